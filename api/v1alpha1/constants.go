@@ -1,0 +1,69 @@
+package v1alpha1
+
+// Condition types shared by both kinds.
+const (
+	// ReadyCondition is True when the last reconciliation succeeded.
+	ReadyCondition = "Ready"
+	// ReconcilingCondition is True while a reconciliation is in progress.
+	ReconcilingCondition = "Reconciling"
+	// StalledCondition is True when the object cannot make progress until its spec changes.
+	StalledCondition = "Stalled"
+	// HealthyCondition (Application) is True when every applied object is healthy.
+	HealthyCondition = "Healthy"
+)
+
+// Condition reasons.
+const (
+	// SucceededReason: the reconciliation finished without error.
+	SucceededReason = "Succeeded"
+	// ProgressingReason: a reconciliation is under way.
+	ProgressingReason = "Progressing"
+	// SuspendedReason: spec.suspend is true; nothing is reconciled.
+	SuspendedReason = "Suspended"
+	// AuthenticationFailedReason: the Git server refused the credentials, or the SSH host key did not verify.
+	AuthenticationFailedReason = "AuthenticationFailed"
+	// RefNotFoundReason: the branch, tag, semver range or commit does not exist on the remote.
+	RefNotFoundReason = "RefNotFound"
+	// RefInvalidReason: spec.ref cannot be used (e.g. a semver range that does not parse).
+	RefInvalidReason = "RefInvalid"
+	// URLInvalidReason: spec.url cannot be parsed as a Git URL.
+	URLInvalidReason = "URLInvalid"
+	// FetchFailedReason: listing or fetching from the remote failed (network, server error, timeout).
+	FetchFailedReason = "FetchFailed"
+	// SecretNotFoundReason: the Secret named by spec.secretRef could not be read or is malformed.
+	SecretNotFoundReason = "SecretNotFound"
+	// StorageFailedReason: the checkout could not be written to the storage path.
+	StorageFailedReason = "StorageFailed"
+	// ArtifactNotReadyReason: the Application's source has no artifact yet.
+	ArtifactNotReadyReason = "ArtifactNotReady"
+	// BuildFailedReason: kustomize or YAML decoding of the path failed.
+	BuildFailedReason = "BuildFailed"
+	// ApplyFailedReason: the server-side dry-run or apply failed.
+	ApplyFailedReason = "ApplyFailed"
+	// PruneFailedReason: deleting objects that left Git failed, or was refused.
+	PruneFailedReason = "PruneFailed"
+	// HealthCheckFailedReason: applied objects did not become healthy in time.
+	HealthCheckFailedReason = "HealthCheckFailed"
+	// DependencyNotReadyReason: an Application named in dependsOn is not Ready.
+	DependencyNotReadyReason = "DependencyNotReady"
+)
+
+// Annotations and labels.
+const (
+	// RequestedAtAnnotation: setting it to a new value asks for a reconcile now.
+	RequestedAtAnnotation = "gitsync.dev/requested-at"
+	// ApplicationLabel names the Application that manages an object.
+	ApplicationLabel = "gitsync.dev/application"
+	// ApplicationNamespaceLabel is the namespace of the Application that manages an object.
+	ApplicationNamespaceLabel = "gitsync.dev/application-namespace"
+	// FieldManager is the field manager of every apply gitsync makes.
+	FieldManager = "gitsync"
+	// Finalizer is set on Applications that prune on deletion.
+	Finalizer = "gitsync.dev/finalizer"
+)
+
+// Kinds.
+const (
+	GitRepositoryKind = "GitRepository"
+	ApplicationKind   = "Application"
+)

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/gitsync-dev/gitsync/internal/operator"
+)
+
+type runOptions struct {
+	kubeconfig string
+	operator   operator.Options
+}
+
+func newRunCommand() *cobra.Command {
+	o := &runOptions{}
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the operator against a cluster (kubeconfig: --kubeconfig, $KUBECONFIG, in-cluster, ~/.kube/config)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.run()
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "path to a kubeconfig; default: $KUBECONFIG, in-cluster, ~/.kube/config")
+	f.StringVar(&o.operator.MetricsBindAddress, "metrics-bind-address", ":8080", "address of the Prometheus /metrics endpoint; 0 turns it off")
+	f.StringVar(&o.operator.HealthProbeBindAddress, "health-probe-bind-address", ":8081", "address of /healthz and /readyz; 0 turns them off")
+	f.BoolVar(&o.operator.LeaderElection, "leader-elect", false, "elect a leader so that only one replica reconciles")
+	f.StringVar(&o.operator.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader lease; default: the pod's namespace")
+	f.StringVar(&o.operator.StoragePath, "storage-path", operator.DefaultStoragePath(), "directory for Git checkouts")
+	f.IntVar(&o.operator.Concurrent, "concurrent", 4, "reconciles each controller runs at once")
+	return cmd
+}
+
+func (o *runOptions) run() error {
+	log := ctrl.Log.WithName("setup")
+	cfg, err := o.restConfig()
+	if err != nil {
+		return err
+	}
+	mgr, err := operator.New(cfg, nil, o.operator)
+	if err != nil {
+		return err
+	}
+	log.Info("starting gitsync", "host", cfg.Host, "storagePath", o.operator.StoragePath)
+	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+// restConfig resolves the kubeconfig the usual way: the flag, then $KUBECONFIG, in-cluster,
+// and ~/.kube/config (controller-runtime's order for the last three).
+func (o *runOptions) restConfig() (*rest.Config, error) {
+	if o.kubeconfig != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("loading kubeconfig %s: %w", o.kubeconfig, err)
+		}
+		return cfg, nil
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("finding a kubeconfig (KUBECONFIG=%q): %w", strings.TrimSpace(os.Getenv("KUBECONFIG")), err)
+	}
+	return cfg, nil
+}

@@ -1,0 +1,301 @@
+// Package controller holds gitsync's reconcilers: it composes internal/source (and later
+// build, apply and drift) with the Kubernetes API.
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/fluxcd/pkg/runtime/patch"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/source"
+)
+
+// Fetcher is what the GitRepository reconciler needs of internal/source.
+type Fetcher interface {
+	Fetch(ctx context.Context, req source.Request) (*source.Artifact, error)
+}
+
+// GitRepositoryReconciler polls Git repositories and records their artifacts in status.
+type GitRepositoryReconciler struct {
+	client.Client
+	// APIReader reads Secrets uncached, so that their data is never held in the cache.
+	APIReader client.Reader
+	Fetcher   Fetcher
+	Recorder  recorder.EventRecorder
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+	// Jitter returns the extra delay added to an interval; none when nil.
+	Jitter func(time.Duration) time.Duration
+}
+
+// +kubebuilder:rbac:groups=gitsync.dev,resources=gitrepositories,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=gitsync.dev,resources=gitrepositories/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=gitsync.dev,resources=gitrepositories/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
+// Reconcile lists the remote's refs, fetches when the selected commit moved, and records
+// the artifact. Status is written once, by the deferred patch.
+func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	log := ctrl.LoggerFrom(ctx)
+	start := r.now()
+
+	obj := &gitsyncv1.GitRepository{}
+	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if obj.Spec.Suspend {
+		log.V(1).Info("suspended, skipping")
+		return ctrl.Result{}, nil
+	}
+
+	patcher := patch.NewSerialPatcher(obj, r.Client)
+	defer func() {
+		r.recordRequestHandled(obj)
+		opts := []patch.Option{
+			patch.WithOwnedConditions{Conditions: gitRepositoryOwnedConditions},
+			patch.WithFieldOwner(gitsyncv1.FieldManager),
+		}
+		// Only a finished reconcile observes the generation (kstatus).
+		if !conditions.IsReconciling(obj) {
+			opts = append(opts, patch.WithStatusObservedGeneration{})
+		}
+		if err := patcher.Patch(ctx, obj, opts...); err != nil && !apierrors.IsNotFound(err) {
+			retErr = errors.Join(retErr, fmt.Errorf("patching status: %w", err))
+		}
+		reconcileDuration.WithLabelValues(gitsyncv1.GitRepositoryKind).Observe(r.now().Sub(start).Seconds())
+	}()
+
+	// Progress is written before the remote calls (they can take up to spec.timeout) when
+	// a fetch is likely: a new object or a new spec. A routine poll writes nothing unless
+	// its outcome changes status, so a quiet repository costs no API writes.
+	conditions.MarkReconciling(obj, gitsyncv1.ProgressingReason, "fetching %s", redactURL(obj.Spec.URL))
+	if obj.Status.Artifact == nil || obj.Generation != obj.Status.ObservedGeneration {
+		if err := patcher.Patch(ctx, obj, patch.WithFieldOwner(gitsyncv1.FieldManager)); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+	}
+
+	return r.reconcileSource(ctx, obj)
+}
+
+var gitRepositoryOwnedConditions = []string{
+	gitsyncv1.ReadyCondition, gitsyncv1.ReconcilingCondition, gitsyncv1.StalledCondition,
+}
+
+// reconcileSource reads the credentials, fetches, and stores the artifact. It sets Ready
+// (True/Succeeded, or False with the failure's reason), Stalled for failures that only a
+// spec change or a change on the remote can fix, and removes Reconciling.
+func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *gitsyncv1.GitRepository) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	interval := obj.GetInterval().Duration
+
+	auth, err := r.auth(ctx, obj)
+	if err != nil {
+		return r.fail(obj, gitsyncv1.SecretNotFoundReason, err, false)
+	}
+
+	request := source.Request{
+		URL:     obj.Spec.URL,
+		Ref:     refOf(obj),
+		Auth:    auth,
+		Ignore:  ignoreLines(obj.Spec.Ignore),
+		Timeout: obj.GetTimeout().Duration,
+		Current: currentArtifact(obj),
+	}
+	artifact, err := r.Fetcher.Fetch(ctx, request)
+	if err != nil {
+		fetchesTotal.WithLabelValues("failed").Inc()
+		switch {
+		case errors.Is(err, source.ErrAuthentication):
+			return r.fail(obj, gitsyncv1.AuthenticationFailedReason, err, false)
+		case errors.Is(err, source.ErrRefNotFound):
+			// The ref may still be created on the remote: stalled, but looked at again
+			// at the interval rather than with a fast backoff.
+			r.failed(obj, gitsyncv1.RefNotFoundReason, err)
+			conditions.MarkStalled(obj, gitsyncv1.RefNotFoundReason, "%s", err)
+			return ctrl.Result{RequeueAfter: r.withJitter(interval)}, nil
+		case errors.Is(err, source.ErrURLInvalid):
+			return r.fail(obj, gitsyncv1.URLInvalidReason, err, true)
+		case errors.Is(err, source.ErrRefInvalid):
+			return r.fail(obj, gitsyncv1.RefInvalidReason, err, true)
+		default:
+			return r.fail(obj, gitsyncv1.FetchFailedReason, err, false)
+		}
+	}
+	if artifact.Fetched {
+		fetchesTotal.WithLabelValues("fetched").Inc()
+	} else {
+		fetchesTotal.WithLabelValues("unchanged").Inc()
+	}
+
+	previous := obj.Status.Artifact
+	if previous == nil || previous.Revision != artifact.Revision || previous.Digest != artifact.Digest {
+		obj.Status.Artifact = &gitsyncv1.Artifact{
+			Revision:       artifact.Revision,
+			Digest:         artifact.Digest,
+			LastUpdateTime: metav1.NewTime(r.now()),
+		}
+		log.Info("new artifact", "revision", artifact.Revision, "digest", artifact.Digest)
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "NewArtifact", "Fetch",
+			"stored artifact for revision %s", artifact.Revision)
+	}
+	conditions.Delete(obj, gitsyncv1.ReconcilingCondition)
+	conditions.Delete(obj, gitsyncv1.StalledCondition)
+	conditions.MarkTrue(obj, gitsyncv1.ReadyCondition, gitsyncv1.SucceededReason,
+		"stored artifact for revision %s", artifact.Revision)
+	return ctrl.Result{RequeueAfter: r.withJitter(interval)}, nil
+}
+
+// fail records a failed poll: Ready=False with the reason (the artifact is kept), a
+// Warning event when the reason or message is new, and Stalled plus a terminal error when
+// only a spec change can help. Other failures are returned for the rate-limited retry.
+func (r *GitRepositoryReconciler) fail(obj *gitsyncv1.GitRepository, reason string, err error, terminal bool) (ctrl.Result, error) {
+	r.failed(obj, reason, err)
+	if terminal {
+		conditions.MarkStalled(obj, reason, "%s", err)
+		return ctrl.Result{}, reconcile.TerminalError(err)
+	}
+	conditions.Delete(obj, gitsyncv1.ReconcilingCondition)
+	return ctrl.Result{}, err
+}
+
+func (r *GitRepositoryReconciler) failed(obj *gitsyncv1.GitRepository, reason string, err error) {
+	msg := err.Error()
+	if !conditions.IsFalse(obj, gitsyncv1.ReadyCondition) ||
+		conditions.GetReason(obj, gitsyncv1.ReadyCondition) != reason ||
+		conditions.GetMessage(obj, gitsyncv1.ReadyCondition) != msg {
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, reason, "Fetch", "%s", msg)
+	}
+	conditions.MarkFalse(obj, gitsyncv1.ReadyCondition, reason, "%s", msg)
+}
+
+// auth reads spec.secretRef, uncached. Error texts name the Secret, never its values.
+func (r *GitRepositoryReconciler) auth(ctx context.Context, obj *gitsyncv1.GitRepository) (*source.Auth, error) {
+	if obj.Spec.SecretRef == nil {
+		return nil, nil
+	}
+	key := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.SecretRef.Name}
+	secret := &corev1.Secret{}
+	if err := r.APIReader.Get(ctx, key, secret); err != nil {
+		return nil, fmt.Errorf("reading secret %s: %w", key, err)
+	}
+	auth, err := source.AuthFromSecret(secret.Data)
+	if err != nil {
+		return nil, fmt.Errorf("secret %s: %w", key, err)
+	}
+	return auth, nil
+}
+
+// recordRequestHandled copies a new gitsync.dev/requested-at value into status.
+func (r *GitRepositoryReconciler) recordRequestHandled(obj *gitsyncv1.GitRepository) {
+	if v, ok := obj.GetAnnotations()[gitsyncv1.RequestedAtAnnotation]; ok {
+		obj.Status.LastHandledReconcileAt = v
+	}
+}
+
+func (r *GitRepositoryReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func (r *GitRepositoryReconciler) withJitter(d time.Duration) time.Duration {
+	if r.Jitter == nil {
+		return d
+	}
+	return d + r.Jitter(d)
+}
+
+func refOf(obj *gitsyncv1.GitRepository) source.Ref {
+	if obj.Spec.Ref == nil {
+		return source.Ref{}
+	}
+	return source.Ref{
+		Branch: obj.Spec.Ref.Branch,
+		Tag:    obj.Spec.Ref.Tag,
+		SemVer: obj.Spec.Ref.SemVer,
+		Commit: obj.Spec.Ref.Commit,
+	}
+}
+
+// ignoreLines splits spec.ignore into gitignore lines, dropping blanks and comments.
+func ignoreLines(ignore string) []string {
+	var lines []string
+	for _, l := range strings.Split(ignore, "\n") {
+		l = strings.TrimRight(l, " \t\r")
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		lines = append(lines, l)
+	}
+	return lines
+}
+
+// currentArtifact turns status.artifact back into what the fetcher compares against.
+func currentArtifact(obj *gitsyncv1.GitRepository) *source.Artifact {
+	a := obj.Status.Artifact
+	if a == nil {
+		return nil
+	}
+	i := strings.LastIndex(a.Revision, "sha1:")
+	if i < 0 {
+		return nil
+	}
+	return &source.Artifact{Revision: a.Revision, Commit: a.Revision[i+len("sha1:"):], Digest: a.Digest}
+}
+
+// redactURL drops user info (a password may be written into a URL) before a URL is shown.
+func redactURL(u string) string {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return u
+	}
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		if slash := strings.Index(rest, "/"); slash < 0 || at < slash {
+			rest = rest[at+1:]
+		}
+	}
+	return scheme + "://" + rest
+}
+
+// CheckoutsInUse returns the checkout directory names (source.DirName) that some
+// GitRepository's artifact points at; the others may be garbage-collected.
+func CheckoutsInUse(ctx context.Context, c client.Client) (map[string]bool, error) {
+	repos := &gitsyncv1.GitRepositoryList{}
+	if err := c.List(ctx, repos); err != nil {
+		return nil, err
+	}
+	keep := map[string]bool{}
+	for i := range repos.Items {
+		if a := currentArtifact(&repos.Items[i]); a != nil {
+			keep[source.DirName(a.Commit, ignoreLines(repos.Items[i].Spec.Ignore))] = true
+		}
+	}
+	return keep, nil
+}
+
+// Jitter returns a function adding up to fraction × d of random delay, so that
+// repositories created together do not poll together.
+func Jitter(fraction float64) func(time.Duration) time.Duration {
+	return func(d time.Duration) time.Duration {
+		return time.Duration(rand.Float64() * fraction * float64(d))
+	}
+}

@@ -1,0 +1,191 @@
+// Package demo runs gitsync end to end on one machine: a local kube-apiserver + etcd, a
+// local Git repository holding a small app, and the operator syncing it.
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/localcluster"
+	"github.com/gitsync-dev/gitsync/internal/operator"
+)
+
+// Namespace is where the demo's GitRepository lives.
+const Namespace = "gitsync-demo"
+
+// Options of the demo.
+type Options struct {
+	// Dir holds the kubeconfig, the Git repository and the checkouts; a temporary
+	// directory (removed at the end) when empty.
+	Dir string
+	// ExitWhenReady returns as soon as the GitRepository is Ready.
+	ExitWhenReady bool
+	// Out receives what the demo prints for the user.
+	Out io.Writer
+}
+
+// Run runs the demo until ctx ends (or until ready, with ExitWhenReady), then cleans up.
+func Run(ctx context.Context, o Options) (err error) {
+	if o.Out == nil {
+		o.Out = os.Stdout
+	}
+	if o.Dir == "" {
+		dir, err := os.MkdirTemp("", "gitsync-demo-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		o.Dir = dir
+	}
+	say := func(format string, args ...any) { fmt.Fprintf(o.Out, format+"\n", args...) }
+
+	say("starting a local kube-apiserver + etcd (the first run builds them, which takes a few minutes)...")
+	cluster, err := localcluster.Start()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if stopErr := cluster.Stop(); stopErr != nil {
+			err = errors.Join(err, fmt.Errorf("stopping the local API server: %w", stopErr))
+		}
+	}()
+	kubeconfig := filepath.Join(o.Dir, "kubeconfig")
+	data, err := cluster.KubeConfig()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(kubeconfig, data, 0o600); err != nil {
+		return err
+	}
+
+	repo := filepath.Join(o.Dir, "repo")
+	if err := createRepo(repo); err != nil {
+		return fmt.Errorf("creating the demo Git repository: %w", err)
+	}
+
+	mgr, err := operator.New(cluster.Config, cluster.Scheme, operator.Options{
+		MetricsBindAddress:     "0",
+		HealthProbeBindAddress: "0",
+		StoragePath:            filepath.Join(o.Dir, "storage"),
+	})
+	if err != nil {
+		return err
+	}
+	mgrCtx, stopMgr := context.WithCancel(ctx)
+	mgrDone := make(chan error, 1)
+	go func() { mgrDone <- mgr.Start(mgrCtx) }()
+	defer func() {
+		stopMgr()
+		if mgrErr := <-mgrDone; mgrErr != nil {
+			err = errors.Join(err, mgrErr)
+		}
+	}()
+
+	c := mgr.GetClient()
+	if err := createObjects(ctx, c, repo); err != nil {
+		return err
+	}
+	say("created GitRepository %s/demo for file://%s", Namespace, repo)
+
+	readyCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	repoObj, err := waitReady(readyCtx, c)
+	if err != nil {
+		return err
+	}
+	say("GitRepository %s/demo is Ready at %s", Namespace, repoObj.Status.Artifact.Revision)
+	if o.ExitWhenReady {
+		return nil
+	}
+
+	say(`
+The demo runs until Ctrl-C. Try, in another shell:
+
+  export KUBECONFIG=%s
+  kubectl get gitrepo -n %s
+  cd %s && echo "# change" >> apps/demo/base/configmap.yaml && git commit -qam change
+  kubectl get gitrepo -n %s -w     # the new revision shows within 10s
+`, kubeconfig, Namespace, repo, Namespace)
+	<-ctx.Done()
+	say("stopping")
+	return nil
+}
+
+func createObjects(ctx context.Context, c client.Client, repo string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}
+	if err := c.Create(ctx, ns); err != nil {
+		return fmt.Errorf("creating namespace %s: %w", Namespace, err)
+	}
+	gitRepo := &gitsyncv1.GitRepository{
+		ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: Namespace},
+		Spec: gitsyncv1.GitRepositorySpec{
+			URL:      "file://" + repo,
+			Ref:      &gitsyncv1.GitRepositoryRef{Branch: "main"},
+			Interval: metav1.Duration{Duration: 10 * time.Second},
+		},
+	}
+	if err := c.Create(ctx, gitRepo); err != nil {
+		return fmt.Errorf("creating the GitRepository: %w", err)
+	}
+	return nil
+}
+
+func waitReady(ctx context.Context, c client.Client) (*gitsyncv1.GitRepository, error) {
+	obj := &gitsyncv1.GitRepository{}
+	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: "demo"}, obj); err != nil {
+			return false, nil
+		}
+		return apimeta.IsStatusConditionTrue(obj.Status.Conditions, gitsyncv1.ReadyCondition), nil
+	})
+	if err != nil {
+		msg := "no status yet"
+		if cond := apimeta.FindStatusCondition(obj.Status.Conditions, gitsyncv1.ReadyCondition); cond != nil {
+			msg = cond.Reason + ": " + cond.Message
+		}
+		return nil, fmt.Errorf("waiting for the GitRepository to be Ready (%s): %w", msg, err)
+	}
+	return obj, nil
+}
+
+// createRepo makes a Git repository with the demo app on branch main.
+func createRepo(dir string) error {
+	for path, content := range appFiles {
+		p := filepath.Join(dir, path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"config", "user.name", "gitsync demo"},
+		{"config", "user.email", "demo@gitsync.invalid"},
+		{"add", "-A"},
+		{"commit", "-q", "-m", "demo app"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=true")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %v: %w: %s", args, err, out)
+		}
+	}
+	return nil
+}
+

@@ -1,0 +1,121 @@
+// Package operator wires gitsync's controllers into one controller-runtime manager; both
+// `gitsync run` and `gitsync demo` start it.
+package operator
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/gitsync-dev/gitsync/internal/controller"
+	"github.com/gitsync-dev/gitsync/internal/localcluster"
+	"github.com/gitsync-dev/gitsync/internal/source"
+)
+
+// Options configure the operator. Zero values take the defaults of `gitsync run`.
+type Options struct {
+	// MetricsBindAddress serves /metrics; "0" turns it off.
+	MetricsBindAddress string
+	// HealthProbeBindAddress serves /healthz and /readyz; "0" or "" turns it off.
+	HealthProbeBindAddress string
+	LeaderElection         bool
+	// LeaderElectionNamespace is where the lease lives; in a cluster, the pod's namespace.
+	LeaderElectionNamespace string
+	// StoragePath holds the checkouts.
+	StoragePath string
+	// Concurrent is the number of reconciles each controller runs at once.
+	Concurrent int
+	// GCInterval is how often unused checkouts are removed.
+	GCInterval time.Duration
+}
+
+// DefaultStoragePath is where checkouts go when --storage-path is not given.
+func DefaultStoragePath() string { return filepath.Join(os.TempDir(), "gitsync") }
+
+// New builds the manager with every controller registered.
+func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manager, error) {
+	if scheme == nil {
+		scheme = localcluster.NewScheme()
+	}
+	if opts.StoragePath == "" {
+		opts.StoragePath = DefaultStoragePath()
+	}
+	if opts.Concurrent <= 0 {
+		opts.Concurrent = 4
+	}
+	if opts.GCInterval <= 0 {
+		opts.GCInterval = 10 * time.Minute
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsBindAddress},
+		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
+		LeaderElection:          opts.LeaderElection,
+		LeaderElectionID:        "gitsync-leader.gitsync.dev",
+		LeaderElectionNamespace: opts.LeaderElectionNamespace,
+		// Secret data is read uncached, when a repository needs it: the cache keeps only
+		// the metadata of Secrets.
+		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return nil, err
+	}
+
+	fetcher, err := source.NewFetcher(opts.StoragePath)
+	if err != nil {
+		return nil, fmt.Errorf("preparing the storage path: %w", err)
+	}
+	repos := &controller.GitRepositoryReconciler{
+		Client:  mgr.GetClient(),
+		Fetcher: fetcher,
+		Jitter:  controller.Jitter(0.1),
+	}
+	if err := repos.SetupWithManager(mgr, controller.GitRepositoryOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
+		return nil, fmt.Errorf("setting up the GitRepository controller: %w", err)
+	}
+	if err := mgr.Add(checkoutGC(mgr.GetClient(), fetcher, opts.GCInterval)); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// checkoutGC removes, at every interval, the checkouts that no GitRepository's artifact
+// points at any more. It runs on the leader only, like the controllers.
+func checkoutGC(c client.Client, fetcher *source.Fetcher, interval time.Duration) manager.Runnable {
+	return manager.RunnableFunc(func(ctx context.Context) error {
+		log := ctrl.LoggerFrom(ctx).WithName("checkout-gc")
+		wait.UntilWithContext(ctx, func(ctx context.Context) {
+			keep, err := controller.CheckoutsInUse(ctx, c)
+			if err != nil {
+				log.Error(err, "listing checkouts in use")
+				return
+			}
+			removed, err := fetcher.GC(keep)
+			if err != nil {
+				log.Error(err, "removing unused checkouts")
+			}
+			if removed > 0 {
+				log.Info("removed unused checkouts", "count", removed)
+			}
+		}, interval)
+		return nil
+	})
+}

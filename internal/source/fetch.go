@@ -1,0 +1,324 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/memory"
+)
+
+const (
+	// DefaultTimeout bounds each remote call when Request.Timeout is zero.
+	DefaultTimeout = 60 * time.Second
+
+	checkoutsDir = "checkouts"
+	tmpPrefix    = ".tmp-"
+	digestSuffix = ".digest"
+)
+
+// Request says what to fetch and how.
+type Request struct {
+	// URL of the repository: http(s)://, ssh://user@host:port/path,
+	// scp-like git@host:path, or file://.
+	URL string
+	// Ref selects the commit.
+	Ref Ref
+	// Auth holds the credentials; nil means anonymous.
+	Auth *Auth
+	// Ignore holds gitignore lines; matching paths are left out of the
+	// checkout and its digest.
+	Ignore []string
+	// Timeout bounds each remote call (listing, fetch); 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Current is the last artifact. When the resolved commit and the ignore
+	// lines are the same and its directory still exists, nothing is fetched.
+	Current *Artifact
+}
+
+// Artifact describes a checked-out commit.
+type Artifact struct {
+	// Revision is "<branch or tag>@sha1:<commit>", or "sha1:<commit>" for a
+	// bare commit ref. For a semver range it names the chosen tag, for the
+	// default branch that branch.
+	Revision string
+	// Commit is the 40-hex SHA-1 of the checked-out commit.
+	Commit string
+	// Digest is "sha256:<64 hex>" over the checked-out files; see DirDigest.
+	Digest string
+	// Dir is the absolute path of the checkout. It holds only repository
+	// content and must be treated as read-only: other artifacts may share
+	// it, and files that did not change between commits are hard links.
+	Dir string
+	// Fetched is false when no objects were transferred: the commit was
+	// already checked out.
+	Fetched bool
+}
+
+// Fetcher fetches commits into <storage>/checkouts. It is safe for
+// concurrent use; fetches of the same commit may race and both succeed, the
+// first one's directory being kept.
+type Fetcher struct {
+	dir string
+	// mu is held shared by Fetch while it looks for, publishes or reuses a
+	// checkout directory, and exclusively by GC, so that GC never removes a
+	// directory between the moment Fetch finds it and the moment it returns.
+	mu sync.RWMutex
+
+	// writing holds the base names of the temporary directories that
+	// checkouts are being written to, which GC leaves alone whatever their
+	// age. (Age alone decides for leftovers of another process.)
+	writingMu sync.Mutex
+	writing   map[string]bool
+}
+
+// NewFetcher returns a Fetcher that keeps its checkouts under
+// <storagePath>/checkouts, creating that directory.
+func NewFetcher(storagePath string) (*Fetcher, error) {
+	abs, err := filepath.Abs(storagePath)
+	if err != nil {
+		return nil, fmt.Errorf("resolving storage path %q: %w", storagePath, err)
+	}
+	dir := filepath.Join(abs, checkoutsDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating checkout directory: %w", err)
+	}
+	return &Fetcher{dir: dir, writing: map[string]bool{}}, nil
+}
+
+// Fetch resolves req.Ref with one listing of the remote's refs and returns
+// the checkout of the commit it points at, fetching the commit only when no
+// checkout of it (with the same ignore lines) exists yet.
+//
+// Errors wrap ErrAuthentication, ErrRefNotFound, ErrURLInvalid or
+// ErrRefInvalid where they apply; any other error is a fetch failure. Their
+// text never holds a password or token.
+func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Artifact, error) {
+	a, err := f.fetch(ctx, req)
+	if err != nil {
+		secrets := append(req.Auth.secrets(), urlPassword(req.URL))
+		return nil, redact(err, secrets...)
+	}
+	return a, nil
+}
+
+func (f *Fetcher) fetch(ctx context.Context, req Request) (*Artifact, error) {
+	url := redactURL(req.URL)
+	ep, err := parseURL(req.URL)
+	if err != nil {
+		return nil, err
+	}
+	ref, err := req.Ref.normalise()
+	if err != nil {
+		return nil, fmt.Errorf("fetching %s: %w", url, err)
+	}
+	timeout := req.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	if req.Auth != nil && len(req.Auth.CA) > 0 {
+		ep.CaBundle = req.Auth.CA
+	}
+	auth, err := transportAuth(ep, req.Auth, f.dir, timeout)
+	if err != nil {
+		return nil, fmt.Errorf("fetching %s: %w", url, err)
+	}
+
+	rem, err := openRemote(ctx, ep, auth, timeout)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", url, classify(err))
+	}
+	defer rem.close()
+	adv, err := rem.list(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing refs of %s: %w", url, classify(err))
+	}
+	t, err := resolve(newRemoteRefs(adv), ref)
+	if err != nil {
+		return nil, fmt.Errorf("resolving %s in %s: %w", ref, url, err)
+	}
+
+	ignore := normaliseIgnore(req.Ignore)
+	if a, err := f.reuse(req.Current, t, ignore); a != nil || err != nil {
+		return a, err
+	}
+
+	st, err := rem.fetch(ctx, t.want, t.depth)
+	if err != nil {
+		return nil, fmt.Errorf("fetching %s from %s: %w", ref, url, classify(err))
+	}
+	commit, err := t.checkoutCommit(st)
+	if err != nil {
+		return nil, fmt.Errorf("fetching %s from %s: %w", ref, url, err)
+	}
+	if commit.Hash != t.commit {
+		// A tag whose peeled commit was not advertised: now it is known.
+		t.commit = commit.Hash
+		if a, err := f.reuse(nil, t, ignore); a != nil || err != nil {
+			return a, err
+		}
+	}
+	var prior map[blobKey]priorFile
+	if req.Current != nil {
+		prior = f.priorFiles(req.Current.Dir)
+	}
+	a, err := f.checkout(st, commit, t, ignore, prior)
+	if err != nil {
+		return nil, fmt.Errorf("checking out %s of %s: %w", t.revision(), url, err)
+	}
+	return a, nil
+}
+
+// checkoutCommit finds the commit to check out among the fetched objects.
+func (t target) checkoutCommit(st *memory.Storage) (*object.Commit, error) {
+	if t.want == t.commit || t.depth == 1 {
+		return peelToCommit(st, t.want)
+	}
+	// A commit below a branch tip: the branch's whole history was fetched,
+	// so the commit is there if and only if the branch contains it.
+	c, err := object.GetCommit(st, t.commit)
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		in := "the default branch"
+		if t.name != "" {
+			in = fmt.Sprintf("branch %q", t.name)
+		}
+		return nil, fmt.Errorf("%w: commit %s is not in %s", ErrRefNotFound, t.commit, in)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading commit %s: %w", t.commit, err)
+	}
+	return c, nil
+}
+
+// reuse returns an artifact without fetching when the commit's checkout
+// exists: the caller's current one, or one that any repository left in the
+// storage. It returns nil, nil when a fetch is needed.
+func (f *Fetcher) reuse(cur *Artifact, t target, ignore []string) (*Artifact, error) {
+	name := DirName(t.commit.String(), ignore)
+	dir := filepath.Join(f.dir, name)
+
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if !isDir(dir) {
+		return nil, nil
+	}
+	if cur != nil && cur.Commit == t.commit.String() && filepath.Clean(cur.Dir) == dir && validDigest(cur.Digest) {
+		a := *cur
+		a.Revision = t.revision()
+		a.Fetched = false
+		return &a, nil
+	}
+	digest, err := f.storedDigest(name)
+	if err != nil {
+		return nil, err
+	}
+	return &Artifact{Revision: t.revision(), Commit: t.commit.String(), Digest: digest, Dir: dir}, nil
+}
+
+// checkout writes the commit into a temporary directory and renames it into
+// place. If another Fetch published the same directory meanwhile, that one
+// is kept and the temporary one removed.
+func (f *Fetcher) checkout(st *memory.Storage, commit *object.Commit, t target, ignore []string,
+	prior map[blobKey]priorFile) (*Artifact, error) {
+	tmp, err := os.MkdirTemp(f.dir, tmpPrefix+"checkout-*")
+	if err != nil {
+		return nil, err
+	}
+	f.setWriting(tmp, true)
+	defer f.setWriting(tmp, false)
+	published := false
+	defer func() {
+		if !published {
+			_ = os.RemoveAll(tmp)
+		}
+	}()
+	files, err := writeTree(st, commit, tmp, newIgnoreMatcher(ignore), prior)
+	if err != nil {
+		return nil, err
+	}
+	digest := files.digest()
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return nil, err
+	}
+
+	name := DirName(commit.Hash.String(), ignore)
+	final := filepath.Join(f.dir, name)
+	a := &Artifact{Revision: t.revision(), Commit: commit.Hash.String(), Digest: digest, Dir: final, Fetched: true}
+
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if err := os.Rename(tmp, final); err != nil {
+		if isDir(final) {
+			// Lost a race with another Fetch of the same commit: same
+			// content, same digest.
+			return a, nil
+		}
+		return nil, fmt.Errorf("publishing checkout: %w", err)
+	}
+	published = true
+	if err := f.writeMeta(name, digest, files.files); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (f *Fetcher) setWriting(tmp string, writing bool) {
+	f.writingMu.Lock()
+	defer f.writingMu.Unlock()
+	if writing {
+		f.writing[filepath.Base(tmp)] = true
+	} else {
+		delete(f.writing, filepath.Base(tmp))
+	}
+}
+
+func (f *Fetcher) isWriting(name string) bool {
+	f.writingMu.Lock()
+	defer f.writingMu.Unlock()
+	return f.writing[name]
+}
+
+// storedDigest reads the digest recorded next to a checkout, recomputing
+// (and recording) it if the record is missing or damaged.
+func (f *Fetcher) storedDigest(name string) (string, error) {
+	if d, err := f.readMetaDigest(name); err == nil {
+		return d, nil
+	}
+	d, err := DirDigest(filepath.Join(f.dir, name))
+	if err != nil {
+		return "", err
+	}
+	if err := f.writeMeta(name, d, nil); err != nil {
+		return "", err
+	}
+	return d, nil
+}
+
+func validDigest(d string) bool {
+	hexPart, ok := strings.CutPrefix(d, "sha256:")
+	if !ok || len(hexPart) != 64 {
+		return false
+	}
+	return isLowerHex(hexPart)
+}
+
+func isLowerHex(s string) bool {
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func isDir(p string) bool {
+	fi, err := os.Lstat(p)
+	return err == nil && fi.IsDir()
+}

@@ -1,0 +1,133 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/plumbing/transport/client"
+	"github.com/go-git/go-git/v5/storage/memory"
+)
+
+// remote is one upload-pack session with a repository. The ref listing and
+// the fetch that may follow share it, so a poll that finds a new commit costs
+// one listing and one fetch (over SSH: one connection), where go-git's
+// Remote.List followed by Remote.Fetch would list the refs twice.
+type remote struct {
+	sess    transport.UploadPackSession
+	adv     *packp.AdvRefs
+	timeout time.Duration
+}
+
+// openRemote starts a session. Over SSH this dials and authenticates, which
+// go-git does without a context, so it runs in a goroutine bounded by the
+// timeout; a session that completes after the caller gave up is closed.
+func openRemote(ctx context.Context, ep *transport.Endpoint, auth transport.AuthMethod, timeout time.Duration) (*remote, error) {
+	cl, err := client.NewClient(ep)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrURLInvalid, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	type result struct {
+		sess transport.UploadPackSession
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		sess, err := cl.NewUploadPackSession(ep, auth)
+		done <- result{sess, err}
+	}()
+	select {
+	case res := <-done:
+		if res.err != nil {
+			return nil, res.err
+		}
+		return &remote{sess: res.sess, timeout: timeout}, nil
+	case <-ctx.Done():
+		go func() {
+			// go-git returns a typed nil session with its errors.
+			if res := <-done; res.err == nil {
+				_ = res.sess.Close()
+			}
+		}()
+		return nil, fmt.Errorf("no session within %s: %w", timeout, context.Cause(ctx))
+	}
+}
+
+// close ends the session; for SSH and file it stops the upload-pack process.
+func (r *remote) close() {
+	_ = r.sess.Close()
+}
+
+// list reads the references that the server advertises.
+func (r *remote) list(ctx context.Context) (*packp.AdvRefs, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	adv, err := r.sess.AdvertisedReferencesContext(ctx)
+	if err != nil {
+		return nil, withContextCause(ctx, err)
+	}
+	r.adv = adv
+	return adv, nil
+}
+
+// fetch asks for want (a commit or an annotated tag) and the history below it
+// down to depth commits (0: all of it), and stores the objects in memory.
+// No haves are sent: the result is self-contained.
+func (r *remote) fetch(ctx context.Context, want plumbing.Hash, depth int) (*memory.Storage, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+
+	caps := r.adv.Capabilities
+	req := packp.NewUploadPackRequestFromCapabilities(caps)
+	// Thin packs may hold deltas against objects the client claims to have;
+	// this client has none, so ask for a complete pack.
+	req.Capabilities.Delete(capability.ThinPack)
+	if caps.Supports(capability.NoProgress) {
+		_ = req.Capabilities.Set(capability.NoProgress)
+	}
+	if depth > 0 && caps.Supports(capability.Shallow) {
+		req.Depth = packp.DepthCommits(depth)
+		_ = req.Capabilities.Set(capability.Shallow)
+	}
+	req.Wants = []plumbing.Hash{want}
+
+	resp, err := r.sess.UploadPack(ctx, req)
+	if err != nil {
+		return nil, withContextCause(ctx, err)
+	}
+	defer resp.Close()
+
+	var pack io.Reader = resp
+	switch {
+	case req.Capabilities.Supports(capability.Sideband64k):
+		pack = sideband.NewDemuxer(sideband.Sideband64k, resp)
+	case req.Capabilities.Supports(capability.Sideband):
+		pack = sideband.NewDemuxer(sideband.Sideband, resp)
+	}
+	st := memory.NewStorage()
+	if err := packfile.UpdateObjectStorage(st, pack); err != nil {
+		return nil, withContextCause(ctx, fmt.Errorf("reading pack: %w", err))
+	}
+	return st, nil
+}
+
+// withContextCause makes a deadline or cancellation visible to errors.Is even
+// when the transport reported it as a plain read error.
+func withContextCause(ctx context.Context, err error) error {
+	cause := context.Cause(ctx)
+	if cause == nil || errors.Is(err, cause) {
+		return err
+	}
+	return fmt.Errorf("%w (%w)", err, cause)
+}
