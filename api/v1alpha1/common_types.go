@@ -15,4 +15,3 @@ type ReconcileRequestStatus struct {
 	// +optional
 	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
 }
-

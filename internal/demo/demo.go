@@ -188,4 +188,3 @@ func createRepo(dir string) error {
 	}
 	return nil
 }
-
