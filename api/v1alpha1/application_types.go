@@ -26,7 +26,7 @@ type ApplicationSpec struct {
 	// +kubebuilder:default="10m"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
-	Interval metav1.Duration `json:"interval,omitempty"`
+	Interval *metav1.Duration `json:"interval,omitempty"`
 
 	// prune deletes objects that left Git (only those carrying this Application's labels).
 	// +optional
@@ -62,7 +62,7 @@ type ApplicationSpec struct {
 	// +kubebuilder:default="5m"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
-	Timeout metav1.Duration `json:"timeout,omitempty"`
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
 
 	// dependsOn lists Applications that must be Ready before this one is applied.
 	// +optional
@@ -309,6 +309,16 @@ func (in *Application) GetConditions() []metav1.Condition { return in.Status.Con
 
 // SetConditions replaces the status conditions.
 func (in *Application) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
+
+// GetInterval returns spec.interval, or its default when unset.
+func (in *Application) GetInterval() metav1.Duration {
+	return durationOr(in.Spec.Interval, DefaultApplicationInterval)
+}
+
+// GetTimeout returns spec.timeout, or its default when unset.
+func (in *Application) GetTimeout() metav1.Duration {
+	return durationOr(in.Spec.Timeout, DefaultApplicationTimeout)
+}
 
 // ApplicationList is a list of Applications.
 // +kubebuilder:object:root=true

@@ -1,5 +1,11 @@
 package v1alpha1
 
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
 // LocalObjectReference names an object in the same namespace.
 type LocalObjectReference struct {
 	// name of the referent.
@@ -14,4 +20,12 @@ type ReconcileRequestStatus struct {
 	// that the controller handled last.
 	// +optional
 	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
+}
+
+// durationOr returns *d, or def when d is unset or not positive.
+func durationOr(d *metav1.Duration, def time.Duration) metav1.Duration {
+	if d == nil || d.Duration <= 0 {
+		return metav1.Duration{Duration: def}
+	}
+	return *d
 }

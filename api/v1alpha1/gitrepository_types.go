@@ -34,14 +34,14 @@ type GitRepositorySpec struct {
 	// +kubebuilder:default="1m"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
-	Interval metav1.Duration `json:"interval,omitempty"`
+	Interval *metav1.Duration `json:"interval,omitempty"`
 
 	// timeout bounds every remote call (listing refs, fetching).
 	// +optional
 	// +kubebuilder:default="60s"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
-	Timeout metav1.Duration `json:"timeout,omitempty"`
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
 
 	// secretRef names a Secret in the same namespace with the credentials:
 	// username + password (HTTP basic), bearerToken (HTTP bearer),
@@ -144,18 +144,12 @@ func (in *GitRepository) SetConditions(c []metav1.Condition) { in.Status.Conditi
 
 // GetInterval returns spec.interval, or its default when unset.
 func (in *GitRepository) GetInterval() metav1.Duration {
-	if in.Spec.Interval.Duration <= 0 {
-		return metav1.Duration{Duration: DefaultGitRepositoryInterval}
-	}
-	return in.Spec.Interval
+	return durationOr(in.Spec.Interval, DefaultGitRepositoryInterval)
 }
 
 // GetTimeout returns spec.timeout, or its default when unset.
 func (in *GitRepository) GetTimeout() metav1.Duration {
-	if in.Spec.Timeout.Duration <= 0 {
-		return metav1.Duration{Duration: DefaultGitRepositoryTimeout}
-	}
-	return in.Spec.Timeout
+	return durationOr(in.Spec.Timeout, DefaultGitRepositoryTimeout)
 }
 
 // GitRepositoryList is a list of GitRepositories.

@@ -27,7 +27,7 @@ func main() {
 	root.PersistentFlags().AddGoFlagSet(logFlags)
 
 	root.AddCommand(newRunCommand(), newDemoCommand())
-	if err := root.Execute(); err != nil {
+	if err := root.ExecuteContext(ctrl.SetupSignalHandler()); err != nil {
 		os.Exit(1)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -25,7 +26,7 @@ func newRunCommand() *cobra.Command {
 		Short: "Run the operator against a cluster (kubeconfig: --kubeconfig, $KUBECONFIG, in-cluster, ~/.kube/config)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.run()
+			return o.run(cmd.Context())
 		},
 	}
 	f := cmd.Flags()
@@ -39,7 +40,7 @@ func newRunCommand() *cobra.Command {
 	return cmd
 }
 
-func (o *runOptions) run() error {
+func (o *runOptions) run(ctx context.Context) error {
 	log := ctrl.Log.WithName("setup")
 	cfg, err := o.restConfig()
 	if err != nil {
@@ -50,7 +51,7 @@ func (o *runOptions) run() error {
 		return err
 	}
 	log.Info("starting gitsync", "host", cfg.Host, "storagePath", o.operator.StoragePath)
-	return mgr.Start(ctrl.SetupSignalHandler())
+	return mgr.Start(ctx)
 }
 
 // restConfig resolves the kubeconfig the usual way: the flag, then $KUBECONFIG, in-cluster,

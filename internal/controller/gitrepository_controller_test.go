@@ -32,7 +32,7 @@ func newGitRepository(t *testing.T, ns, name, url string, ref *gitsyncv1.GitRepo
 		Spec: gitsyncv1.GitRepositorySpec{
 			URL:      url,
 			Ref:      ref,
-			Interval: metav1.Duration{Duration: time.Second},
+			Interval: &metav1.Duration{Duration: time.Second},
 		},
 	}
 	if password != "" {
@@ -289,7 +289,7 @@ func TestGitRepositoryRequestedAtAndSuspend(t *testing.T) {
 	repo := srv.CreateRepo("manual")
 	first := repo.Commit("main", "1", map[string]string{"f": "1"})
 	newGitRepository(t, ns, "manual", srv.HTTPURL("manual"), nil, "", func(r *gitsyncv1.GitRepository) {
-		r.Spec.Interval = metav1.Duration{Duration: time.Hour}
+		r.Spec.Interval = &metav1.Duration{Duration: time.Hour}
 	})
 	waitRevision(t, ns, "manual", "main@sha1:"+first)
 
@@ -329,7 +329,7 @@ func TestGitRepositoryReactsToSecretChange(t *testing.T) {
 	repo := srv.CreateRepo("rotated")
 	first := repo.Commit("main", "1", map[string]string{"f": "1"})
 	newGitRepository(t, ns, "rotated", srv.HTTPURL("rotated"), nil, gitPassword, func(r *gitsyncv1.GitRepository) {
-		r.Spec.Interval = metav1.Duration{Duration: time.Hour}
+		r.Spec.Interval = &metav1.Duration{Duration: time.Hour}
 	})
 	waitRevision(t, ns, "rotated", "main@sha1:"+first)
 

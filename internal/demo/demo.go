@@ -134,7 +134,7 @@ func createObjects(ctx context.Context, c client.Client, repo string) error {
 		Spec: gitsyncv1.GitRepositorySpec{
 			URL:      "file://" + repo,
 			Ref:      &gitsyncv1.GitRepositoryRef{Branch: "main"},
-			Interval: metav1.Duration{Duration: 10 * time.Second},
+			Interval: &metav1.Duration{Duration: 10 * time.Second},
 		},
 	}
 	if err := c.Create(ctx, gitRepo); err != nil {

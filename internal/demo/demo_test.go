@@ -1,0 +1,22 @@
+package demo
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+)
+
+// The README's first command: a local API server, a local Git repository and a Ready
+// GitRepository, then a clean exit.
+func TestDemoBecomesReady(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	out := &bytes.Buffer{}
+	err := Run(ctx, Options{Dir: t.TempDir(), ExitWhenReady: true, Out: out})
+	g := NewWithT(t)
+	g.Expect(err).NotTo(HaveOccurred(), out.String())
+	g.Expect(out.String()).To(MatchRegexp(`GitRepository gitsync-demo/demo is Ready at main@sha1:[0-9a-f]{40}`))
+}
