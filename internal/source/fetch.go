@@ -40,6 +40,7 @@ type Request struct {
 	Timeout time.Duration
 	// Current is the last artifact. When the resolved commit and the ignore
 	// lines are the same and its directory still exists, nothing is fetched.
+	// Its Dir may be empty: the stored checkout of its Commit is then used.
 	Current *Artifact
 }
 
@@ -146,6 +147,13 @@ func (f *Fetcher) fetch(ctx context.Context, req Request) (*Artifact, error) {
 	}
 
 	ignore := normaliseIgnore(req.Ignore)
+	if cur := req.Current; cur != nil && cur.Dir == "" && isFullHash(cur.Commit) {
+		// A caller that keeps only the revision (a status field) gets the checkout
+		// of that commit with these ignore lines, if it is still stored.
+		c := *cur
+		c.Dir = filepath.Join(f.dir, DirName(c.Commit, ignore))
+		req.Current = &c
+	}
 	if a, err := f.reuse(req.Current, t, ignore); a != nil || err != nil {
 		return a, err
 	}

@@ -608,3 +608,34 @@ func TestFetchLinksUnchangedFiles(t *testing.T) {
 	expectArtifact(g, third, "main@sha1:"+c3, c3)
 	g.Expect(readTree(t, third.Dir)).To(HaveKeyWithValue("same.yaml", "same"))
 }
+
+// A caller that keeps only status fields (revision, commit, digest; no Dir) gets the same
+// shortcut and the same linking of unchanged files.
+func TestFetchCurrentWithoutDir(t *testing.T) {
+	g := NewWithT(t)
+	srv := gittest.NewServer(t, gittest.Options{})
+	repo := srv.CreateRepo("status")
+	repo.Commit("main", "one", map[string]string{"same.yaml": "same", "changed.yaml": "old"})
+	f := newTestFetcher(t)
+	first, err := f.Fetch(context.Background(), Request{URL: srv.HTTPURL("status")})
+	g.Expect(err).NotTo(HaveOccurred())
+	fromStatus := func(a *Artifact) *Artifact {
+		return &Artifact{Revision: a.Revision, Commit: a.Commit, Digest: a.Digest}
+	}
+
+	again, err := f.Fetch(context.Background(), Request{URL: srv.HTTPURL("status"), Current: fromStatus(first)})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(again.Fetched).To(BeFalse())
+	g.Expect(again.Dir).To(Equal(first.Dir))
+	g.Expect(srv.Counts("status").Fetches).To(Equal(1))
+
+	repo.Commit("main", "two", map[string]string{"changed.yaml": "new"})
+	second, err := f.Fetch(context.Background(), Request{URL: srv.HTTPURL("status"), Current: fromStatus(first)})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(second.Fetched).To(BeTrue())
+	a, err := os.Stat(filepath.Join(first.Dir, "same.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
+	b, err := os.Stat(filepath.Join(second.Dir, "same.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(os.SameFile(a, b)).To(BeTrue())
+}
