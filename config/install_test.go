@@ -3,9 +3,13 @@ package config_test
 import (
 	"context"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -64,7 +68,7 @@ func TestDefaultInstallIsValid(t *testing.T) {
 	}
 	NewWithT(t).Expect(kinds).To(Equal(map[string]int{
 		"CustomResourceDefinition": 2, "Namespace": 1, "ServiceAccount": 1, "ClusterRole": 1,
-		"ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1, "Deployment": 1,
+		"ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1, "Deployment": 1, "Service": 1,
 	}))
 	serverDryRun(t, objs)
 }
@@ -72,4 +76,24 @@ func TestDefaultInstallIsValid(t *testing.T) {
 // The samples pass the CRDs' validation.
 func TestSamplesAreValid(t *testing.T) {
 	serverDryRun(t, build(t, "samples"))
+}
+
+// What a user runs: `kubectl apply --dry-run=server -k config/default` against a real API server.
+func TestKubectlDryRunInstall(t *testing.T) {
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not on PATH; TestDefaultInstallIsValid checks the same objects in process")
+	}
+	g := NewWithT(t)
+	kubeconfig, err := env.KubeConfig()
+	g.Expect(err).NotTo(HaveOccurred())
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	g.Expect(os.WriteFile(path, kubeconfig, 0o600)).To(Succeed())
+	// The namespace must exist for a server-side dry-run of the objects in it.
+	g.Expect(client.IgnoreAlreadyExists(env.Client.Create(context.Background(),
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "gitsync-system"}}))).To(Succeed())
+	cmd := exec.Command(kubectl, "--kubeconfig", path, "apply", "--dry-run=server", "-k", "default")
+	out, err := cmd.CombinedOutput()
+	g.Expect(err).NotTo(HaveOccurred(), string(out))
+	g.Expect(string(out)).To(ContainSubstring("deployment.apps/gitsync"))
 }

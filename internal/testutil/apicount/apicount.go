@@ -1,0 +1,156 @@
+// Package apicount counts the requests a client makes to the Kubernetes API, by verb, so
+// benchmarks can report what gitsync costs the API server.
+package apicount
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+
+	"k8s.io/client-go/rest"
+)
+
+// Counter counts requests by verb: get, list, watch, create, update, patch, delete, and
+// dry-run-patch / dry-run-create for requests with dryRun=All.
+type Counter struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+// New returns an empty Counter.
+func New() *Counter { return &Counter{counts: map[string]int{}} }
+
+// Wrap makes cfg's clients count through c. Call it before building clients from cfg.
+func (c *Counter) Wrap(cfg *rest.Config) {
+	prev := cfg.WrapTransport
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		if prev != nil {
+			rt = prev(rt)
+		}
+		return roundTripper{c: c, next: rt}
+	}
+}
+
+type roundTripper struct {
+	c    *Counter
+	next http.RoundTripper
+}
+
+func (r roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.c.add(Verb(req))
+	return r.next.RoundTrip(req)
+}
+
+func (c *Counter) add(verb string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.counts[verb]++
+}
+
+// Verb names a request the way the API server's audit log would, with dry-runs apart.
+func Verb(req *http.Request) string {
+	q := req.URL.Query()
+	var verb string
+	switch req.Method {
+	case http.MethodGet:
+		switch {
+		case q.Get("watch") == "true" || q.Get("watch") == "1":
+			verb = "watch"
+		case isCollection(req.URL.Path):
+			verb = "list"
+		default:
+			verb = "get"
+		}
+	case http.MethodPost:
+		verb = "create"
+	case http.MethodPut:
+		verb = "update"
+	case http.MethodPatch:
+		verb = "patch"
+	case http.MethodDelete:
+		verb = "delete"
+	default:
+		verb = strings.ToLower(req.Method)
+	}
+	if q.Get("dryRun") != "" {
+		verb = "dry-run-" + verb
+	}
+	return verb
+}
+
+// isCollection tells /api/v1/namespaces/x/configmaps (a list) from
+// /api/v1/namespaces/x/configmaps/y (a get), and discovery paths from both.
+func isCollection(path string) bool {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	// /api/v1/... or /apis/group/version/...
+	switch {
+	case len(parts) >= 2 && parts[0] == "api":
+		parts = parts[2:]
+	case len(parts) >= 3 && parts[0] == "apis":
+		parts = parts[3:]
+	default:
+		return false
+	}
+	if len(parts) >= 2 && parts[0] == "namespaces" {
+		if len(parts) == 2 {
+			return false // a Namespace itself
+		}
+		parts = parts[2:]
+	}
+	return len(parts) == 1
+}
+
+// Snapshot returns a copy of the counts.
+func (c *Counter) Snapshot() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, len(c.counts))
+	for k, v := range c.counts {
+		out[k] = v
+	}
+	return out
+}
+
+// Since returns the counts added after the snapshot before.
+func (c *Counter) Since(before map[string]int) map[string]int {
+	out := map[string]int{}
+	for k, v := range c.Snapshot() {
+		if d := v - before[k]; d > 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+// Writes sums the verbs that change something (dry-runs excluded).
+func Writes(counts map[string]int) int {
+	return counts["create"] + counts["update"] + counts["patch"] + counts["delete"]
+}
+
+// Total sums every verb.
+func Total(counts map[string]int) int {
+	n := 0
+	for _, v := range counts {
+		n += v
+	}
+	return n
+}
+
+// Format prints counts as "get=3 patch=1", sorted by verb.
+func Format(counts map[string]int) string {
+	verbs := make([]string, 0, len(counts))
+	for v := range counts {
+		verbs = append(verbs, v)
+	}
+	sort.Strings(verbs)
+	parts := make([]string, 0, len(verbs))
+	for _, v := range verbs {
+		parts = append(parts, fmt.Sprintf("%s=%d", v, counts[v]))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, " ")
+}
