@@ -1,0 +1,72 @@
+package build
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// crdGroupKind is the GroupKind of CustomResourceDefinitions.
+var crdGroupKind = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
+
+// SetDefaultNamespace sets namespace ns on every object that is namespaced and has
+// none; an object with a namespace keeps it. Cluster-scoped objects get their
+// namespace cleared.
+//
+// Whether a kind is namespaced is read first from the CustomResourceDefinitions in
+// objs (spec.scope), so that custom resources applied together with their CRD need no
+// round trip and work before the CRD is installed; other kinds are asked of
+// isNamespaced (typically backed by the cluster's RESTMapper). A kind that neither
+// knows is an error naming the object.
+func SetDefaultNamespace(objs []*unstructured.Unstructured, ns string, isNamespaced func(schema.GroupKind) (bool, error)) error {
+	scopes, err := crdScopes(objs)
+	if err != nil {
+		return err
+	}
+	for _, obj := range objs {
+		gk := obj.GroupVersionKind().GroupKind()
+		namespaced, known := scopes[gk]
+		if !known {
+			if isNamespaced == nil {
+				return fmt.Errorf("%s: cannot tell whether %s is namespaced", objectID(obj), gk)
+			}
+			if namespaced, err = isNamespaced(gk); err != nil {
+				return fmt.Errorf("%s: cannot tell whether %s is namespaced: %w", objectID(obj), gk, err)
+			}
+			scopes[gk] = namespaced
+		}
+		switch {
+		case !namespaced:
+			obj.SetNamespace("")
+		case obj.GetNamespace() == "":
+			obj.SetNamespace(ns)
+		}
+	}
+	return nil
+}
+
+// crdScopes maps the kinds defined by the CRDs in objs to whether they are namespaced.
+func crdScopes(objs []*unstructured.Unstructured) (map[schema.GroupKind]bool, error) {
+	scopes := map[schema.GroupKind]bool{}
+	for _, obj := range objs {
+		if obj.GroupVersionKind().GroupKind() != crdGroupKind {
+			continue
+		}
+		group, _, _ := unstructured.NestedString(obj.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(obj.Object, "spec", "names", "kind")
+		scope, _, _ := unstructured.NestedString(obj.Object, "spec", "scope")
+		if kind == "" {
+			return nil, fmt.Errorf("%s: spec.names.kind is not set", objectID(obj))
+		}
+		switch scope {
+		case "Namespaced":
+			scopes[schema.GroupKind{Group: group, Kind: kind}] = true
+		case "Cluster":
+			scopes[schema.GroupKind{Group: group, Kind: kind}] = false
+		default:
+			return nil, fmt.Errorf("%s: spec.scope must be Namespaced or Cluster, not %q", objectID(obj), scope)
+		}
+	}
+	return scopes, nil
+}

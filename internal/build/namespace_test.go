@@ -1,0 +1,146 @@
+package build
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+func object(apiVersion, kind, namespace, name string) *unstructured.Unstructured {
+	o := &unstructured.Unstructured{}
+	o.SetAPIVersion(apiVersion)
+	o.SetKind(kind)
+	o.SetNamespace(namespace)
+	o.SetName(name)
+	return o
+}
+
+func crd(group, kind, scope string) *unstructured.Unstructured {
+	o := object("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "things."+group)
+	o.Object["spec"] = map[string]any{
+		"group": group,
+		"scope": scope,
+		"names": map[string]any{"kind": kind, "plural": "things"},
+	}
+	return o
+}
+
+var errNoMatch = errors.New("no matches for kind")
+
+// builtinScopes answers like a RESTMapper that knows a few built-in kinds.
+func builtinScopes(calls *int) func(schema.GroupKind) (bool, error) {
+	known := map[schema.GroupKind]bool{
+		{Kind: "ConfigMap"}:                                               true,
+		{Kind: "Namespace"}:                                               false,
+		{Group: "apps", Kind: "Deployment"}:                               true,
+		{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}:         false,
+		{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}: false,
+	}
+	return func(gk schema.GroupKind) (bool, error) {
+		*calls++
+		namespaced, ok := known[gk]
+		if !ok {
+			return false, fmt.Errorf("%w %s", errNoMatch, gk)
+		}
+		return namespaced, nil
+	}
+}
+
+func TestSetDefaultNamespace(t *testing.T) {
+	tests := []struct {
+		name    string
+		objs    []*unstructured.Unstructured
+		want    []string // namespace of each object after the call
+		wantErr string
+	}{
+		{
+			name: "namespaced without namespace gets the default",
+			objs: []*unstructured.Unstructured{object("v1", "ConfigMap", "", "a"), object("apps/v1", "Deployment", "", "d")},
+			want: []string{"apps", "apps"},
+		},
+		{
+			name: "namespaced with a namespace keeps it",
+			objs: []*unstructured.Unstructured{object("v1", "ConfigMap", "team", "a")},
+			want: []string{"team"},
+		},
+		{
+			name: "cluster-scoped objects have none, even if written",
+			objs: []*unstructured.Unstructured{
+				object("v1", "Namespace", "", "team"),
+				object("rbac.authorization.k8s.io/v1", "ClusterRole", "oops", "reader"),
+			},
+			want: []string{"", ""},
+		},
+		{
+			name: "custom resource of a namespaced CRD in the same objects",
+			objs: []*unstructured.Unstructured{
+				crd("example.com", "Widget", "Namespaced"),
+				object("example.com/v1", "Widget", "", "w"),
+				object("example.com/v1alpha1", "Widget", "other", "w2"),
+			},
+			want: []string{"", "apps", "other"},
+		},
+		{
+			name: "custom resource of a cluster-scoped CRD in the same objects",
+			objs: []*unstructured.Unstructured{
+				object("example.com/v1", "Gadget", "written", "g"),
+				crd("example.com", "Gadget", "Cluster"),
+			},
+			want: []string{"", ""},
+		},
+		{
+			name:    "unknown kind without CRD",
+			objs:    []*unstructured.Unstructured{object("v1", "ConfigMap", "", "a"), object("example.com/v1", "Mystery", "", "m")},
+			wantErr: "Mystery.example.com m: cannot tell whether Mystery.example.com is namespaced: no matches for kind",
+		},
+		{
+			name:    "CRD without a valid scope",
+			objs:    []*unstructured.Unstructured{crd("example.com", "Widget", "")},
+			wantErr: `spec.scope must be Namespaced or Cluster, not ""`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			calls := 0
+			err := SetDefaultNamespace(tt.objs, "apps", builtinScopes(&calls))
+			if tt.wantErr != "" {
+				g.Expect(err).To(MatchError(ContainSubstring(tt.wantErr)))
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			got := make([]string, len(tt.objs))
+			for i, o := range tt.objs {
+				got[i] = o.GetNamespace()
+			}
+			g.Expect(got).To(Equal(tt.want))
+		})
+	}
+}
+
+func TestSetDefaultNamespaceAsksOncePerKind(t *testing.T) {
+	g := NewWithT(t)
+	calls := 0
+	objs := []*unstructured.Unstructured{
+		object("v1", "ConfigMap", "", "a"),
+		object("v1", "ConfigMap", "", "b"),
+		object("v1", "ConfigMap", "", "c"),
+		crd("example.com", "Widget", "Namespaced"),
+		object("example.com/v1", "Widget", "", "w"),
+	}
+	g.Expect(SetDefaultNamespace(objs, "apps", builtinScopes(&calls))).To(Succeed())
+	g.Expect(calls).To(Equal(2), "ConfigMap once, the CRD itself once, Widget from its CRD")
+}
+
+func TestSetDefaultNamespaceErrorWrapsLookup(t *testing.T) {
+	g := NewWithT(t)
+	calls := 0
+	err := SetDefaultNamespace([]*unstructured.Unstructured{object("example.com/v1", "Mystery", "", "m")}, "apps", builtinScopes(&calls))
+	g.Expect(err).To(MatchError(errNoMatch))
+	g.Expect(SetDefaultNamespace([]*unstructured.Unstructured{object("v1", "ConfigMap", "", "a")}, "apps", nil)).
+		To(MatchError(ContainSubstring("cannot tell whether ConfigMap is namespaced")))
+}
