@@ -1,0 +1,154 @@
+// Package apply applies the objects of one Application as a unit: a thin layer over
+// fluxcd/pkg/ssa that adds gitsync's owner labels, a server-side dry-run of the whole
+// set before anything is written, the inventory, a prune that only deletes objects
+// carrying the owner's labels, and health (kstatus).
+package apply
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/clusterreader"
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/engine"
+	"github.com/fluxcd/pkg/ssa"
+	"github.com/fluxcd/pkg/ssa/utils"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+)
+
+const (
+	// concurrency bounds the GETs and dry-runs in flight for one Apply.
+	concurrency = 4
+	// stageWaitInterval and stageWaitTimeout bound the wait for the first stage
+	// (CRDs, Namespaces, ClusterRoles) to be ready before the rest is applied.
+	stageWaitInterval = 500 * time.Millisecond
+	stageWaitTimeout  = time.Minute
+	// pollInterval is how often Wait reads the objects.
+	pollInterval = time.Second
+)
+
+// Manager applies, prunes and checks the health of the objects of one Owner.
+type Manager struct {
+	client       client.Client
+	reader       client.Reader
+	owner        Owner
+	ssa          *ssa.ResourceManager
+	concurrency  int
+	pollInterval time.Duration
+}
+
+// New returns a Manager for owner. Every read that decides what to write, every apply
+// and every delete goes through c (an impersonating client when the Application names
+// a service account); reader (which may be c) reads status, for Health, Wait and the
+// wait between stages, and should not be a cache.
+func New(c client.Client, reader client.Reader, owner Owner) *Manager {
+	// The direct cluster reader GETs each object; the default caching one LISTs every
+	// kind of the set (all CRDs, for instance) on each poll.
+	poller := polling.NewStatusPoller(reader, c.RESTMapper(), polling.Options{
+		ClusterReaderFactory: engine.ClusterReaderFactoryFunc(clusterreader.NewDirectClusterReader),
+	})
+	rm := ssa.NewResourceManager(c, poller, ssa.Owner{
+		Field: gitsyncv1.FieldManager,
+		Group: gitsyncv1.GroupVersion.Group,
+	})
+	rm.SetConcurrency(concurrency)
+	return &Manager{
+		client:       c,
+		reader:       reader,
+		owner:        owner,
+		ssa:          rm,
+		concurrency:  concurrency,
+		pollInterval: pollInterval,
+	}
+}
+
+// Options tune an Apply.
+type Options struct {
+	// Force recreates objects whose immutable fields changed (ssa ApplyOptions.Force).
+	Force bool
+	// Previous is the last inventory: only objects that are not in it are checked
+	// for another owner (one GET each).
+	Previous []Entry
+}
+
+// Apply applies objs as one unit; objs themselves are not modified.
+//
+//  1. Each object gets the owner labels.
+//  2. Each object that is not in opts.Previous is read: if it exists with the labels of
+//     another Application, Apply returns a *ConflictError and writes nothing.
+//  3. Every object is dry-run (server-side apply, dry-run). If any fails (invalid,
+//     forbidden, an immutable field changed without Force...), Apply returns a
+//     *DryRunError naming every failing object and writes nothing.
+//     Exception: an object whose kind is defined by a CRD of the same set, or whose
+//     Namespace is created by the same set, cannot be judged before that definition
+//     exists. When such an object fails its dry-run, the first stage (the set's CRDs,
+//     Namespaces and ClusterRoles) is applied and becomes ready, then those objects
+//     are dry-run again; if one still fails, Apply returns a *DryRunError and nothing
+//     past the first stage is written.
+//  4. The set is applied in stages by ssa (CRDs, Namespaces and ClusterRoles first,
+//     then classes, then the rest); objects whose dry-run shows no change are not
+//     written, so their resourceVersion does not move.
+//
+// When the error comes from a stage that failed after an earlier stage was written,
+// the returned Result holds what was applied; otherwise it is nil.
+func (m *Manager) Apply(ctx context.Context, objs []*unstructured.Unstructured, opts Options) (*Result, error) {
+	set := make([]*unstructured.Unstructured, len(objs))
+	for i, o := range objs {
+		set[i] = o.DeepCopy()
+		m.owner.setLabels(set[i])
+	}
+	sort.Sort(ssa.SortableUnstructureds(set))
+
+	if err := m.checkOwners(ctx, set, opts.Previous); err != nil {
+		return nil, err
+	}
+	later, err := m.dryRunAll(ctx, set, definitionsOf(set), opts.Force)
+	if err != nil {
+		return nil, err
+	}
+
+	ssaOpts := ssa.DefaultApplyOptions()
+	ssaOpts.Force = opts.Force
+	ssaOpts.WaitInterval = stageWaitInterval
+	ssaOpts.WaitTimeout = stageWaitTimeout
+
+	result := &Result{}
+	if len(later) > 0 {
+		var first, rest []*unstructured.Unstructured
+		for _, o := range set {
+			if utils.IsClusterDefinition(o) {
+				first = append(first, o)
+			} else {
+				rest = append(rest, o)
+			}
+		}
+		if err := m.applyStaged(ctx, first, ssaOpts, result); err != nil {
+			return result, err
+		}
+		if _, err := m.dryRunAll(ctx, later, definitions{}, opts.Force); err != nil {
+			return result, err
+		}
+		set = rest
+	}
+	if err := m.applyStaged(ctx, set, ssaOpts, result); err != nil {
+		return result, err
+	}
+	return result, nil
+}
+
+// applyStaged applies objs with ssa's ApplyAllStaged and records the changes in result.
+func (m *Manager) applyStaged(ctx context.Context, objs []*unstructured.Unstructured, opts ssa.ApplyOptions, result *Result) error {
+	cs, err := m.ssa.ApplyAllStaged(ctx, objs, opts)
+	if cs != nil {
+		result.add(cs.Entries)
+	}
+	if err != nil {
+		return fmt.Errorf("applying objects: %w", err)
+	}
+	return nil
+}
