@@ -236,17 +236,12 @@ func refOf(obj *gitsyncv1.GitRepository) source.Ref {
 	}
 }
 
-// ignoreLines splits spec.ignore into gitignore lines, dropping blanks and comments.
+// ignoreLines passes spec.ignore to the fetcher, which splits and normalises it.
 func ignoreLines(ignore string) []string {
-	var lines []string
-	for _, l := range strings.Split(ignore, "\n") {
-		l = strings.TrimRight(l, " \t\r")
-		if l == "" || strings.HasPrefix(l, "#") {
-			continue
-		}
-		lines = append(lines, l)
+	if ignore == "" {
+		return nil
 	}
-	return lines
+	return []string{ignore}
 }
 
 // currentArtifact turns status.artifact back into what the fetcher compares against.

@@ -274,9 +274,7 @@ func TestGitRepositoryIgnore(t *testing.T) {
 	g.Expect(filepath.Join(full, "README.md")).To(BeAnExistingFile())
 
 	// Changing spec.ignore changes the artifact.
-	obj := getRepo(g, ns, "filtered")
-	obj.Spec.Ignore = "/secret/\n"
-	g.Expect(env.Client.Update(context.Background(), obj)).To(Succeed())
+	editRepo(g, ns, "filtered", func(r *gitsyncv1.GitRepository) { r.Spec.Ignore = "/secret/\n" })
 	NewWithT(t).Eventually(func(g Gomega) string {
 		return getRepo(g, ns, "filtered").Status.Artifact.Digest
 	}).WithTimeout(waitTimeout).WithPolling(pollInterval).ShouldNot(Equal(filtered.Digest))
@@ -296,12 +294,9 @@ func TestGitRepositoryRequestedAtAndSuspend(t *testing.T) {
 	// A new commit is not seen before the hour is up, unless asked for.
 	second := repo.Commit("main", "2", map[string]string{"f": "2"})
 	requestAt := func(value string) {
-		obj := getRepo(g, ns, "manual")
-		if obj.Annotations == nil {
-			obj.Annotations = map[string]string{}
-		}
-		obj.Annotations[gitsyncv1.RequestedAtAnnotation] = value
-		g.Expect(env.Client.Update(context.Background(), obj)).To(Succeed())
+		editRepo(g, ns, "manual", func(r *gitsyncv1.GitRepository) {
+			r.Annotations = map[string]string{gitsyncv1.RequestedAtAnnotation: value}
+		})
 	}
 	requestAt("first-request")
 	waitRevision(t, ns, "manual", "main@sha1:"+second)
@@ -310,9 +305,7 @@ func TestGitRepositoryRequestedAtAndSuspend(t *testing.T) {
 	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Equal("first-request"))
 
 	// Suspended: a request changes nothing.
-	obj := getRepo(g, ns, "manual")
-	obj.Spec.Suspend = true
-	g.Expect(env.Client.Update(context.Background(), obj)).To(Succeed())
+	editRepo(g, ns, "manual", func(r *gitsyncv1.GitRepository) { r.Spec.Suspend = true })
 	repo.Commit("main", "3", map[string]string{"f": "3"})
 	requestAt("second-request")
 	NewWithT(t).Consistently(func(g Gomega) {

@@ -11,6 +11,16 @@ var (
 		Help: "Polls of Git repositories by result: fetched (a new commit), unchanged (ref listing only), failed.",
 	}, []string{"result"})
 
+	syncsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gitsync_application_syncs_total",
+		Help: "Application syncs recorded in history, by result (Succeeded, Failed).",
+	}, []string{"result"})
+
+	applyChangesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gitsync_application_changes_total",
+		Help: "Objects written by Application syncs, by action (created, configured, deleted).",
+	}, []string{"action"})
+
 	reconcileDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "gitsync_reconcile_duration_seconds",
 		Help:    "Duration of reconciliations by kind.",
@@ -19,5 +29,5 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(fetchesTotal, reconcileDuration)
+	metrics.Registry.MustRegister(fetchesTotal, syncsTotal, applyChangesTotal, reconcileDuration)
 }

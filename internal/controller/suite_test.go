@@ -64,6 +64,14 @@ func runSuite(m *testing.M) int {
 		}); err != nil {
 			return nil, err
 		}
+		apps := &ApplicationReconciler{Client: mgr.GetClient(), Storage: fetcher, DependencyRetry: 300 * time.Millisecond}
+		if err := apps.SetupWithManager(mgr, ApplicationOptions{
+			MaxConcurrentReconciles: 4,
+			RetryBase:               100 * time.Millisecond,
+			RetryMax:                time.Second,
+		}); err != nil {
+			return nil, err
+		}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() {
@@ -80,7 +88,7 @@ func zapLevel() int8 {
 	if os.Getenv("GITSYNC_TEST_VERBOSE") != "" {
 		return -1
 	}
-	return 2 // errors only
+	return 4 // nothing (failures in tests are expected; GITSYNC_TEST_VERBOSE=1 shows all)
 }
 
 const (
@@ -93,6 +101,14 @@ func getRepo(g Gomega, ns, name string) *gitsyncv1.GitRepository {
 	obj := &gitsyncv1.GitRepository{}
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, obj)).To(Succeed())
 	return obj
+}
+
+// editRepo changes a GitRepository with a merge patch (no conflict with the controller's writes).
+func editRepo(g Gomega, ns, name string, change func(*gitsyncv1.GitRepository)) {
+	obj := getRepo(g, ns, name)
+	base := client.MergeFrom(obj.DeepCopy())
+	change(obj)
+	g.Expect(env.Client.Patch(context.Background(), obj, base)).To(Succeed())
 }
 
 func readyCondition(obj *gitsyncv1.GitRepository) *metav1.Condition {

@@ -98,15 +98,19 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err := createObjects(ctx, c, repo); err != nil {
 		return err
 	}
-	say("created GitRepository %s/demo for file://%s", Namespace, repo)
+	say("created GitRepository %s/demo (file://%s) and Application %s/demo (path apps/demo/overlays/dev)", Namespace, repo, Namespace)
 
 	readyCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	repoObj, err := waitReady(readyCtx, c)
+	app, err := waitSynced(readyCtx, c)
 	if err != nil {
 		return err
 	}
-	say("GitRepository %s/demo is Ready at %s", Namespace, repoObj.Status.Artifact.Revision)
+	health := gitsyncv1.HealthStatusUnknown
+	if app.Status.Health != nil {
+		health = app.Status.Health.Status
+	}
+	say("Application %s/demo is Synced at %s, health %s, %d objects", Namespace, app.Status.LastAppliedRevision, health, len(app.Status.Inventory.Entries))
 	if o.ExitWhenReady {
 		return nil
 	}
@@ -115,9 +119,14 @@ func Run(ctx context.Context, o Options) (err error) {
 The demo runs until Ctrl-C. Try, in another shell:
 
   export KUBECONFIG=%s
-  kubectl get gitrepo -n %s
-  cd %s && echo "# change" >> apps/demo/base/configmap.yaml && git commit -qam change
-  kubectl get gitrepo -n %s -w     # the new revision shows within 10s
+  kubectl get gitrepo,gsapp -n %s
+  kubectl get all,configmap -n demo-app
+  cd %s
+  sed -i 's/hello from git/hello again/' apps/demo/base/configmap.yaml && git commit -qam "new greeting"
+  kubectl get gsapp -n %s -w          # the new revision is applied within the 5s poll
+  kubectl get configmap web-config -n demo-app -o yaml
+
+(No kubelet runs here: Pods never start, so the Deployment stays Progressing.)
 `, kubeconfig, Namespace, repo, Namespace)
 	<-ctx.Done()
 	say("stopping")
@@ -134,31 +143,44 @@ func createObjects(ctx context.Context, c client.Client, repo string) error {
 		Spec: gitsyncv1.GitRepositorySpec{
 			URL:      "file://" + repo,
 			Ref:      &gitsyncv1.GitRepositoryRef{Branch: "main"},
-			Interval: &metav1.Duration{Duration: 10 * time.Second},
+			Interval: &metav1.Duration{Duration: 5 * time.Second},
 		},
 	}
 	if err := c.Create(ctx, gitRepo); err != nil {
 		return fmt.Errorf("creating the GitRepository: %w", err)
 	}
+	app := &gitsyncv1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: Namespace},
+		Spec: gitsyncv1.ApplicationSpec{
+			SourceRef: gitsyncv1.SourceReference{Kind: gitsyncv1.GitRepositoryKind, Name: "demo"},
+			Path:      "apps/demo/overlays/dev",
+			Prune:     true,
+		},
+	}
+	if err := c.Create(ctx, app); err != nil {
+		return fmt.Errorf("creating the Application: %w", err)
+	}
 	return nil
 }
 
-func waitReady(ctx context.Context, c client.Client) (*gitsyncv1.GitRepository, error) {
-	obj := &gitsyncv1.GitRepository{}
+// waitSynced waits until the demo Application is Ready and Synced.
+func waitSynced(ctx context.Context, c client.Client) (*gitsyncv1.Application, error) {
+	app := &gitsyncv1.Application{}
 	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		if err := c.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: "demo"}, obj); err != nil {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: "demo"}, app); err != nil {
 			return false, nil
 		}
-		return apimeta.IsStatusConditionTrue(obj.Status.Conditions, gitsyncv1.ReadyCondition), nil
+		return apimeta.IsStatusConditionTrue(app.Status.Conditions, gitsyncv1.ReadyCondition) &&
+			app.Status.Sync != nil && app.Status.Sync.Status == gitsyncv1.SyncStatusSynced, nil
 	})
 	if err != nil {
 		msg := "no status yet"
-		if cond := apimeta.FindStatusCondition(obj.Status.Conditions, gitsyncv1.ReadyCondition); cond != nil {
+		if cond := apimeta.FindStatusCondition(app.Status.Conditions, gitsyncv1.ReadyCondition); cond != nil {
 			msg = cond.Reason + ": " + cond.Message
 		}
-		return nil, fmt.Errorf("waiting for the GitRepository to be Ready (%s): %w", msg, err)
+		return nil, fmt.Errorf("waiting for the Application to be Synced (%s): %w", msg, err)
 	}
-	return obj, nil
+	return app, nil
 }
 
 // createRepo makes a Git repository with the demo app on branch main.

@@ -9,8 +9,8 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-// The README's first command: a local API server, a local Git repository and a Ready
-// GitRepository, then a clean exit.
+// The README's first command: a local API server, a local Git repository and a Synced
+// Application of its kustomize overlay, then a clean exit.
 func TestDemoBecomesReady(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -18,5 +18,5 @@ func TestDemoBecomesReady(t *testing.T) {
 	err := Run(ctx, Options{Dir: t.TempDir(), ExitWhenReady: true, Out: out})
 	g := NewWithT(t)
 	g.Expect(err).NotTo(HaveOccurred(), out.String())
-	g.Expect(out.String()).To(MatchRegexp(`GitRepository gitsync-demo/demo is Ready at main@sha1:[0-9a-f]{40}`))
+	g.Expect(out.String()).To(MatchRegexp(`Application gitsync-demo/demo is Synced at main@sha1:[0-9a-f]{40}, health (Healthy|Progressing), 4 objects`))
 }

@@ -91,6 +91,14 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	if err := repos.SetupWithManager(mgr, controller.GitRepositoryOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
 		return nil, fmt.Errorf("setting up the GitRepository controller: %w", err)
 	}
+	apps := &controller.ApplicationReconciler{
+		Client:  mgr.GetClient(),
+		Storage: fetcher,
+		Jitter:  controller.Jitter(0.1),
+	}
+	if err := apps.SetupWithManager(mgr, controller.ApplicationOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
+		return nil, fmt.Errorf("setting up the Application controller: %w", err)
+	}
 	if err := mgr.Add(checkoutGC(mgr.GetClient(), fetcher, opts.GCInterval)); err != nil {
 		return nil, err
 	}

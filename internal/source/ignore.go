@@ -3,6 +3,7 @@ package source
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"path/filepath"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
@@ -66,4 +67,10 @@ func newIgnoreMatcher(lines []string) *ignoreMatcher {
 // rule that files below an excluded directory cannot be re-included.
 func (im *ignoreMatcher) ignored(path []string, isDir bool) bool {
 	return im.m != nil && im.m.Match(path, isDir)
+}
+
+// CheckoutDir returns where the checkout of commit with these ignore lines is stored (it may
+// not exist: never fetched, or garbage-collected).
+func (f *Fetcher) CheckoutDir(commit string, ignore []string) string {
+	return filepath.Join(f.dir, DirName(commit, ignore))
 }

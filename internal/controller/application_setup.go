@@ -1,0 +1,151 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/apply"
+)
+
+// applicationSourceIndex indexes Applications by "<namespace>/<name>" of their GitRepository.
+const applicationSourceIndex = ".spec.sourceRef"
+
+// ApplicationOptions tunes the Application controller.
+type ApplicationOptions struct {
+	MaxConcurrentReconciles int
+	// RetryBase and RetryMax bound the exponential backoff after a failed sync.
+	RetryBase, RetryMax time.Duration
+}
+
+// SetupWithManager registers the reconciler: it reacts to spec changes, to a new
+// gitsync.dev/requested-at value and to a new artifact of the source.
+func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager, opts ApplicationOptions) error {
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder("gitsync")
+	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
+	}
+	if r.Mapper == nil {
+		r.Mapper = mgr.GetRESTMapper()
+	}
+	if r.Applier == nil {
+		applier, err := NewApplier(mgr.GetConfig(), mgr)
+		if err != nil {
+			return err
+		}
+		r.Applier = applier
+	}
+	if opts.RetryBase == 0 {
+		opts.RetryBase = time.Second
+	}
+	if opts.RetryMax == 0 {
+		opts.RetryMax = 5 * time.Minute
+	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &gitsyncv1.Application{}, applicationSourceIndex,
+		func(o client.Object) []string {
+			return []string{sourceKey(o.(*gitsyncv1.Application)).String()}
+		}); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&gitsyncv1.Application{}, builder.WithPredicates(
+			predicate.Or(predicate.GenerationChangedPredicate{}, requestedAtChanged{}, deletionStarted{}))).
+		Watches(&gitsyncv1.GitRepository{}, handler.EnqueueRequestsFromMapFunc(r.applicationsForSource),
+			builder.WithPredicates(artifactChanged{})).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](opts.RetryBase, opts.RetryMax),
+		}).
+		Complete(r)
+}
+
+func (r *ApplicationReconciler) applicationsForSource(ctx context.Context, repo client.Object) []reconcile.Request {
+	apps := &gitsyncv1.ApplicationList{}
+	if err := r.List(ctx, apps, client.MatchingFields{applicationSourceIndex: client.ObjectKeyFromObject(repo).String()}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing applications of a source", "source", client.ObjectKeyFromObject(repo))
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(apps.Items))
+	for i := range apps.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&apps.Items[i])})
+	}
+	return reqs
+}
+
+// ClusterAccess is what NewApplier needs of the manager.
+type ClusterAccess interface {
+	GetScheme() *runtime.Scheme
+	GetRESTMapper() meta.RESTMapper
+	GetHTTPClient() *http.Client
+}
+
+// NewApplier returns a function making the apply.Manager of an Application. Applies go
+// through an uncached client (a cache would start a watch on every applied kind); with
+// spec.serviceAccountName the client impersonates that ServiceAccount, so the API
+// server's RBAC decides what the Application may change.
+func NewApplier(cfg *rest.Config, cluster ClusterAccess) (func(*gitsyncv1.Application) (*apply.Manager, error), error) {
+	direct, err := client.New(cfg, client.Options{Scheme: cluster.GetScheme(), Mapper: cluster.GetRESTMapper(), HTTPClient: cluster.GetHTTPClient()})
+	if err != nil {
+		return nil, fmt.Errorf("creating the apply client: %w", err)
+	}
+	return func(app *gitsyncv1.Application) (*apply.Manager, error) {
+		owner := apply.Owner{Name: app.Name, Namespace: app.Namespace}
+		if app.Spec.ServiceAccountName == "" {
+			return apply.New(direct, direct, owner), nil
+		}
+		impersonated := rest.CopyConfig(cfg)
+		impersonated.Impersonate = rest.ImpersonationConfig{
+			UserName: fmt.Sprintf("system:serviceaccount:%s:%s", app.Namespace, app.Spec.ServiceAccountName),
+		}
+		c, err := client.New(impersonated, client.Options{Scheme: cluster.GetScheme(), Mapper: cluster.GetRESTMapper()})
+		if err != nil {
+			return nil, fmt.Errorf("creating a client for service account %s: %w", app.Spec.ServiceAccountName, err)
+		}
+		return apply.New(c, c, owner), nil
+	}, nil
+}
+
+// artifactChanged passes GitRepository updates whose artifact revision or digest changed.
+type artifactChanged struct {
+	predicate.Funcs
+}
+
+func (artifactChanged) Create(event.CreateEvent) bool { return true }
+
+func (artifactChanged) Update(e event.UpdateEvent) bool {
+	oldRepo, ok1 := e.ObjectOld.(*gitsyncv1.GitRepository)
+	newRepo, ok2 := e.ObjectNew.(*gitsyncv1.GitRepository)
+	if !ok1 || !ok2 || newRepo.Status.Artifact == nil {
+		return false
+	}
+	return oldRepo.Status.Artifact == nil ||
+		oldRepo.Status.Artifact.Revision != newRepo.Status.Artifact.Revision ||
+		oldRepo.Status.Artifact.Digest != newRepo.Status.Artifact.Digest
+}
+
+// deletionStarted passes the update that sets the deletion timestamp.
+type deletionStarted struct {
+	predicate.Funcs
+}
+
+func (deletionStarted) Update(e event.UpdateEvent) bool {
+	return e.ObjectOld.GetDeletionTimestamp().IsZero() && !e.ObjectNew.GetDeletionTimestamp().IsZero()
+}
