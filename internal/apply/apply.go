@@ -6,6 +6,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/clusterreader"
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/engine"
 	"github.com/fluxcd/pkg/ssa"
+	ssaerrors "github.com/fluxcd/pkg/ssa/errors"
 	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -107,9 +109,17 @@ func (m *Manager) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 	if err := m.checkOwners(ctx, set, opts.Previous); err != nil {
 		return nil, err
 	}
-	later, err := m.dryRunAll(ctx, set, definitionsOf(set), opts.Force)
-	if err != nil {
-		return nil, err
+	// ssa's ApplyAll dry-runs every object of a stage before it writes any, so a set of
+	// one stage is already all-or-nothing. Our own dry-run of the whole set is needed
+	// when there are several stages (a later one must not fail after an earlier one was
+	// written) and with Force (ssa deletes an immutable object during its dry-run pass,
+	// before it knows whether the rest of the stage is valid).
+	var later []*unstructured.Unstructured
+	if opts.Force || stages(set) > 1 {
+		var err error
+		if later, err = m.dryRunAll(ctx, set, definitionsOf(set), opts.Force); err != nil {
+			return nil, err
+		}
 	}
 
 	ssaOpts := ssa.DefaultApplyOptions()
@@ -136,9 +146,35 @@ func (m *Manager) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 		set = rest
 	}
 	if err := m.applyStaged(ctx, set, ssaOpts, result); err != nil {
+		var ssaDryRun *ssaerrors.DryRunErr
+		if len(later) == 0 && errors.As(err, &ssaDryRun) && len(result.Changes) == 0 {
+			// ssa stopped at its first failing dry-run, before writing anything: our
+			// own pass names every failing object (and says when force would help).
+			if _, detailed := m.dryRunAll(ctx, set, definitionsOf(set), opts.Force); detailed != nil {
+				return nil, detailed
+			}
+			return nil, err
+		}
 		return result, err
 	}
 	return result, nil
+}
+
+// stages counts the stages ssa's ApplyAllStaged splits objs into: cluster definitions
+// (CRDs, Namespaces, ClusterRoles), class definitions, and the rest.
+func stages(objs []*unstructured.Unstructured) int {
+	var cluster, class, rest int
+	for _, o := range objs {
+		switch {
+		case utils.IsClusterDefinition(o):
+			cluster = 1
+		case utils.IsClassDefinition(o):
+			class = 1
+		default:
+			rest = 1
+		}
+	}
+	return cluster + class + rest
 }
 
 // applyStaged applies objs with ssa's ApplyAllStaged and records the changes in result.

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -91,4 +92,33 @@ func TestResultCount(t *testing.T) {
 	g.Expect(r.Count("created")).To(Equal(2))
 	g.Expect(r.Count("deleted")).To(Equal(0))
 	g.Expect((*Result)(nil).Count("created")).To(Equal(0))
+}
+
+func TestStages(t *testing.T) {
+	obj := func(apiVersion, kind string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion(apiVersion)
+		u.SetKind(kind)
+		u.SetName("x")
+		return u
+	}
+	cm := obj("v1", "ConfigMap")
+	ns := obj("v1", "Namespace")
+	crd := obj("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+	class := obj("storage.k8s.io/v1", "StorageClass")
+	cases := []struct {
+		objs []*unstructured.Unstructured
+		want int
+	}{
+		{nil, 0},
+		{[]*unstructured.Unstructured{cm, cm}, 1},
+		{[]*unstructured.Unstructured{ns, crd}, 1},
+		{[]*unstructured.Unstructured{ns, cm}, 2},
+		{[]*unstructured.Unstructured{crd, class, cm}, 3},
+	}
+	for i, tc := range cases {
+		if got := stages(tc.objs); got != tc.want {
+			t.Errorf("case %d: stages = %d, want %d", i, got, tc.want)
+		}
+	}
 }

@@ -49,8 +49,10 @@ type ApplicationReconciler struct {
 	Now func() time.Time
 	// Jitter returns the extra delay added to an interval; none when nil.
 	Jitter func(time.Duration) time.Duration
-	// DependencyRetry is how often an Application waiting for dependsOn looks again.
-	DependencyRetry time.Duration
+	// RetryInterval is how often an Application waiting for its source's artifact or for
+	// its dependencies looks again (5s when zero). The watches usually come first; this
+	// covers an event that reached the cache before the Application did.
+	RetryInterval time.Duration
 }
 
 // +kubebuilder:rbac:groups=gitsync.dev,resources=applications,verbs=get;list;watch;update;patch
@@ -107,7 +109,8 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 
 	s := &syncRun{app: app, started: metav1.NewTime(start)}
 	s.saveProgress = func(ctx context.Context) error {
-		return patcher.Patch(ctx, app, patch.WithFieldOwner(gitsyncv1.FieldManager))
+		return patcher.Patch(ctx, app, patch.WithOwnedConditions{Conditions: applicationOwnedConditions},
+			patch.WithFieldOwner(gitsyncv1.FieldManager))
 	}
 	for _, step := range []func(context.Context, *syncRun) (ctrl.Result, error){
 		r.reconcileDependencies,
@@ -182,7 +185,7 @@ func (r *ApplicationReconciler) reconcileDependencies(ctx context.Context, s *sy
 			conditions.MarkFalse(s.app, gitsyncv1.ReadyCondition, gitsyncv1.DependencyNotReadyReason, "%s", msg)
 			conditions.Delete(s.app, gitsyncv1.ReconcilingCondition)
 			s.stop = true
-			return ctrl.Result{RequeueAfter: r.dependencyRetry()}, nil
+			return ctrl.Result{RequeueAfter: r.retryInterval()}, nil
 		}
 	}
 	return ctrl.Result{}, nil
@@ -400,13 +403,13 @@ func (s *syncRun) finish(r *ApplicationReconciler, err error) {
 
 const maxHistory = 10
 
-// notReady stops the steps with Ready=False and no retry before the interval: the
-// watches (source, dependencies) bring the Application back when things change.
+// notReady stops the steps with Ready=False while the source is not ready; the source's
+// watch brings the Application back, and RetryInterval in case the event was missed.
 func (r *ApplicationReconciler) notReady(s *syncRun, reason, msg string) (ctrl.Result, error) {
 	conditions.MarkFalse(s.app, gitsyncv1.ReadyCondition, reason, "%s", msg)
 	conditions.Delete(s.app, gitsyncv1.ReconcilingCondition)
 	s.stop = true
-	return ctrl.Result{RequeueAfter: r.requeueAfter(s)}, nil
+	return ctrl.Result{RequeueAfter: r.retryInterval()}, nil
 }
 
 // stalledRevision fails a revision that retrying cannot fix (a broken render, a refused
@@ -493,9 +496,9 @@ func (r *ApplicationReconciler) requeueAfter(s *syncRun) time.Duration {
 	return d
 }
 
-func (r *ApplicationReconciler) dependencyRetry() time.Duration {
-	if r.DependencyRetry > 0 {
-		return r.DependencyRetry
+func (r *ApplicationReconciler) retryInterval() time.Duration {
+	if r.RetryInterval > 0 {
+		return r.RetryInterval
 	}
 	return 5 * time.Second
 }

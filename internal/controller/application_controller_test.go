@@ -10,6 +10,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -489,4 +490,55 @@ func TestApplicationTargetNamespace(t *testing.T) {
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: target, Name: "plain"}, &corev1.ConfigMap{})).To(Succeed())
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "explicit"}, &corev1.ConfigMap{})).To(Succeed())
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "gitsync-test-" + target}, &rbacv1.ClusterRole{})).To(Succeed())
+}
+
+const deploymentYAML = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+        - name: web
+          image: nginx:1.27
+`
+
+func TestApplicationWaitsForHealth(t *testing.T) {
+	g := NewWithT(t)
+	f, sha := newAppFixture(t, map[string]string{"deploy.yaml": deploymentYAML})
+	f.app("app", func(a *gitsyncv1.Application) {
+		a.Spec.Wait = true
+		a.Spec.Timeout = &metav1.Duration{Duration: 2 * time.Second}
+	})
+	// No kubelet: the Deployment never becomes available by itself.
+	msg := f.waitNotReady("app", gitsyncv1.HealthCheckFailedReason)
+	g.Expect(msg).To(ContainSubstring("web"))
+	// Conditions and the rest of status are separate patches: wait for both.
+	g.Eventually(func(g Gomega) {
+		app := f.get(g, "app")
+		g.Expect(app.Status.Health).NotTo(BeNil())
+		g.Expect(app.Status.Health.Status).To(Equal(gitsyncv1.HealthStatusProgressing))
+		g.Expect(app.Status.LastAppliedRevision).To(BeEmpty())
+	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
+
+	// A controller reports the rollout done: the retry finds it healthy.
+	deploy := &appsv1.Deployment{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: f.ns, Name: "web"}, deploy)).To(Succeed())
+	deploy.Status = appsv1.DeploymentStatus{
+		ObservedGeneration: deploy.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
+		Conditions: []appsv1.DeploymentCondition{
+			{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"},
+			{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"},
+		},
+	}
+	g.Expect(env.Client.Status().Update(context.Background(), deploy)).To(Succeed())
+	app := f.waitApplied("app", sha)
+	g.Expect(app.Status.Health.Status).To(Equal(gitsyncv1.HealthStatusHealthy))
+	g.Expect(apimeta.IsStatusConditionTrue(app.Status.Conditions, gitsyncv1.HealthyCondition)).To(BeTrue())
 }

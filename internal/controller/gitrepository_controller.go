@@ -87,7 +87,8 @@ func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	// its outcome changes status, so a quiet repository costs no API writes.
 	conditions.MarkReconciling(obj, gitsyncv1.ProgressingReason, "fetching %s", redactURL(obj.Spec.URL))
 	if obj.Status.Artifact == nil || obj.Generation != obj.Status.ObservedGeneration {
-		if err := patcher.Patch(ctx, obj, patch.WithFieldOwner(gitsyncv1.FieldManager)); err != nil {
+		if err := patcher.Patch(ctx, obj, patch.WithOwnedConditions{Conditions: gitRepositoryOwnedConditions},
+			patch.WithFieldOwner(gitsyncv1.FieldManager)); err != nil {
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
 	}

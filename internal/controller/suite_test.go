@@ -64,7 +64,7 @@ func runSuite(m *testing.M) int {
 		}); err != nil {
 			return nil, err
 		}
-		apps := &ApplicationReconciler{Client: mgr.GetClient(), Storage: fetcher, DependencyRetry: 300 * time.Millisecond}
+		apps := &ApplicationReconciler{Client: mgr.GetClient(), Storage: fetcher, RetryInterval: 300 * time.Millisecond}
 		if err := apps.SetupWithManager(mgr, ApplicationOptions{
 			MaxConcurrentReconciles: 4,
 			RetryBase:               100 * time.Millisecond,
