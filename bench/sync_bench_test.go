@@ -44,6 +44,7 @@ func startOperator(b *testing.B, storage string) (*apicount.Counter, *rest.Confi
 	counter.Wrap(cfg)
 	mgr, err := operator.New(cfg, env.Scheme, operator.Options{
 		MetricsBindAddress: "0", HealthProbeBindAddress: "0", StoragePath: storage, Concurrent: 4,
+		SkipNameValidation: true,
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -257,6 +257,29 @@ func TestApplyConflictWithAnotherApplication(t *testing.T) {
 	g.Expect(exists(t, objs[0])).To(BeFalse())
 }
 
+// Five new objects of one kind in one namespace are checked with one LIST: a conflict
+// among them is found all the same.
+func TestApplyConflictDetectedInABatch(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	a := Owner{Name: "a", Namespace: ns}
+	_, err := newManager(a).Apply(ctx, []*unstructured.Unstructured{configMap(t, ns, "c3", "a")}, Options{})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	var objs []*unstructured.Unstructured
+	for i := range 5 {
+		objs = append(objs, configMap(t, ns, fmt.Sprintf("c%d", i), "b"))
+	}
+	_, err = newManager(Owner{Name: "b", Namespace: ns}).Apply(ctx, objs, Options{})
+	var conflict *ConflictError
+	g.Expect(errors.As(err, &conflict)).To(BeTrue(), "error: %v", err)
+	g.Expect(conflict.Subject).To(Equal("ConfigMap/" + ns + "/c3"))
+	g.Expect(conflict.Owner).To(Equal(a))
+	g.Expect(exists(t, objs[0])).To(BeFalse())
+}
+
 func TestApplyImpersonatedWithoutRights(t *testing.T) {
 	t.Parallel()
 	ns := env.Namespace(t)

@@ -11,6 +11,7 @@ import (
 	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
@@ -109,6 +110,44 @@ func (m *Manager) Health(ctx context.Context, entries []Entry) (*Health, error) 
 		return nil, fmt.Errorf("computing health: %w", err)
 	}
 	return aggregate(objs), nil
+}
+
+// statusless lists kinds that have no status: kstatus always finds them Current, so
+// once applied they are Healthy while they exist.
+var statusless = map[schema.GroupKind]bool{
+	{Kind: "ConfigMap"}:      true,
+	{Kind: "Secret"}:         true,
+	{Kind: "ServiceAccount"}: true,
+	{Kind: "LimitRange"}:     true,
+	{Group: "rbac.authorization.k8s.io", Kind: "Role"}:               true,
+	{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}:        true,
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}:        true,
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}: true,
+	{Group: "networking.k8s.io", Kind: "NetworkPolicy"}:              true,
+	{Group: "scheduling.k8s.io", Kind: "PriorityClass"}:              true,
+	{Group: "storage.k8s.io", Kind: "StorageClass"}:                  true,
+}
+
+// HealthAfterApply is Health for objects that were just applied: those of kinds without
+// a status (ConfigMap, Secret, RBAC, ...) are Healthy without being read, the others are
+// read as by Health. It saves one GET per such object on every sync; an object deleted
+// afterwards is a matter for drift detection, not for this sync's health.
+func (m *Manager) HealthAfterApply(ctx context.Context, entries []Entry) (*Health, error) {
+	var read []Entry
+	var known []objectStatus
+	for _, e := range entries {
+		gvk, err := e.GroupVersionKind()
+		if err == nil && statusless[gvk.GroupKind()] {
+			known = append(known, objectStatus{Subject: e.Subject(), Status: status.CurrentStatus})
+			continue
+		}
+		read = append(read, e)
+	}
+	objs, err := m.readStatuses(ctx, read)
+	if err != nil {
+		return nil, fmt.Errorf("computing health: %w", err)
+	}
+	return aggregate(append(known, objs...)), nil
 }
 
 // Wait polls the entries' objects until every one is Current (kstatus). It returns an

@@ -80,6 +80,29 @@ func TestHealth(t *testing.T) {
 	}))
 }
 
+// Right after an apply, kinds without a status are Healthy without a read; the others
+// are read as by Health.
+func TestHealthAfterApply(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	m := newManager(Owner{Name: "app", Namespace: ns})
+	cm, progressing := configMap(t, ns, "cfg", "1"), deployment(t, ns, "progressing")
+	_, err := m.Apply(ctx, []*unstructured.Unstructured{cm, progressing}, Options{})
+	g.Expect(err).NotTo(HaveOccurred())
+	// Deleted behind our back: HealthAfterApply does not look (drift detection does).
+	g.Expect(env.Client.Delete(ctx, cm)).To(Succeed())
+
+	h, err := m.HealthAfterApply(ctx, []Entry{EntryOf(cm), EntryOf(progressing)})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(h.Objects).To(Equal(map[string]string{
+		"ConfigMap/" + ns + "/cfg":          gitsyncv1.HealthStatusHealthy,
+		"Deployment/" + ns + "/progressing": gitsyncv1.HealthStatusProgressing,
+	}))
+	g.Expect(h.Status).To(Equal(gitsyncv1.HealthStatusProgressing))
+}
+
 func TestAggregate(t *testing.T) {
 	obj := func(subject string, s status.Status, msg string) objectStatus {
 		return objectStatus{Subject: subject, Status: s, Message: msg}

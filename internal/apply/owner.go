@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
@@ -67,27 +68,72 @@ func (e *ConflictError) Error() string {
 	return fmt.Sprintf("%s is managed by Application %s", e.Subject, e.Owner)
 }
 
-// checkOwners reads the metadata of each object that is not in previous (one GET each,
-// through the apply client) and returns a *ConflictError, in apply order, for the first
-// one labelled for another Owner. Objects that do not exist yet (or whose kind does not
-// exist yet) are fine.
+// listThreshold is the number of new objects of one kind in one namespace from which
+// checkOwners lists that kind's gitsync-labelled objects there instead of reading each.
+const listThreshold = 4
+
+// checkOwners looks at the objects that are not in previous and returns a
+// *ConflictError, in apply order, for the first one labelled for another Owner. Objects
+// that do not exist yet (or whose kind does not exist yet) are fine. New objects are
+// read one GET each, or, when there are listThreshold or more of one kind in one
+// namespace, with one metadata LIST of that kind's objects carrying an owner label
+// (a cold start of 20 ConfigMaps is one request, not 20).
 func (m *Manager) checkOwners(ctx context.Context, objs []*unstructured.Unstructured, previous []Entry) error {
 	known := make(map[string]bool, len(previous))
 	for _, e := range previous {
 		known[e.ID] = true
 	}
-	errs := make([]error, len(objs))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, m.concurrency)
+	type groupKey struct {
+		gvk       schema.GroupVersionKind
+		namespace string
+	}
+	groups := map[groupKey][]int{}
+	var order []groupKey
 	for i, obj := range objs {
 		if known[EntryOf(obj).ID] {
 			continue
 		}
+		k := groupKey{obj.GroupVersionKind(), obj.GetNamespace()}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], i)
+	}
+
+	errs := make([]error, len(objs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, m.concurrency)
+	run := func(f func()) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			errs[i] = m.checkOwner(ctx, obj)
+			f()
 		})
+	}
+	for _, k := range order {
+		idx := groups[k]
+		if len(idx) >= listThreshold {
+			run(func() {
+				owners, err := m.listOwners(ctx, k.gvk, k.namespace)
+				if err != nil {
+					// Not allowed to list (an impersonated account may only get):
+					// read them one by one.
+					for _, i := range idx {
+						errs[i] = m.checkOwner(ctx, objs[i])
+					}
+					return
+				}
+				for _, i := range idx {
+					if other, ok := owners[objs[i].GetName()]; ok && other != m.owner {
+						errs[i] = &ConflictError{Subject: utils.FmtUnstructured(objs[i]), Owner: other}
+					}
+				}
+			})
+			continue
+		}
+		for _, i := range idx {
+			run(func() { errs[i] = m.checkOwner(ctx, objs[i]) })
+		}
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -96,6 +142,30 @@ func (m *Manager) checkOwners(ctx context.Context, objs []*unstructured.Unstruct
 		}
 	}
 	return nil
+}
+
+// listOwners returns the owners of the objects of one kind in one namespace that carry
+// an owner label, by name. A kind that does not exist yet has none.
+func (m *Manager) listOwners(ctx context.Context, gvk schema.GroupVersionKind, namespace string) (map[string]Owner, error) {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	opts := []client.ListOption{client.HasLabels{gitsyncv1.ApplicationLabel}}
+	if namespace != "" {
+		opts = append(opts, client.InNamespace(namespace))
+	}
+	if err := m.client.List(ctx, list, opts...); err != nil {
+		if meta.IsNoMatchError(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	owners := make(map[string]Owner, len(list.Items))
+	for _, item := range list.Items {
+		if o, ok := ownerOf(item.GetLabels()); ok {
+			owners[item.GetName()] = o
+		}
+	}
+	return owners, nil
 }
 
 func (m *Manager) checkOwner(ctx context.Context, obj *unstructured.Unstructured) error {

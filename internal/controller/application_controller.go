@@ -337,7 +337,7 @@ func (r *ApplicationReconciler) reconcileHealth(ctx context.Context, s *syncRun)
 }
 
 func (r *ApplicationReconciler) recordHealth(ctx context.Context, s *syncRun) {
-	health, err := s.manager.Health(ctx, inventoryEntries(s.app))
+	health, err := s.manager.HealthAfterApply(ctx, inventoryEntries(s.app))
 	if err != nil {
 		s.app.Status.Health = &gitsyncv1.HealthInfo{Status: gitsyncv1.HealthStatusUnknown, Message: err.Error()}
 		conditions.MarkUnknown(s.app, gitsyncv1.HealthyCondition, gitsyncv1.HealthStatusUnknown, "%s", err)

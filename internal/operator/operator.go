@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -39,6 +40,8 @@ type Options struct {
 	Concurrent int
 	// GCInterval is how often unused checkouts are removed.
 	GCInterval time.Duration
+	// SkipNameValidation allows several managers in one process (benchmarks).
+	SkipNameValidation bool
 }
 
 // DefaultStoragePath is where checkouts go when --storage-path is not given.
@@ -67,7 +70,8 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
 		// Secret data is read uncached, when a repository needs it: the cache keeps only
 		// the metadata of Secrets.
-		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		Client:     client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		Controller: config.Controller{SkipNameValidation: &opts.SkipNameValidation},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
