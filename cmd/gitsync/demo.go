@@ -1,13 +1,20 @@
 package main
 
 import (
+	"io"
+
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/gitsync-dev/gitsync/internal/demo"
 )
 
-func newDemoCommand() *cobra.Command {
-	o := demo.Options{}
+func newDemoCommand(logOpts *zap.Options) *cobra.Command {
+	o := demo.Options{
+		// The operator's logs go to a file, so that the terminal shows the demo.
+		Logger: func(w io.Writer) logr.Logger { return zap.New(zap.UseFlagOptions(logOpts), zap.WriteTo(w)) },
+	}
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Start a local API server and a local Git repository, and sync it (no cluster needed)",

@@ -18,15 +18,17 @@ func main() {
 		Short:         "GitOps operator: keeps a Kubernetes cluster equal to Git",
 		SilenceUsage:  true,
 		SilenceErrors: false,
-		PersistentPreRun: func(*cobra.Command, []string) {
-			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&logOpts)))
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			if cmd.Name() != "demo" { // the demo logs to a file of its own
+				ctrl.SetLogger(zap.New(zap.UseFlagOptions(&logOpts)))
+			}
 		},
 	}
 	logFlags := flag.NewFlagSet("log", flag.ExitOnError)
 	logOpts.BindFlags(logFlags)
 	root.PersistentFlags().AddGoFlagSet(logFlags)
 
-	root.AddCommand(newRunCommand(), newDemoCommand())
+	root.AddCommand(newRunCommand(), newDemoCommand(&logOpts))
 	if err := root.ExecuteContext(ctrl.SetupSignalHandler()); err != nil {
 		os.Exit(1)
 	}

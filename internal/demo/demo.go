@@ -12,10 +12,12 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
@@ -35,6 +37,8 @@ type Options struct {
 	ExitWhenReady bool
 	// Out receives what the demo prints for the user.
 	Out io.Writer
+	// Logger, when set, makes the operator's logger, writing to <Dir>/gitsync.log.
+	Logger func(io.Writer) logr.Logger
 }
 
 // Run runs the demo until ctx ends (or until ready, with ExitWhenReady), then cleans up.
@@ -51,6 +55,16 @@ func Run(ctx context.Context, o Options) (err error) {
 		o.Dir = dir
 	}
 	say := func(format string, args ...any) { fmt.Fprintf(o.Out, format+"\n", args...) }
+	if o.Logger != nil {
+		logPath := filepath.Join(o.Dir, "gitsync.log")
+		logFile, err := os.Create(logPath)
+		if err != nil {
+			return err
+		}
+		defer logFile.Close()
+		ctrl.SetLogger(o.Logger(logFile))
+		say("gitsync's logs: %s", logPath)
+	}
 
 	say("starting a local kube-apiserver + etcd (the first run builds them, which takes a few minutes)...")
 	cluster, err := localcluster.Start()
