@@ -49,6 +49,9 @@ type ApplicationReconciler struct {
 	Now func() time.Time
 	// Jitter returns the extra delay added to an interval; none when nil.
 	Jitter func(time.Duration) time.Duration
+	// Drift, when set, watches what was applied and corrects drift between syncs; with
+	// it, a quiet interval resync makes no API request (see reconcileBackstop).
+	Drift *DriftReconciler
 	// RetryInterval is how often an Application waiting for its source's artifact or for
 	// its dependencies looks again (5s when zero). The watches usually come first; this
 	// covers an event that reached the cache before the Application did.
@@ -86,6 +89,9 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	if app.Spec.Suspend {
 		ctrl.LoggerFrom(ctx).V(1).Info("suspended, skipping")
+		if r.Drift != nil {
+			r.Drift.Forget(ctx, req.NamespacedName)
+		}
 		return ctrl.Result{}, nil
 	}
 
@@ -115,6 +121,7 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	for _, step := range []func(context.Context, *syncRun) (ctrl.Result, error){
 		r.reconcileDependencies,
 		r.reconcileSource,
+		r.reconcileBackstop,
 		r.reconcileBuild,
 		r.reconcileApply,
 		r.reconcilePrune,
@@ -237,6 +244,36 @@ func (r *ApplicationReconciler) reconcileSource(ctx context.Context, s *syncRun)
 	return ctrl.Result{}, nil
 }
 
+// reconcileBackstop ends a routine resync early: when the revision, the spec and the
+// last result are unchanged, no sync was requested and the drift watches hold this
+// Application's objects, the resync only compares the watch cache with what the drift
+// checks last saw (no API request) and hands any difference to the drift controller.
+// Health is read again only while it is not Healthy.
+func (r *ApplicationReconciler) reconcileBackstop(ctx context.Context, s *syncRun) (ctrl.Result, error) {
+	app := s.app
+	key := client.ObjectKeyFromObject(app)
+	requested := app.GetAnnotations()[gitsyncv1.RequestedAtAnnotation]
+	quiet := r.Drift != nil && r.Drift.Tracked(key) &&
+		s.revision == app.Status.LastAppliedRevision &&
+		app.Generation == app.Status.ObservedGeneration &&
+		conditions.IsReady(app) &&
+		(requested == "" || requested == app.Status.LastHandledReconcileAt)
+	if !quiet {
+		return ctrl.Result{}, nil
+	}
+	s.stop = true
+	r.Drift.Backstop(key)
+	if app.Status.Health != nil && app.Status.Health.Status != gitsyncv1.HealthStatusHealthy {
+		manager, err := r.Applier(app)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		s.manager = manager
+		r.recordHealth(ctx, s)
+	}
+	return ctrl.Result{RequeueAfter: r.requeueAfter(s)}, nil
+}
+
 // reconcileBuild renders spec.path. A failure applies nothing: Ready=False/BuildFailed.
 func (r *ApplicationReconciler) reconcileBuild(_ context.Context, s *syncRun) (ctrl.Result, error) {
 	s.attempted = true
@@ -275,6 +312,9 @@ func (r *ApplicationReconciler) reconcileApply(ctx context.Context, s *syncRun) 
 
 	if err := s.markProgress(ctx, "applying revision %s", s.revision); err != nil {
 		return ctrl.Result{}, err
+	}
+	if r.Drift != nil {
+		r.Drift.Prepare(ctx, s.objects)
 	}
 	ctx, cancel := context.WithTimeout(ctx, app.GetTimeout().Duration)
 	defer cancel()
@@ -315,6 +355,12 @@ func (r *ApplicationReconciler) reconcilePrune(ctx context.Context, s *syncRun) 
 		}
 	}
 	setInventory(app, current)
+	if r.Drift != nil {
+		// From now on the watches compare these objects with this revision.
+		if err := r.Drift.Applied(ctx, client.ObjectKeyFromObject(app), s.objects); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "starting drift watches")
+		}
+	}
 	return ctrl.Result{}, nil
 }
 
@@ -365,6 +411,8 @@ func (s *syncRun) finish(r *ApplicationReconciler, err error) {
 	} else {
 		app.Status.Sync = &gitsyncv1.SyncInfo{Status: gitsyncv1.SyncStatusSynced, Revision: s.revision}
 		app.Status.LastAppliedRevision = s.revision
+		// Every object was just applied from Git: nothing is drifted any more.
+		app.Status.Drift = nil
 		conditions.Delete(app, gitsyncv1.ReconcilingCondition)
 		conditions.Delete(app, gitsyncv1.StalledCondition)
 		conditions.MarkTrue(app, gitsyncv1.ReadyCondition, gitsyncv1.SucceededReason, "applied revision %s", s.revision)
@@ -460,6 +508,9 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *gitsyncv1.App
 				r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "Pruned", "Delete", "%s", changeSummary(nil, pruned))
 			}
 		}
+	}
+	if r.Drift != nil {
+		r.Drift.Forget(ctx, client.ObjectKeyFromObject(app))
 	}
 	patchBase := client.MergeFrom(app.DeepCopy())
 	controllerutil.RemoveFinalizer(app, gitsyncv1.Finalizer)

@@ -65,11 +65,15 @@ func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager, opts Applicat
 		}); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&gitsyncv1.Application{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, requestedAtChanged{}, deletionStarted{}))).
 		Watches(&gitsyncv1.GitRepository{}, handler.EnqueueRequestsFromMapFunc(r.applicationsForSource),
-			builder.WithPredicates(artifactChanged{})).
+			builder.WithPredicates(artifactChanged{}))
+	if r.Drift != nil {
+		b = b.WatchesRawSource(r.Drift.resyncSource())
+	}
+	return b.
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](opts.RetryBase, opts.RetryMax),

@@ -21,6 +21,22 @@ var (
 		Help: "Objects written by Application syncs, by action (created, configured, deleted).",
 	}, []string{"action"})
 
+	driftDetectedTotal = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "gitsync_drift_detected_total",
+		Help: "Managed objects found to differ from Git (each new drift of an object counts once).",
+	})
+
+	driftCorrectedTotal = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "gitsync_drift_corrected_total",
+		Help: "Drifted objects re-applied from Git by self-heal.",
+	})
+
+	driftCorrectionSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "gitsync_drift_correction_seconds",
+		Help:    "Time from a drift's detection to its correction.",
+		Buckets: prometheus.ExponentialBuckets(0.005, 2, 16),
+	})
+
 	reconcileDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "gitsync_reconcile_duration_seconds",
 		Help:    "Duration of reconciliations by kind.",
@@ -29,5 +45,6 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(fetchesTotal, syncsTotal, applyChangesTotal, reconcileDuration)
+	metrics.Registry.MustRegister(fetchesTotal, syncsTotal, applyChangesTotal, driftDetectedTotal, driftCorrectedTotal,
+		driftCorrectionSeconds, reconcileDuration)
 }

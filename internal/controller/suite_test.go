@@ -24,8 +24,9 @@ import (
 )
 
 var (
-	env         *testenv.Env
-	storagePath string
+	env             *testenv.Env
+	storagePath     string
+	driftReconciler *DriftReconciler
 )
 
 func TestMain(m *testing.M) {
@@ -64,7 +65,13 @@ func runSuite(m *testing.M) int {
 		}); err != nil {
 			return nil, err
 		}
-		apps := &ApplicationReconciler{Client: mgr.GetClient(), Storage: fetcher, RetryInterval: 300 * time.Millisecond}
+		drift := NewDriftReconciler()
+		drift.Client = mgr.GetClient()
+		if err := drift.SetupWithManager(mgr, 4); err != nil {
+			return nil, err
+		}
+		driftReconciler = drift
+		apps := &ApplicationReconciler{Client: mgr.GetClient(), Storage: fetcher, Drift: drift, RetryInterval: 300 * time.Millisecond}
 		if err := apps.SetupWithManager(mgr, ApplicationOptions{
 			MaxConcurrentReconciles: 4,
 			RetryBase:               100 * time.Millisecond,

@@ -95,9 +95,15 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	if err := repos.SetupWithManager(mgr, controller.GitRepositoryOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
 		return nil, fmt.Errorf("setting up the GitRepository controller: %w", err)
 	}
+	drift := controller.NewDriftReconciler()
+	drift.Client = mgr.GetClient()
+	if err := drift.SetupWithManager(mgr, opts.Concurrent); err != nil {
+		return nil, fmt.Errorf("setting up the drift controller: %w", err)
+	}
 	apps := &controller.ApplicationReconciler{
 		Client:  mgr.GetClient(),
 		Storage: fetcher,
+		Drift:   drift,
 		Jitter:  controller.Jitter(0.1),
 	}
 	if err := apps.SetupWithManager(mgr, controller.ApplicationOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {

@@ -1,0 +1,67 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/metadata"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/gitsync-dev/gitsync/internal/drift"
+)
+
+// SetupWithManager registers the drift controller: its queue is fed by the watches on
+// managed objects (and by the backstop), keyed by Application.
+func (r *DriftReconciler) SetupWithManager(mgr ctrl.Manager, concurrent int) error {
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder("gitsync")
+	}
+	if r.Fights == nil {
+		r.Fights = drift.NewFights(time.Now)
+	}
+	if r.Applier == nil {
+		applier, err := NewApplier(mgr.GetConfig(), mgr)
+		if err != nil {
+			return err
+		}
+		r.Applier = applier
+	}
+	if r.Watches == nil {
+		mc, err := metadata.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+		if err != nil {
+			return fmt.Errorf("creating the metadata client: %w", err)
+		}
+		mapper := mgr.GetRESTMapper()
+		r.Watches = drift.NewWatches(mc, func(gvk schema.GroupVersionKind) (schema.GroupVersionResource, error) {
+			m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+			if err != nil {
+				return schema.GroupVersionResource{}, err
+			}
+			return m.Resource, nil
+		}, r.OnEvent)
+		// The watches stop with the manager.
+		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+			<-ctx.Done()
+			r.Watches.Stop()
+			return nil
+		})); err != nil {
+			return err
+		}
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("drift").
+		WatchesRawSource(source.Channel(r.wake, &handler.EnqueueRequestForObject{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrent}).
+		Complete(r)
+}
+
+// resyncSource feeds the Application controller the full syncs the drift controller asks for.
+func (r *DriftReconciler) resyncSource() source.Source {
+	return source.Channel(r.resync, &handler.EnqueueRequestForObject{})
+}

@@ -1,0 +1,234 @@
+// Package drift watches the objects gitsync applied and tells what drifted from Git:
+// label-selected, metadata-only watches per kind (so the API server sends only gitsync's
+// objects, and only their metadata), a per-object comparison with Git's version, the
+// field managers that wrote the difference, and when to back off from a fight.
+package drift
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/tools/cache"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+)
+
+// ObjectRef identifies a managed object.
+type ObjectRef struct {
+	GVK       schema.GroupVersionKind
+	Namespace string
+	Name      string
+}
+
+// Event says that a managed object changed in a way gitsync did not make, or went away
+// (deleted, or its owner labels removed: it left the watch's label selection).
+type Event struct {
+	Object ObjectRef
+	// Owner is the Application named by the object's labels.
+	Owner types.NamespacedName
+	// Gone is true when the object was deleted or lost its owner labels.
+	Gone bool
+}
+
+// Watches runs one metadata-only informer per kind that appears in some inventory,
+// selecting the objects that carry gitsync's owner label.
+type Watches struct {
+	client   metadata.Interface
+	resource func(schema.GroupVersionKind) (schema.GroupVersionResource, error)
+	handler  func(Event)
+
+	mu        sync.Mutex
+	informers map[schema.GroupVersionKind]*watch
+}
+
+type watch struct {
+	informer cache.SharedIndexInformer
+	stop     context.CancelFunc
+}
+
+// NewWatches returns Watches that call handler for every Event. resource maps a kind to
+// its resource (a RESTMapper lookup).
+func NewWatches(client metadata.Interface, resource func(schema.GroupVersionKind) (schema.GroupVersionResource, error), handler func(Event)) *Watches {
+	return &Watches{client: client, resource: resource, handler: handler, informers: map[schema.GroupVersionKind]*watch{}}
+}
+
+// Sync makes the watched kinds equal to kinds: it starts an informer for each new kind
+// (and waits for its first list) and stops the informers of kinds no longer listed.
+func (w *Watches) Sync(ctx context.Context, kinds map[schema.GroupVersionKind]bool) error {
+	w.mu.Lock()
+	var started []*watch
+	var errs []error
+	for gvk := range kinds {
+		if _, ok := w.informers[gvk]; ok {
+			continue
+		}
+		wt, err := w.start(gvk)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		w.informers[gvk] = wt
+		started = append(started, wt)
+	}
+	for gvk, wt := range w.informers {
+		if !kinds[gvk] {
+			wt.stop()
+			delete(w.informers, gvk)
+		}
+	}
+	w.mu.Unlock()
+
+	for _, wt := range started {
+		if !cache.WaitForCacheSync(ctx.Done(), wt.informer.HasSynced) {
+			return fmt.Errorf("waiting for a watch to sync: %w", ctx.Err())
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("starting watches: %v", errs)
+	}
+	return nil
+}
+
+// Stop stops every informer.
+func (w *Watches) Stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for gvk, wt := range w.informers {
+		wt.stop()
+		delete(w.informers, gvk)
+	}
+}
+
+// Kinds returns the watched kinds, sorted.
+func (w *Watches) Kinds() []schema.GroupVersionKind {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	kinds := make([]schema.GroupVersionKind, 0, len(w.informers))
+	for gvk := range w.informers {
+		kinds = append(kinds, gvk)
+	}
+	sort.Slice(kinds, func(i, j int) bool { return kinds[i].String() < kinds[j].String() })
+	return kinds
+}
+
+// Cached returns the watch cache's copy of an object's metadata, if its kind is
+// watched and the object is there.
+func (w *Watches) Cached(ref ObjectRef) (*metav1.PartialObjectMetadata, bool) {
+	w.mu.Lock()
+	wt, ok := w.informers[ref.GVK]
+	w.mu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	key := ref.Name
+	if ref.Namespace != "" {
+		key = ref.Namespace + "/" + ref.Name
+	}
+	obj, exists, err := wt.informer.GetStore().GetByKey(key)
+	if err != nil || !exists {
+		return nil, false
+	}
+	m, ok := obj.(*metav1.PartialObjectMetadata)
+	return m, ok
+}
+
+func (w *Watches) start(gvk schema.GroupVersionKind) (*watch, error) {
+	gvr, err := w.resource(gvk)
+	if err != nil {
+		return nil, fmt.Errorf("finding the resource of %s: %w", gvk, err)
+	}
+	informer := metadatainformer.NewFilteredMetadataInformer(w.client, gvr, metav1.NamespaceAll, 0, cache.Indexers{},
+		func(o *metav1.ListOptions) { o.LabelSelector = gitsyncv1.ApplicationLabel }).Informer()
+	_, err = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(oldObj, newObj any) {
+			oldMeta, ok1 := oldObj.(*metav1.PartialObjectMetadata)
+			newMeta, ok2 := newObj.(*metav1.PartialObjectMetadata)
+			if !ok1 || !ok2 || !ChangedByOthers(oldMeta, newMeta) {
+				return
+			}
+			w.emit(gvk, newMeta, false)
+		},
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+				w.emit(gvk, m, true)
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go informer.RunWithContext(ctx)
+	return &watch{informer: informer, stop: cancel}, nil
+}
+
+func (w *Watches) emit(gvk schema.GroupVersionKind, m *metav1.PartialObjectMetadata, gone bool) {
+	owner, ok := OwnerOf(m.GetLabels())
+	if !ok {
+		return
+	}
+	w.handler(Event{
+		Object: ObjectRef{GVK: gvk, Namespace: m.GetNamespace(), Name: m.GetName()},
+		Owner:  owner,
+		Gone:   gone,
+	})
+}
+
+// OwnerOf reads the Application named by gitsync's owner labels.
+func OwnerOf(labels map[string]string) (types.NamespacedName, bool) {
+	name, ok := labels[gitsyncv1.ApplicationLabel]
+	if !ok || name == "" {
+		return types.NamespacedName{}, false
+	}
+	return types.NamespacedName{Namespace: labels[gitsyncv1.ApplicationNamespaceLabel], Name: name}, true
+}
+
+// ChangedByOthers tells whether an update was made by someone else than gitsync: it
+// compares the managedFields entries of the two versions, leaving out gitsync's own
+// entry and every status-subresource entry (status is never drift). An update that only
+// gitsync's apply or a status writer made changes nothing there, and costs no request.
+func ChangedByOthers(oldObj, newObj *metav1.PartialObjectMetadata) bool {
+	return Fingerprint(oldObj) != Fingerprint(newObj)
+}
+
+// Fingerprint summarises the managedFields entries of other writers than gitsync (status
+// excluded), and the owner labels; two versions with the same fingerprint differ only by
+// gitsync's writes or by status.
+func Fingerprint(obj *metav1.PartialObjectMetadata) string {
+	h := sha256.New()
+	labels := obj.GetLabels()
+	fmt.Fprintf(h, "%s\x00%s\x00", labels[gitsyncv1.ApplicationLabel], labels[gitsyncv1.ApplicationNamespaceLabel])
+	entries := make([]string, 0, len(obj.ManagedFields))
+	for _, e := range obj.ManagedFields {
+		if e.Manager == gitsyncv1.FieldManager || e.Subresource == "status" {
+			continue
+		}
+		var when string
+		if e.Time != nil {
+			when = e.Time.UTC().Format(time.RFC3339)
+		}
+		var fields string
+		if e.FieldsV1 != nil {
+			fields = string(e.FieldsV1.Raw)
+		}
+		entries = append(entries, e.Manager+"\x00"+string(e.Operation)+"\x00"+e.Subresource+"\x00"+when+"\x00"+fields)
+	}
+	sort.Strings(entries)
+	for _, e := range entries {
+		fmt.Fprintf(h, "%s\x01", e)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
