@@ -140,8 +140,16 @@ The demo runs until Ctrl-C. Try, in another shell:
   kubectl get gsapp -n %s -w          # the new revision is applied within the 5s poll
   kubectl get configmap web-config -n demo-app -o yaml
 
+  # drift: an edit outside Git is reverted at once, and reported
+  kubectl set image deployment/web web=nginx:drifted -n demo-app
+  kubectl get deployment web -n demo-app -o jsonpath='{.spec.template.spec.containers[0].image}'
+  kubectl get events -n %s --field-selector involvedObject.kind=Application
+  kubectl patch gsapp demo -n %s --type merge -p '{"spec":{"selfHeal":false}}'   # report only
+  kubectl set image deployment/web web=nginx:drifted -n demo-app
+  kubectl get gsapp demo -n %s -o jsonpath='{.status.drift}'
+
 (No kubelet runs here: Pods never start, so the Deployment stays Progressing.)
-`, kubeconfig, Namespace, repo, Namespace)
+`, kubeconfig, Namespace, repo, Namespace, Namespace, Namespace, Namespace)
 	<-ctx.Done()
 	say("stopping")
 	return nil
