@@ -97,26 +97,14 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 
 	patcher := patch.NewSerialPatcher(app, r.Client)
 	defer func() {
-		if v, ok := app.GetAnnotations()[gitsyncv1.RequestedAtAnnotation]; ok {
-			app.Status.LastHandledReconcileAt = v
-		}
-		opts := []patch.Option{
-			patch.WithOwnedConditions{Conditions: applicationOwnedConditions},
-			patch.WithFieldOwner(gitsyncv1.FieldManager),
-		}
-		if !conditions.IsReconciling(app) {
-			opts = append(opts, patch.WithStatusObservedGeneration{})
-		}
-		if err := patcher.Patch(ctx, app, opts...); err != nil && !apierrors.IsNotFound(err) {
-			retErr = errors.Join(retErr, fmt.Errorf("patching status: %w", err))
-		}
+		app.Status.LastHandledReconcileAt = requestHandled(app, app.Status.LastHandledReconcileAt)
+		retErr = errors.Join(retErr, patchStatus(ctx, patcher, app, applicationOwnedConditions, true))
 		reconcileDuration.WithLabelValues(gitsyncv1.ApplicationKind).Observe(r.now().Sub(start).Seconds())
 	}()
 
 	s := &syncRun{app: app, started: metav1.NewTime(start)}
 	s.saveProgress = func(ctx context.Context) error {
-		return patcher.Patch(ctx, app, patch.WithOwnedConditions{Conditions: applicationOwnedConditions},
-			patch.WithFieldOwner(gitsyncv1.FieldManager))
+		return patchStatus(ctx, patcher, app, applicationOwnedConditions, false)
 	}
 	for _, step := range []func(context.Context, *syncRun) (ctrl.Result, error){
 		r.reconcileDependencies,

@@ -13,7 +13,6 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -67,18 +66,8 @@ func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 
 	patcher := patch.NewSerialPatcher(obj, r.Client)
 	defer func() {
-		r.recordRequestHandled(obj)
-		opts := []patch.Option{
-			patch.WithOwnedConditions{Conditions: gitRepositoryOwnedConditions},
-			patch.WithFieldOwner(gitsyncv1.FieldManager),
-		}
-		// Only a finished reconcile observes the generation (kstatus).
-		if !conditions.IsReconciling(obj) {
-			opts = append(opts, patch.WithStatusObservedGeneration{})
-		}
-		if err := patcher.Patch(ctx, obj, opts...); err != nil && !apierrors.IsNotFound(err) {
-			retErr = errors.Join(retErr, fmt.Errorf("patching status: %w", err))
-		}
+		obj.Status.LastHandledReconcileAt = requestHandled(obj, obj.Status.LastHandledReconcileAt)
+		retErr = errors.Join(retErr, patchStatus(ctx, patcher, obj, gitRepositoryOwnedConditions, true))
 		reconcileDuration.WithLabelValues(gitsyncv1.GitRepositoryKind).Observe(r.now().Sub(start).Seconds())
 	}()
 
@@ -87,9 +76,8 @@ func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	// its outcome changes status, so a quiet repository costs no API writes.
 	conditions.MarkReconciling(obj, gitsyncv1.ProgressingReason, "fetching %s", redactURL(obj.Spec.URL))
 	if obj.Status.Artifact == nil || obj.Generation != obj.Status.ObservedGeneration {
-		if err := patcher.Patch(ctx, obj, patch.WithOwnedConditions{Conditions: gitRepositoryOwnedConditions},
-			patch.WithFieldOwner(gitsyncv1.FieldManager)); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
+		if err := patchStatus(ctx, patcher, obj, gitRepositoryOwnedConditions, false); err != nil {
+			return ctrl.Result{}, err
 		}
 	}
 
@@ -202,13 +190,6 @@ func (r *GitRepositoryReconciler) auth(ctx context.Context, obj *gitsyncv1.GitRe
 		return nil, fmt.Errorf("secret %s: %w", key, err)
 	}
 	return auth, nil
-}
-
-// recordRequestHandled copies a new gitsync.dev/requested-at value into status.
-func (r *GitRepositoryReconciler) recordRequestHandled(obj *gitsyncv1.GitRepository) {
-	if v, ok := obj.GetAnnotations()[gitsyncv1.RequestedAtAnnotation]; ok {
-		obj.Status.LastHandledReconcileAt = v
-	}
 }
 
 func (r *GitRepositoryReconciler) now() time.Time {
