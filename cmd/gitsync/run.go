@@ -15,8 +15,9 @@ import (
 )
 
 type runOptions struct {
-	kubeconfig string
-	operator   operator.Options
+	kubeconfig        string
+	webhookSecretFile string
+	operator          operator.Options
 }
 
 func newRunCommand() *cobra.Command {
@@ -37,6 +38,8 @@ func newRunCommand() *cobra.Command {
 	f.StringVar(&o.operator.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader lease; default: the pod's namespace")
 	f.StringVar(&o.operator.StoragePath, "storage-path", operator.DefaultStoragePath(), "directory for Git checkouts")
 	f.IntVar(&o.operator.Concurrent, "concurrent", 4, "reconciles each controller runs at once")
+	f.StringVar(&o.operator.WebhookBindAddress, "webhook-bind-address", ":9292", "address of the push webhook receiver (POST /hook/<provider>); 0 turns it off")
+	f.StringVar(&o.webhookSecretFile, "webhook-secret-file", "", "file holding an operator-wide webhook secret that verifies deliveries for every repository")
 	return cmd
 }
 
@@ -45,6 +48,13 @@ func (o *runOptions) run(ctx context.Context) error {
 	cfg, err := o.restConfig()
 	if err != nil {
 		return err
+	}
+	if o.webhookSecretFile != "" {
+		secret, err := os.ReadFile(o.webhookSecretFile)
+		if err != nil {
+			return fmt.Errorf("reading --webhook-secret-file: %w", err)
+		}
+		o.operator.WebhookSecret = secret
 	}
 	mgr, err := operator.New(cfg, nil, o.operator)
 	if err != nil {

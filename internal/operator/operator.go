@@ -5,6 +5,8 @@ package operator
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -23,6 +25,7 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/controller"
 	"github.com/gitsync-dev/gitsync/internal/localcluster"
 	"github.com/gitsync-dev/gitsync/internal/source"
+	"github.com/gitsync-dev/gitsync/internal/webhook"
 )
 
 // Options configure the operator. Zero values take the defaults of `gitsync run`.
@@ -42,6 +45,11 @@ type Options struct {
 	GCInterval time.Duration
 	// SkipNameValidation allows several managers in one process (benchmarks).
 	SkipNameValidation bool
+	// WebhookBindAddress serves the push webhooks (POST /hook/<provider>); "0" or ""
+	// turns the receiver off.
+	WebhookBindAddress string
+	// WebhookSecret, when set, verifies deliveries for every repository (admin secret).
+	WebhookSecret []byte
 }
 
 // DefaultStoragePath is where checkouts go when --storage-path is not given.
@@ -109,6 +117,13 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	if err := apps.SetupWithManager(mgr, controller.ApplicationOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
 		return nil, fmt.Errorf("setting up the Application controller: %w", err)
 	}
+	if opts.WebhookBindAddress != "" && opts.WebhookBindAddress != "0" {
+		receiver := webhook.NewHandler(&controller.WebhookCluster{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()},
+			webhook.Options{SharedSecret: opts.WebhookSecret})
+		if err := mgr.Add(webhookServer(opts.WebhookBindAddress, receiver)); err != nil {
+			return nil, err
+		}
+	}
 	if err := mgr.Add(checkoutGC(mgr.GetClient(), fetcher, opts.GCInterval)); err != nil {
 		return nil, err
 	}
@@ -136,4 +151,36 @@ func checkoutGC(c client.Client, fetcher *source.Fetcher, interval time.Duration
 		}, interval)
 		return nil
 	})
+}
+
+// webhookServer serves the receiver on every replica (a wake-up is an annotation any
+// replica may set), until the manager stops.
+func webhookServer(addr string, h http.Handler) manager.Runnable {
+	return &server{addr: addr, handler: h}
+}
+
+type server struct {
+	addr    string
+	handler http.Handler
+}
+
+func (s *server) NeedLeaderElection() bool { return false }
+
+func (s *server) Start(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.addr)
+	if err != nil {
+		return fmt.Errorf("webhook receiver: %w", err)
+	}
+	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	ctrl.LoggerFrom(ctx).Info("serving push webhooks", "address", ln.Addr().String())
+	if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
+		return err
+	}
+	return nil
 }

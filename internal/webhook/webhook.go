@@ -1,0 +1,263 @@
+// Package webhook receives push webhooks from Git providers and wakes the
+// GitRepositories they concern, so that a push is fetched and applied at once
+// instead of at the next poll.
+//
+// Endpoints: POST /hook/github, /hook/gitlab, /hook/gitea, /hook/bitbucket
+// (Bitbucket Server / Data Center) and /hook/generic. A delivery is handled
+// in this order, and each step's answer is final:
+//
+//  1. unknown path: 404; any method but POST: 405.
+//  2. body over Options.MaxBodyBytes: 413.
+//  3. no event header: 400; a ping or test event: 200; any other non-push
+//     event: 200. Nothing is woken and no signature is needed: these answers
+//     say nothing about the cluster.
+//  4. no signature header: 401, before the body is even parsed.
+//  5. malformed body, or no repository URL or ref in it: 400.
+//  6. candidates = every GitRepository, in any namespace, whose spec.url
+//     normalises (see NormalizeURL) to one of the payload's URLs, whatever
+//     its ref. The delivery is authenticated when it verifies with
+//     Options.SharedSecret, or with the webhook secret of at least one
+//     candidate. Not authenticated: 401.
+//  7. authenticated: 202 with {"woken": N}, where the woken repositories are
+//     the candidates that the push concerns and that the delivery verified
+//     for — their own secret, or the shared secret, which
+//     verifies for every candidate, including those without a secret of
+//     their own (the shared secret belongs to the operator's admin, who can
+//     wake any GitRepository anyway).
+//
+// A push concerns a repository as follows. refs/heads/B: repositories that
+// follow branch B (with or without a pinned commit), and those with no ref
+// when B is the default branch; GitHub, GitLab and Gitea name the default
+// branch in the payload, Bitbucket Server and generic do not, and then any
+// branch push wakes the repositories with no ref (the receiver cannot know
+// the default branch, and a needless wake costs one ls-remote). refs/tags/T:
+// repositories that follow tag T, and every semver repository. Other refs
+// (refs/pull/…, refs/merge-requests/…) and repositories pinned to a bare
+// commit: nothing.
+//
+// So a caller without a valid signature gets the same 401 whether the URL it
+// names is known or not: a wrong signature for a known repository and any
+// signature for an unknown one are alike. Only a caller who proves the shared
+// secret learns that a URL is unknown (202, woken 0), and only one who proves a
+// repository's secret learns that its repository exists (202). The number of
+// HMACs computed is padded to at least one when there is no candidate, so the
+// common known/unknown cases also take about the same time. A repository
+// without a webhook secret is never woken by a per-repository signature; one
+// tenant's secret never wakes another tenant's repository, even at the same URL.
+//
+// Every answer's body is {"woken": N}: no repository names, no secrets, no
+// reasons (those go to the log, at V(1), without secrets).
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+)
+
+// DefaultMaxBodyBytes caps a delivery's body when Options.MaxBodyBytes is unset.
+// Ordinary pushes stay far below it (GitLab lists at most 20 commits, Bitbucket
+// Server 5); a GitHub push of many hundreds of commits can exceed it, gets 413,
+// and is picked up by the repository's next poll instead.
+const DefaultMaxBodyBytes = 1 << 20
+
+// wakeTimeout bounds the Wake calls of one delivery. They run detached from
+// the request, so a provider that hangs up early does not cancel them.
+const wakeTimeout = 10 * time.Second
+
+// Repository is what the receiver needs to know of a GitRepository.
+type Repository struct {
+	// Namespace and Name identify the GitRepository.
+	Namespace, Name string
+	// URL is spec.url.
+	URL string
+	// Branch, Tag, SemVer and Commit are spec.ref; all empty means the remote's
+	// default branch.
+	Branch, Tag, SemVer, Commit string
+	// Secret is the `token` key of the Secret that spec.webhookSecretRef names.
+	// nil (or empty) means no webhook secret: no delivery signed per repository
+	// wakes it; only one signed with Options.SharedSecret does.
+	Secret []byte
+}
+
+// Cluster is implemented by the controller package with the Kubernetes client.
+type Cluster interface {
+	// Repositories returns every GitRepository (all namespaces) with its webhook secret resolved.
+	Repositories(ctx context.Context) ([]Repository, error)
+	// Wake sets gitsync.dev/requested-at on the GitRepository.
+	Wake(ctx context.Context, namespace, name string) error
+}
+
+// Options tunes the receiver.
+type Options struct {
+	// SharedSecret (from --webhook-secret-file), when set, also verifies
+	// deliveries for every repository (admin secret). Trailing CR/LF are ignored.
+	SharedSecret []byte
+	// MaxBodyBytes caps a delivery's body; 0 means DefaultMaxBodyBytes (1 MiB).
+	MaxBodyBytes int64
+}
+
+// NewHandler returns the receiver. It serves POST /hook/{github,gitlab,gitea,bitbucket,generic}
+// and answers 404 for any other path; mount it at "/" or at "/hook/" without
+// stripping the prefix.
+func NewHandler(c Cluster, opts Options) http.Handler {
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	var shared []byte
+	if s := secretKey(opts.SharedSecret); s != nil {
+		shared = append([]byte(nil), s...)
+	}
+	return &handler{cluster: c, shared: shared, maxBody: opts.MaxBodyBytes}
+}
+
+type handler struct {
+	cluster Cluster
+	shared  []byte
+	maxBody int64
+}
+
+// ServeHTTP routes, answers and counts one delivery.
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p, known := providerFor(r.URL.Path)
+	label := "unknown"
+	code, woken := http.StatusNotFound, 0
+	switch {
+	case !known:
+	case r.Method != http.MethodPost:
+		label = p.name
+		w.Header().Set("Allow", http.MethodPost)
+		code = http.StatusMethodNotAllowed
+	default:
+		label = p.name
+		code, woken = h.handle(w, r, p)
+	}
+	requestsTotal.WithLabelValues(label, strconv.Itoa(code)).Inc()
+
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(struct {
+		Woken int `json:"woken"`
+	}{woken})
+}
+
+// providerFor returns the provider that serves path.
+func providerFor(path string) (provider, bool) {
+	name, ok := strings.CutPrefix(path, "/hook/")
+	if !ok {
+		return provider{}, false
+	}
+	p, ok := providers[name]
+	return p, ok
+}
+
+// handle runs steps 2 to 7 of the package comment for a POST and returns the
+// status code and the number of repositories woken.
+func (h *handler) handle(w http.ResponseWriter, r *http.Request, p provider) (int, int) {
+	log := ctrllog.FromContext(r.Context()).WithName("webhook").WithValues("provider", p.name)
+	reject := func(code int, reason string) (int, int) {
+		log.V(1).Info("delivery rejected", "code", code, "reason", reason)
+		return code, 0
+	}
+
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	if err != nil {
+		if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) {
+			return reject(http.StatusRequestEntityTooLarge, "body too large")
+		}
+		return reject(http.StatusBadRequest, "reading body failed")
+	}
+
+	switch p.event(r.Header) {
+	case eventMissing:
+		return reject(http.StatusBadRequest, "no event header")
+	case eventPing:
+		log.V(1).Info("ping received")
+		return http.StatusOK, 0
+	case eventOther:
+		log.V(1).Info("event ignored: not a push")
+		return http.StatusOK, 0
+	}
+
+	sig, present := p.signature(r.Header, body)
+	if !present {
+		return reject(http.StatusUnauthorized, "no signature")
+	}
+	ev, err := p.parse(r.Header, body)
+	if err != nil {
+		return reject(http.StatusBadRequest, "malformed payload")
+	}
+	repos, err := h.cluster.Repositories(r.Context())
+	if err != nil {
+		log.Error(err, "listing GitRepositories")
+		return http.StatusInternalServerError, 0
+	}
+	wake, ok := decide(repos, ev, sig, h.shared)
+	if !ok {
+		return reject(http.StatusUnauthorized, "signature verifies for no repository the payload names")
+	}
+
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), wakeTimeout)
+	defer cancel()
+	woken, failed := 0, false
+	for _, repo := range wake {
+		if err := h.cluster.Wake(ctx, repo.Namespace, repo.Name); err != nil {
+			log.Error(err, "waking GitRepository", "namespace", repo.Namespace, "name", repo.Name)
+			failed = true
+			continue
+		}
+		log.Info("woke GitRepository", "namespace", repo.Namespace, "name", repo.Name)
+		woken++
+	}
+	if failed {
+		return http.StatusInternalServerError, woken
+	}
+	return http.StatusAccepted, woken
+}
+
+// decoyKey keys the HMAC computed when a payload names no known repository,
+// so that such a delivery costs about as much as one naming a repository. Its
+// result is thrown away; it is not a secret.
+var decoyKey = []byte("gitsync webhook: no candidate")
+
+// decide returns the repositories a delivery wakes, and whether it is
+// authenticated at all (step 6 and 7 of the package comment).
+func decide(repos []Repository, ev push, sig signature, shared []byte) ([]Repository, bool) {
+	sharedOK := shared != nil && sig.verify(shared)
+	cands := candidates(repos, ev.urls)
+	if len(cands) == 0 {
+		_ = sig.verify(decoyKey)
+	}
+	// One verification per distinct secret: a tenant often has several
+	// GitRepositories of one URL (branches, tags) under one secret.
+	verified := make(map[string]bool, len(cands))
+	authenticated := sharedOK
+	var wake []Repository
+	seen := make(map[[2]string]bool, len(cands))
+	for _, c := range cands {
+		ok := sharedOK
+		if key := secretKey(c.Secret); key != nil {
+			v, done := verified[string(key)]
+			if !done {
+				v = sig.verify(key)
+				verified[string(key)] = v
+			}
+			ok = ok || v
+		}
+		authenticated = authenticated || ok
+		id := [2]string{c.Namespace, c.Name}
+		if ok && !seen[id] && wants(c, ev.refs, ev.defaultBranch) {
+			seen[id] = true
+			wake = append(wake, c)
+		}
+	}
+	return wake, authenticated
+}
