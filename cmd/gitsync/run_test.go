@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,12 +48,13 @@ func TestRunAgainstACluster(t *testing.T) {
 	g.Expect(os.WriteFile(kubeconfigPath, kubeconfig, 0o600)).To(Succeed())
 	ns := env.Namespace(t)
 
-	metricsAddr, probeAddr := freeAddr(t), freeAddr(t)
+	metricsAddr, probeAddr, webhookAddr := freeAddr(t), freeAddr(t), freeAddr(t)
 	cmd := newRunCommand()
 	g.Expect(cmd.Flags().Parse([]string{
 		"--kubeconfig", kubeconfigPath,
 		"--metrics-bind-address", metricsAddr,
 		"--health-probe-bind-address", probeAddr,
+		"--webhook-bind-address", webhookAddr,
 		"--leader-elect", "--leader-election-namespace", ns,
 		"--storage-path", t.TempDir(),
 	})).To(Succeed())
@@ -101,10 +103,18 @@ func TestRunAgainstACluster(t *testing.T) {
 		code, body := get(fmt.Sprintf("http://%s%s", probeAddr, path))
 		g.Expect(code).To(Equal(http.StatusOK), "%s: %s", path, body)
 	}
+	// The webhook receiver answers; an unsigned delivery wakes nothing.
+	resp, err := http.Post(fmt.Sprintf("http://%s/hook/generic", webhookAddr), "application/json",
+		strings.NewReader(`{"url": "`+srv.HTTPURL("app")+`", "ref": "refs/heads/main"}`))
+	g.Expect(err).NotTo(HaveOccurred())
+	resp.Body.Close()
+	g.Expect(resp.StatusCode).To(Equal(http.StatusUnauthorized))
+
 	code, metrics := get(fmt.Sprintf("http://%s/metrics", metricsAddr))
 	g.Expect(code).To(Equal(http.StatusOK))
 	g.Expect(metrics).To(ContainSubstring(`gitsync_source_polls_total{result="fetched"}`))
 	g.Expect(metrics).To(ContainSubstring(`controller_runtime_reconcile_total{controller="gitrepository"`))
+	g.Expect(metrics).To(ContainSubstring(`gitsync_webhook_requests_total{code="401",provider="generic"} 1`))
 
 	lease := &coordinationv1.Lease{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "gitsync-leader.gitsync.dev"}, lease)).To(Succeed())
