@@ -1,0 +1,123 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/operator"
+	"github.com/gitsync-dev/gitsync/internal/testutil/gittest"
+)
+
+// BenchmarkWebhookPushToApplied: a GitRepository polling every 10 minutes (so only the
+// webhook explains a fast sync); 20 pushes, each changing a ConfigMap value; from the
+// webhook's 202 to the new value read back from the API server.
+func BenchmarkWebhookPushToApplied(b *testing.B) {
+	for range b.N {
+		b.StopTimer()
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		mgr, err := operator.New(rest.CopyConfig(env.Config), env.Scheme, operator.Options{
+			MetricsBindAddress: "0", HealthProbeBindAddress: "0", StoragePath: b.TempDir(),
+			SkipNameValidation: true, WebhookBindAddress: addr,
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); _ = mgr.Start(ctx) }()
+		b.Cleanup(func() { cancel(); <-done })
+
+		srv := gittest.NewServer(b, gittest.Options{})
+		repo := srv.CreateRepo("app")
+		cm := func(v int) map[string]string {
+			return map[string]string{"cm.yaml": fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: pushed\ndata:\n  value: \"%d\"\n", v)}
+		}
+		repo.Commit("main", "0", cm(0))
+		ns := env.Namespace(b)
+		token := []byte("bench-token")
+		c := env.Client
+		must := func(err error) {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		must(c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "hook", Namespace: ns}, Data: map[string][]byte{"token": token}}))
+		must(c.Create(ctx, &gitsyncv1.GitRepository{
+			ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns},
+			Spec: gitsyncv1.GitRepositorySpec{
+				URL: srv.HTTPURL("app"), Ref: &gitsyncv1.GitRepositoryRef{Branch: "main"},
+				Interval:         &metav1.Duration{Duration: 10 * time.Minute},
+				WebhookSecretRef: &gitsyncv1.LocalObjectReference{Name: "hook"},
+			},
+		}))
+		must(c.Create(ctx, &gitsyncv1.Application{
+			ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns},
+			Spec:       gitsyncv1.ApplicationSpec{SourceRef: gitsyncv1.SourceReference{Kind: gitsyncv1.GitRepositoryKind, Name: "app"}},
+		}))
+		waitReady(b, ns, []string{"app"})
+		// The receiver listens once the manager runs.
+		for {
+			if conn, err := net.Dial("tcp", addr); err == nil {
+				conn.Close()
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+
+		body := []byte(`{"url": "` + srv.HTTPURL("app") + `", "ref": "refs/heads/main"}`)
+		mac := hmac.New(sha256.New, token)
+		mac.Write(body)
+		signature := "sha256=" + hex.EncodeToString(mac.Sum(nil))
+		var latencies []time.Duration
+		b.StartTimer()
+		for i := 1; i <= 20; i++ {
+			repo.Commit("main", fmt.Sprint(i), cm(i))
+			req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/hook/generic", bytes.NewReader(body))
+			req.Header.Set("X-Signature", signature)
+			resp, err := http.DefaultClient.Do(req)
+			must(err)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusAccepted {
+				b.Fatalf("webhook answered %d", resp.StatusCode)
+			}
+			start := time.Now()
+			want := fmt.Sprint(i)
+			got := &corev1.ConfigMap{}
+			for {
+				must(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "pushed"}, got))
+				if got.Data["value"] == want {
+					break
+				}
+				if time.Since(start) > 30*time.Second {
+					b.Fatalf("push %d not applied in 30s", i)
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			latencies = append(latencies, time.Since(start))
+		}
+		b.StopTimer()
+		p50, p95 := percentile(latencies, 0.5), percentile(latencies, 0.95)
+		b.ReportMetric(float64(p50.Microseconds())/1000, "p50-ms")
+		b.ReportMetric(float64(p95.Microseconds())/1000, "p95-ms")
+		b.Logf("20 pushes, webhook 202 -> value read back: p50 %v, p95 %v, max %v", p50, p95, percentile(latencies, 1))
+	}
+}
