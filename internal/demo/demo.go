@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +28,19 @@ import (
 
 // Namespace is where the demo's GitRepository lives.
 const Namespace = "gitsync-demo"
+
+// webhookToken signs the demo's push webhooks (the demo's own, throwaway secret).
+const webhookToken = "demo-webhook-token"
+
+// freeLocalAddr picks a free loopback port for the webhook receiver.
+func freeLocalAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
 
 // Options of the demo.
 type Options struct {
@@ -90,10 +104,15 @@ func Run(ctx context.Context, o Options) (err error) {
 		return fmt.Errorf("creating the demo Git repository: %w", err)
 	}
 
+	webhookAddr, err := freeLocalAddr()
+	if err != nil {
+		return err
+	}
 	mgr, err := operator.New(cluster.Config, cluster.Scheme, operator.Options{
 		MetricsBindAddress:     "0",
 		HealthProbeBindAddress: "0",
 		StoragePath:            filepath.Join(o.Dir, "storage"),
+		WebhookBindAddress:     webhookAddr,
 	})
 	if err != nil {
 		return err
@@ -137,7 +156,9 @@ The demo runs until Ctrl-C. Try, in another shell:
   kubectl get all,configmap -n demo-app
   cd %s
   sed -i 's/hello from git/hello again/' apps/demo/base/configmap.yaml && git commit -qam "new greeting"
-  kubectl get gsapp -n %s -w          # the new revision is applied within the 5s poll
+  # the push webhook applies it at once (otherwise the 1m poll does):
+  body='{"url": "file://%s", "ref": "refs/heads/main"}'
+  curl -s -X POST http://%s/hook/generic -H "X-Signature: sha256=$(printf %%s "$body" | openssl dgst -sha256 -hmac %s | sed 's/^.* //')" -d "$body"
   kubectl get configmap web-config -n demo-app -o yaml
 
   # drift: an edit outside Git is reverted at once, and reported
@@ -149,7 +170,7 @@ The demo runs until Ctrl-C. Try, in another shell:
   kubectl get gsapp demo -n %s -o jsonpath='{.status.drift}'
 
 (No kubelet runs here: Pods never start, so the Deployment stays Progressing.)
-`, kubeconfig, Namespace, repo, Namespace, Namespace, Namespace, Namespace)
+`, kubeconfig, Namespace, repo, repo, webhookAddr, webhookToken, Namespace, Namespace, Namespace)
 	<-ctx.Done()
 	say("stopping")
 	return nil
@@ -160,12 +181,20 @@ func createObjects(ctx context.Context, c client.Client, repo string) error {
 	if err := c.Create(ctx, ns); err != nil {
 		return fmt.Errorf("creating namespace %s: %w", Namespace, err)
 	}
+	hookSecret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "demo-webhook", Namespace: Namespace},
+		StringData: map[string]string{"token": webhookToken},
+	}
+	if err := c.Create(ctx, hookSecret); err != nil {
+		return fmt.Errorf("creating the webhook secret: %w", err)
+	}
 	gitRepo := &gitsyncv1.GitRepository{
 		ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: Namespace},
 		Spec: gitsyncv1.GitRepositorySpec{
-			URL:      "file://" + repo,
-			Ref:      &gitsyncv1.GitRepositoryRef{Branch: "main"},
-			Interval: &metav1.Duration{Duration: 5 * time.Second},
+			URL:              "file://" + repo,
+			Ref:              &gitsyncv1.GitRepositoryRef{Branch: "main"},
+			Interval:         &metav1.Duration{Duration: time.Minute},
+			WebhookSecretRef: &gitsyncv1.LocalObjectReference{Name: hookSecret.Name},
 		},
 	}
 	if err := c.Create(ctx, gitRepo); err != nil {
