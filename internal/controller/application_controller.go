@@ -320,6 +320,13 @@ func (r *ApplicationReconciler) reconcileApply(ctx context.Context, s *syncRun) 
 		return r.failRevision(s, gitsyncv1.ApplyFailedReason, fmt.Errorf("applying revision %s: %w", s.revision, err))
 	}
 	s.result = result
+	if r.Drift != nil {
+		// From now on drift is measured against this revision — before the prune, so
+		// that the deletions it makes are not taken for drift and undone.
+		if err := r.Drift.Applied(ctx, client.ObjectKeyFromObject(app), s.objects); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "starting drift watches")
+		}
+	}
 	return ctrl.Result{}, nil
 }
 
@@ -343,12 +350,6 @@ func (r *ApplicationReconciler) reconcilePrune(ctx context.Context, s *syncRun) 
 		}
 	}
 	setInventory(app, current)
-	if r.Drift != nil {
-		// From now on the watches compare these objects with this revision.
-		if err := r.Drift.Applied(ctx, client.ObjectKeyFromObject(app), s.objects); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "starting drift watches")
-		}
-	}
 	return ctrl.Result{}, nil
 }
 
@@ -481,6 +482,10 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *gitsyncv1.App
 	if !controllerutil.ContainsFinalizer(app, gitsyncv1.Finalizer) {
 		return nil
 	}
+	if r.Drift != nil {
+		// Before the prune: its deletions are not drift.
+		r.Drift.Forget(ctx, client.ObjectKeyFromObject(app))
+	}
 	if app.Spec.Prune && !app.Spec.Suspend {
 		if entries := inventoryEntries(app); len(entries) > 0 {
 			manager, err := r.Applier(app)
@@ -496,9 +501,6 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *gitsyncv1.App
 				r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "Pruned", "Delete", "%s", changeSummary(nil, pruned))
 			}
 		}
-	}
-	if r.Drift != nil {
-		r.Drift.Forget(ctx, client.ObjectKeyFromObject(app))
 	}
 	patchBase := client.MergeFrom(app.DeepCopy())
 	controllerutil.RemoveFinalizer(app, gitsyncv1.Finalizer)

@@ -286,10 +286,13 @@ spec:
 
 func TestApplicationCRDAndNamespaceInOneCommit(t *testing.T) {
 	g := NewWithT(t)
-	newNS := "created-by-" + strings.TrimPrefix(env.Namespace(t), "test-")
+	suffix := strings.TrimPrefix(env.Namespace(t), "test-")
+	newNS := "created-by-" + suffix
+	// A group of its own, so that a repeated run (-count) meets no CRD of an earlier one.
+	group := suffix + ".example.gitsync.dev"
 	f, sha := newAppFixture(t, map[string]string{
-		"crd.yaml":    widgetCRD,
-		"widget.yaml": "apiVersion: example.gitsync.dev/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  size: 3\n",
+		"crd.yaml":    strings.ReplaceAll(widgetCRD, "example.gitsync.dev", group),
+		"widget.yaml": "apiVersion: " + group + "/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  size: 3\n",
 		"ns.yaml":     "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: " + newNS + "\n",
 		"in-ns.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: inside\n  namespace: " + newNS + "\ndata: {a: b}\n",
 	})
@@ -297,7 +300,7 @@ func TestApplicationCRDAndNamespaceInOneCommit(t *testing.T) {
 	f.waitApplied("app", sha)
 
 	widget := &unstructured.Unstructured{}
-	widget.SetGroupVersionKind(schema.GroupVersionKind{Group: "example.gitsync.dev", Version: "v1", Kind: "Widget"})
+	widget.SetGroupVersionKind(schema.GroupVersionKind{Group: group, Version: "v1", Kind: "Widget"})
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: f.ns, Name: "w"}, widget)).To(Succeed())
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: newNS, Name: "inside"}, &corev1.ConfigMap{})).To(Succeed())
 }

@@ -317,6 +317,9 @@ func (r *DriftReconciler) check(ctx context.Context, app *gitsyncv1.Application,
 	if wait := r.backoffLeft(key, now); wait > 0 {
 		return wait, nil // fighting: the next correction waits
 	}
+	if current, _ := r.desiredObject(client.ObjectKeyFromObject(app), ref); current == nil {
+		return 0, nil // a sync removed it from Git meanwhile: a prune, not drift
+	}
 	if err := manager.Correct(ctx, obj); err != nil {
 		if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
 			r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, "DriftNotCorrected", "Drift", "%s: %v", subject, err)

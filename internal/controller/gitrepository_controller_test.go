@@ -139,7 +139,9 @@ func TestGitRepositoryNoChangePollFetchesNothing(t *testing.T) {
 	ns := env.Namespace(t)
 	srv := gittest.NewServer(t, gittest.Options{})
 	repo := srv.CreateRepo("quiet")
-	sha := repo.Commit("main", "only", map[string]string{"f": "1"})
+	// Content of its own: commits are reproducible, and a repeated run must not find
+	// this commit's checkout already stored.
+	sha := repo.Commit("main", "only", map[string]string{"f": ns})
 	newGitRepository(t, ns, "quiet", srv.HTTPURL("quiet"), nil, "")
 	obj := waitRevision(t, ns, "quiet", "main@sha1:"+sha)
 
@@ -253,7 +255,7 @@ func TestGitRepositoryIgnore(t *testing.T) {
 	ns := env.Namespace(t)
 	srv := gittest.NewServer(t, gittest.Options{})
 	sha := srv.CreateRepo("docs").Commit("main", "x", map[string]string{
-		"README.md":       "# docs\n",
+		"README.md":       "# docs of " + ns + "\n",
 		"deploy/app.yaml": "kind: ConfigMap\n",
 		"secret/key.txt":  "k\n",
 	})

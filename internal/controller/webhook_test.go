@@ -33,7 +33,7 @@ func TestWebhookWakesRepositoryAndApplies(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	f, sha := newAppFixture(t, map[string]string{"cm.yaml": configMapYAML("hooked", "1")})
-	token := []byte("tenant-a-webhook-token")
+	token := []byte("webhook-token-" + f.ns) // a repeated run's repositories have their own
 	g.Expect(env.Client.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "hook", Namespace: f.ns},
 		Data:       map[string][]byte{"token": token},
