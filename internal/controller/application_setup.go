@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -104,24 +105,32 @@ type ClusterAccess interface {
 // NewApplier returns a function making the apply.Manager of an Application. Applies go
 // through an uncached client (a cache would start a watch on every applied kind); with
 // spec.serviceAccountName the client impersonates that ServiceAccount, so the API
-// server's RBAC decides what the Application may change.
+// server's RBAC decides what the Application may change. Impersonating clients are made
+// once per service account and reused: drift checks and syncs ask for one every time.
 func NewApplier(cfg *rest.Config, cluster ClusterAccess) (func(*gitsyncv1.Application) (*apply.Manager, error), error) {
-	direct, err := client.New(cfg, client.Options{Scheme: cluster.GetScheme(), Mapper: cluster.GetRESTMapper(), HTTPClient: cluster.GetHTTPClient()})
+	options := client.Options{Scheme: cluster.GetScheme(), Mapper: cluster.GetRESTMapper()}
+	direct, err := client.New(cfg, client.Options{Scheme: options.Scheme, Mapper: options.Mapper, HTTPClient: cluster.GetHTTPClient()})
 	if err != nil {
 		return nil, fmt.Errorf("creating the apply client: %w", err)
 	}
+	var mu sync.Mutex
+	impersonating := map[string]client.Client{}
 	return func(app *gitsyncv1.Application) (*apply.Manager, error) {
 		owner := apply.Owner{Name: app.Name, Namespace: app.Namespace}
 		if app.Spec.ServiceAccountName == "" {
 			return apply.New(direct, direct, owner), nil
 		}
-		impersonated := rest.CopyConfig(cfg)
-		impersonated.Impersonate = rest.ImpersonationConfig{
-			UserName: fmt.Sprintf("system:serviceaccount:%s:%s", app.Namespace, app.Spec.ServiceAccountName),
-		}
-		c, err := client.New(impersonated, client.Options{Scheme: cluster.GetScheme(), Mapper: cluster.GetRESTMapper()})
-		if err != nil {
-			return nil, fmt.Errorf("creating a client for service account %s: %w", app.Spec.ServiceAccountName, err)
+		user := fmt.Sprintf("system:serviceaccount:%s:%s", app.Namespace, app.Spec.ServiceAccountName)
+		mu.Lock()
+		defer mu.Unlock()
+		c, ok := impersonating[user]
+		if !ok {
+			impersonated := rest.CopyConfig(cfg)
+			impersonated.Impersonate = rest.ImpersonationConfig{UserName: user}
+			if c, err = client.New(impersonated, options); err != nil {
+				return nil, fmt.Errorf("creating a client for service account %s: %w", app.Spec.ServiceAccountName, err)
+			}
+			impersonating[user] = c
 		}
 		return apply.New(c, c, owner), nil
 	}, nil

@@ -103,8 +103,14 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	if err := repos.SetupWithManager(mgr, controller.GitRepositoryOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
 		return nil, fmt.Errorf("setting up the GitRepository controller: %w", err)
 	}
+	// One applier (and one set of apply clients) for the sync and the drift controllers.
+	applier, err := controller.NewApplier(mgr.GetConfig(), mgr)
+	if err != nil {
+		return nil, err
+	}
 	drift := controller.NewDriftReconciler()
 	drift.Client = mgr.GetClient()
+	drift.Applier = applier
 	if err := drift.SetupWithManager(mgr, opts.Concurrent); err != nil {
 		return nil, fmt.Errorf("setting up the drift controller: %w", err)
 	}
@@ -112,6 +118,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		Client:  mgr.GetClient(),
 		Storage: fetcher,
 		Drift:   drift,
+		Applier: applier,
 		Jitter:  controller.Jitter(0.1),
 	}
 	if err := apps.SetupWithManager(mgr, controller.ApplicationOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
