@@ -102,7 +102,7 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		reconcileDuration.WithLabelValues(gitsyncv1.ApplicationKind).Observe(r.now().Sub(start).Seconds())
 	}()
 
-	s := &syncRun{app: app, started: metav1.NewTime(start)}
+	s := &syncRun{app: app, started: metav1.NewTime(start), previous: inventoryEntries(app)}
 	s.saveProgress = func(ctx context.Context) error {
 		return patchStatus(ctx, patcher, app, applicationOwnedConditions, false)
 	}
@@ -130,6 +130,8 @@ type syncRun struct {
 	app      *gitsyncv1.Application
 	started  metav1.Time
 	revision string
+	// previous is the inventory of the last sync.
+	previous []apply.Entry
 	dir      string
 	objects  []*unstructured.Unstructured
 	manager  *apply.Manager
@@ -286,7 +288,7 @@ func (r *ApplicationReconciler) reconcileBuild(_ context.Context, s *syncRun) (c
 // Sets Ready=False/ApplyFailed or PruneFailed on failure.
 func (r *ApplicationReconciler) reconcileApply(ctx context.Context, s *syncRun) (ctrl.Result, error) {
 	app := s.app
-	previous := inventoryEntries(app)
+	previous := s.previous
 	if len(s.objects) == 0 && app.Spec.Prune && len(previous) > 0 && !app.Spec.AllowEmpty {
 		return r.stalledRevision(s, gitsyncv1.PruneFailedReason, fmt.Sprintf(
 			"%s rendered no objects at %s: refusing to prune all %d objects (set allowEmpty: true to allow it)",
@@ -334,7 +336,7 @@ func (r *ApplicationReconciler) reconcileApply(ctx context.Context, s *syncRun) 
 // labels), when spec.prune is set. Sets Ready=False/PruneFailed on failure.
 func (r *ApplicationReconciler) reconcilePrune(ctx context.Context, s *syncRun) (ctrl.Result, error) {
 	app := s.app
-	previous := inventoryEntries(app)
+	previous := s.previous
 	current := s.result.Inventory
 	if app.Spec.Prune {
 		stale := apply.Stale(previous, current)

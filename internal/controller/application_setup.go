@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -54,12 +53,6 @@ func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager, opts Applicat
 		}
 		r.Applier = applier
 	}
-	if opts.RetryBase == 0 {
-		opts.RetryBase = time.Second
-	}
-	if opts.RetryMax == 0 {
-		opts.RetryMax = 5 * time.Minute
-	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &gitsyncv1.Application{}, applicationSourceIndex,
 		func(o client.Object) []string {
 			return []string{sourceKey(o.(*gitsyncv1.Application)).String()}
@@ -77,7 +70,7 @@ func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager, opts Applicat
 	return b.
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
-			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](opts.RetryBase, opts.RetryMax),
+			RateLimiter:             retryLimiter(opts.RetryBase, opts.RetryMax),
 		}).
 		Complete(r)
 }

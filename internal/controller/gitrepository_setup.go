@@ -5,7 +5,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,12 +35,6 @@ func (r *GitRepositoryReconciler) SetupWithManager(mgr ctrl.Manager, opts GitRep
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
-	if opts.RetryBase == 0 {
-		opts.RetryBase = time.Second
-	}
-	if opts.RetryMax == 0 {
-		opts.RetryMax = 5 * time.Minute
-	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &gitsyncv1.GitRepository{}, gitRepositorySecretIndex,
 		func(o client.Object) []string {
 			repo := o.(*gitsyncv1.GitRepository)
@@ -61,7 +54,7 @@ func (r *GitRepositoryReconciler) SetupWithManager(mgr ctrl.Manager, opts GitRep
 			builder.OnlyMetadata, builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
-			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](opts.RetryBase, opts.RetryMax),
+			RateLimiter:             retryLimiter(opts.RetryBase, opts.RetryMax),
 		}).
 		Complete(r)
 }

@@ -3,11 +3,14 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/patch"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 )
@@ -42,4 +45,16 @@ func requestHandled(obj client.Object, current string) string {
 		return v
 	}
 	return current
+}
+
+// retryLimiter backs off failed reconciles exponentially from base to max (1s to 5m
+// when zero).
+func retryLimiter(base, max time.Duration) workqueue.TypedRateLimiter[reconcile.Request] {
+	if base == 0 {
+		base = time.Second
+	}
+	if max == 0 {
+		max = 5 * time.Minute
+	}
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](base, max)
 }
