@@ -1,0 +1,207 @@
+package controller
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/apply"
+)
+
+// finish records the outcome of the steps: Ready, sync status, history and events.
+func (s *syncRun) finish(r *ApplicationReconciler, err error) {
+	app := s.app
+	if s.failure == "" && (err != nil || s.stop || s.result == nil) {
+		return // stopped before the end without a failed revision: the step set the conditions
+	}
+	changed := s.result != nil && (s.result.Count("created")+s.result.Count("configured")+len(s.pruned) > 0)
+	failed := s.failure != ""
+	if failed {
+		app.Status.Sync = &gitsyncv1.SyncInfo{Status: gitsyncv1.SyncStatusOutOfSync, Revision: s.revision}
+	} else {
+		app.Status.Sync = &gitsyncv1.SyncInfo{Status: gitsyncv1.SyncStatusSynced, Revision: s.revision}
+		app.Status.LastAppliedRevision = s.revision
+		// Every object was just applied from Git: nothing is drifted any more.
+		app.Status.Drift = nil
+		conditions.Delete(app, gitsyncv1.ReconcilingCondition)
+		conditions.Delete(app, gitsyncv1.StalledCondition)
+		conditions.MarkTrue(app, gitsyncv1.ReadyCondition, gitsyncv1.SucceededReason, "applied revision %s", s.revision)
+	}
+	if changed {
+		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "Applied", "Sync", "revision %s\n%s", s.revision, changeSummary(s.result.Changes, s.pruned))
+		for _, c := range s.result.Changes {
+			if c.Action != "unchanged" {
+				applyChangesTotal.WithLabelValues(c.Action).Inc()
+			}
+		}
+		applyChangesTotal.WithLabelValues("deleted").Add(float64(len(s.pruned)))
+	}
+	// History records syncs that did something or failed, and each new revision; a
+	// no-change resync writes nothing.
+	newRevision := len(app.Status.History) == 0 || app.Status.History[0].Revision != s.revision
+	if s.attempted && (changed || failed || newRevision) {
+		entry := gitsyncv1.SyncHistoryEntry{Revision: s.revision, StartedAt: s.started, Result: gitsyncv1.SyncResultSucceeded}
+		finished := metav1.NewTime(r.now())
+		entry.FinishedAt = &finished
+		if failed {
+			entry.Result = gitsyncv1.SyncResultFailed
+			entry.Message = conditions.GetMessage(app, gitsyncv1.ReadyCondition)
+		}
+		if s.result != nil {
+			entry.Created, entry.Configured, entry.Unchanged = s.result.Count("created"), s.result.Count("configured"), s.result.Count("unchanged")
+		}
+		entry.Pruned = len(s.pruned)
+		app.Status.History = append([]gitsyncv1.SyncHistoryEntry{entry}, app.Status.History...)
+		if len(app.Status.History) > maxHistory {
+			app.Status.History = app.Status.History[:maxHistory]
+		}
+		syncsTotal.WithLabelValues(entry.Result).Inc()
+	}
+}
+
+const maxHistory = 10
+
+// notReady stops the steps with Ready=False while the source is not ready; the source's
+// watch brings the Application back, and RetryInterval in case the event was missed.
+func (r *ApplicationReconciler) notReady(s *syncRun, reason, msg string) (ctrl.Result, error) {
+	conditions.MarkFalse(s.app, gitsyncv1.ReadyCondition, reason, "%s", msg)
+	conditions.Delete(s.app, gitsyncv1.ReconcilingCondition)
+	s.stop = true
+	return ctrl.Result{RequeueAfter: r.retryInterval()}, nil
+}
+
+// stalledRevision fails a revision that retrying cannot fix (a broken render, a refused
+// prune, a conflict): Ready=False, a Warning event, and a look again at the interval
+// (or sooner, when the source or the spec changes).
+func (r *ApplicationReconciler) stalledRevision(s *syncRun, reason, msg string) (ctrl.Result, error) {
+	r.warn(s, reason, msg)
+	s.stop = true
+	return ctrl.Result{RequeueAfter: r.requeueAfter(s)}, nil
+}
+
+// failRevision fails a revision for a reason that may pass (API errors, timeouts): the
+// error goes back to the rate-limited queue.
+func (r *ApplicationReconciler) failRevision(s *syncRun, reason string, err error) (ctrl.Result, error) {
+	r.warn(s, reason, err.Error())
+	return ctrl.Result{}, err
+}
+
+func (r *ApplicationReconciler) warn(s *syncRun, reason, msg string) {
+	app := s.app
+	s.failure = reason
+	if !conditions.IsFalse(app, gitsyncv1.ReadyCondition) || conditions.GetReason(app, gitsyncv1.ReadyCondition) != reason ||
+		conditions.GetMessage(app, gitsyncv1.ReadyCondition) != msg {
+		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, reason, "Sync", "%s", msg)
+	}
+	conditions.MarkFalse(app, gitsyncv1.ReadyCondition, reason, "%s", msg)
+	conditions.Delete(app, gitsyncv1.ReconcilingCondition)
+}
+
+func (r *ApplicationReconciler) isNamespaced(gk schema.GroupKind) (bool, error) {
+	mapping, err := r.Mapper.RESTMapping(gk)
+	if err != nil {
+		return false, err
+	}
+	return mapping.Scope.Name() == meta.RESTScopeNameNamespace, nil
+}
+
+func (r *ApplicationReconciler) requeueAfter(s *syncRun) time.Duration {
+	d := s.app.GetInterval().Duration
+	// Until everything is healthy, look again soon (there is no watch on health yet).
+	if s.health != nil && s.health.Status != gitsyncv1.HealthStatusHealthy && d > 15*time.Second {
+		d = 15 * time.Second
+	}
+	if r.Jitter != nil {
+		d += r.Jitter(d)
+	}
+	return d
+}
+
+func (r *ApplicationReconciler) retryInterval() time.Duration {
+	if r.RetryInterval > 0 {
+		return r.RetryInterval
+	}
+	return 5 * time.Second
+}
+
+func (r *ApplicationReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func sourceKey(app *gitsyncv1.Application) types.NamespacedName {
+	ns := app.Spec.SourceRef.Namespace
+	if ns == "" {
+		ns = app.Namespace
+	}
+	return types.NamespacedName{Namespace: ns, Name: app.Spec.SourceRef.Name}
+}
+
+func autoSync(app *gitsyncv1.Application) bool {
+	return app.Spec.AutoSync == nil || *app.Spec.AutoSync
+}
+
+func pathOf(app *gitsyncv1.Application) string {
+	if app.Spec.Path == "" {
+		return "./"
+	}
+	return app.Spec.Path
+}
+
+func inventoryEntries(app *gitsyncv1.Application) []apply.Entry {
+	if app.Status.Inventory == nil {
+		return nil
+	}
+	entries := make([]apply.Entry, 0, len(app.Status.Inventory.Entries))
+	for _, e := range app.Status.Inventory.Entries {
+		entries = append(entries, apply.Entry{ID: e.ID, Version: e.V})
+	}
+	return entries
+}
+
+func setInventory(app *gitsyncv1.Application, entries []apply.Entry) {
+	inv := &gitsyncv1.Inventory{Entries: make([]gitsyncv1.InventoryEntry, 0, len(entries))}
+	for _, e := range entries {
+		inv.Entries = append(inv.Entries, gitsyncv1.InventoryEntry{ID: e.ID, V: e.Version})
+	}
+	app.Status.Inventory = inv
+}
+
+// union returns a followed by the entries of b not in a.
+func union(a, b []apply.Entry) []apply.Entry {
+	seen := make(map[string]bool, len(a))
+	out := append([]apply.Entry{}, a...)
+	for _, e := range a {
+		seen[e.ID] = true
+	}
+	for _, e := range b {
+		if !seen[e.ID] {
+			out = append(out, e)
+			seen[e.ID] = true
+		}
+	}
+	return out
+}
+
+// changeSummary lists what changed, one "Subject action" per line, for events.
+func changeSummary(changes, pruned []apply.Change) string {
+	var lines []string
+	for _, c := range append(append([]apply.Change{}, changes...), pruned...) {
+		if c.Action != "unchanged" {
+			lines = append(lines, c.Subject+" "+c.Action)
+		}
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}

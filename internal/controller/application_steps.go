@@ -1,0 +1,247 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/build"
+)
+
+// reconcileDependencies waits until every Application in spec.dependsOn is Ready for its
+// current generation. Sets Ready=False/DependencyNotReady while one is not.
+func (r *ApplicationReconciler) reconcileDependencies(ctx context.Context, s *syncRun) (ctrl.Result, error) {
+	for _, dep := range s.app.Spec.DependsOn {
+		key := types.NamespacedName{Namespace: dep.Namespace, Name: dep.Name}
+		if key.Namespace == "" {
+			key.Namespace = s.app.Namespace
+		}
+		other := &gitsyncv1.Application{}
+		err := r.Get(ctx, key, other)
+		ready := err == nil && conditions.IsReady(other) && other.Status.ObservedGeneration == other.Generation
+		if !ready {
+			msg := fmt.Sprintf("dependency %s is not ready", key)
+			if err != nil {
+				msg = fmt.Sprintf("dependency %s: %v", key, client.IgnoreNotFound(err))
+				if apierrors.IsNotFound(err) {
+					msg = fmt.Sprintf("dependency %s does not exist", key)
+				}
+			}
+			conditions.MarkFalse(s.app, gitsyncv1.ReadyCondition, gitsyncv1.DependencyNotReadyReason, "%s", msg)
+			conditions.Delete(s.app, gitsyncv1.ReconcilingCondition)
+			s.stop = true
+			return ctrl.Result{RequeueAfter: r.retryInterval()}, nil
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// reconcileSource finds the source's artifact and its checkout. Without an artifact:
+// Ready=False/ArtifactNotReady (the source's watch wakes the Application when it comes).
+// With autoSync off, a new revision waits (sync OutOfSync) until requested-at changes.
+func (r *ApplicationReconciler) reconcileSource(ctx context.Context, s *syncRun) (ctrl.Result, error) {
+	app := s.app
+	key := sourceKey(app)
+	repo := &gitsyncv1.GitRepository{}
+	if err := r.Get(ctx, key, repo); err != nil {
+		msg := fmt.Sprintf("reading source %s: %v", key, err)
+		if apierrors.IsNotFound(err) {
+			msg = fmt.Sprintf("source GitRepository %s does not exist", key)
+		}
+		return r.notReady(s, gitsyncv1.ArtifactNotReadyReason, msg)
+	}
+	artifact := currentArtifact(repo)
+	if artifact == nil {
+		return r.notReady(s, gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("source GitRepository %s has no artifact yet", key))
+	}
+	s.revision = artifact.Revision
+
+	requested := app.GetAnnotations()[gitsyncv1.RequestedAtAnnotation]
+	newRequest := requested != "" && requested != app.Status.LastHandledReconcileAt
+	if !autoSync(app) && s.revision != app.Status.LastAppliedRevision && !newRequest {
+		app.Status.Sync = &gitsyncv1.SyncInfo{Status: gitsyncv1.SyncStatusOutOfSync, Revision: s.revision}
+		if !conditions.Has(app, gitsyncv1.ReadyCondition) {
+			conditions.MarkUnknown(app, gitsyncv1.ReadyCondition, "AwaitingSync",
+				"revision %s waits for a sync request (autoSync is false)", s.revision)
+		}
+		conditions.Delete(app, gitsyncv1.ReconcilingCondition)
+		s.stop = true
+		return ctrl.Result{}, nil
+	}
+
+	s.dir = r.Storage.CheckoutDir(artifact.Commit, ignoreLines(repo.Spec.Ignore))
+	if _, err := os.Stat(s.dir); err != nil {
+		// The checkout is gone (a restart with a fresh storage path, or GC): ask the
+		// source to fetch it again; its new status wakes this Application.
+		if err := r.requestSourceRefresh(ctx, repo); err != nil {
+			return ctrl.Result{}, err
+		}
+		return r.notReady(s, gitsyncv1.ArtifactNotReadyReason,
+			fmt.Sprintf("checkout of %s is not in storage; asked %s to fetch it", s.revision, key))
+	}
+	return ctrl.Result{}, nil
+}
+
+// reconcileBackstop ends a routine resync early: when the revision, the spec and the
+// last result are unchanged, no sync was requested and the drift watches hold this
+// Application's objects, the resync only compares the watch cache with what the drift
+// checks last saw (no API request) and hands any difference to the drift controller.
+// Health is read again only while it is not Healthy.
+func (r *ApplicationReconciler) reconcileBackstop(ctx context.Context, s *syncRun) (ctrl.Result, error) {
+	app := s.app
+	key := client.ObjectKeyFromObject(app)
+	requested := app.GetAnnotations()[gitsyncv1.RequestedAtAnnotation]
+	quiet := r.Drift != nil && r.Drift.Tracked(key) &&
+		s.revision == app.Status.LastAppliedRevision &&
+		app.Generation == app.Status.ObservedGeneration &&
+		conditions.IsReady(app) &&
+		(requested == "" || requested == app.Status.LastHandledReconcileAt)
+	if !quiet {
+		return ctrl.Result{}, nil
+	}
+	s.stop = true
+	r.Drift.Backstop(key)
+	if app.Status.Health != nil && app.Status.Health.Status != gitsyncv1.HealthStatusHealthy {
+		manager, err := r.Applier(app)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		s.manager = manager
+		r.recordHealth(ctx, s)
+	}
+	return ctrl.Result{RequeueAfter: r.requeueAfter(s)}, nil
+}
+
+// reconcileBuild renders spec.path. A failure applies nothing: Ready=False/BuildFailed.
+func (r *ApplicationReconciler) reconcileBuild(_ context.Context, s *syncRun) (ctrl.Result, error) {
+	s.attempted = true
+	s.app.Status.LastAttemptedRevision = s.revision
+	objs, err := build.Build(s.dir, s.app.Spec.Path)
+	if err != nil {
+		return r.stalledRevision(s, gitsyncv1.BuildFailedReason, fmt.Sprintf("building %s at %s: %v", pathOf(s.app), s.revision, err))
+	}
+	ns := s.app.Spec.TargetNamespace
+	if ns == "" {
+		ns = s.app.Namespace
+	}
+	if err := build.SetDefaultNamespace(objs, ns, r.isNamespaced); err != nil {
+		return r.stalledRevision(s, gitsyncv1.BuildFailedReason, fmt.Sprintf("building %s at %s: %v", pathOf(s.app), s.revision, err))
+	}
+	s.objects = objs
+	return ctrl.Result{}, nil
+}
+
+// reconcileApply dry-runs then applies the objects (nothing is applied if any is
+// rejected). Refuses an empty render that would prune everything unless allowEmpty.
+// Sets Ready=False/ApplyFailed or PruneFailed on failure.
+func (r *ApplicationReconciler) reconcileApply(ctx context.Context, s *syncRun) (ctrl.Result, error) {
+	app := s.app
+	previous := s.previous
+	if len(s.objects) == 0 && app.Spec.Prune && len(previous) > 0 && !app.Spec.AllowEmpty {
+		return r.stalledRevision(s, gitsyncv1.PruneFailedReason, fmt.Sprintf(
+			"%s rendered no objects at %s: refusing to prune all %d objects (set allowEmpty: true to allow it)",
+			pathOf(app), s.revision, len(previous)))
+	}
+	manager, err := r.Applier(app)
+	if err != nil {
+		return r.failRevision(s, gitsyncv1.ApplyFailedReason, err)
+	}
+	s.manager = manager
+
+	if err := s.markProgress(ctx, "applying revision %s", s.revision); err != nil {
+		return ctrl.Result{}, err
+	}
+	if r.Drift != nil {
+		r.Drift.Prepare(ctx, s.objects)
+	}
+	ctx, cancel := context.WithTimeout(ctx, app.GetTimeout().Duration)
+	defer cancel()
+	result, err := manager.Apply(ctx, s.objects, apply.Options{Force: app.Spec.Force, Previous: previous})
+	if err != nil && result != nil {
+		// Part of the set (its first stage: CRDs, Namespaces) was written before the
+		// failure: keep it in the inventory so that a later prune can remove it.
+		setInventory(app, union(previous, result.Inventory))
+	}
+	if err != nil {
+		var conflict *apply.ConflictError
+		if errors.As(err, &conflict) {
+			return r.stalledRevision(s, gitsyncv1.ApplyFailedReason, err.Error())
+		}
+		return r.failRevision(s, gitsyncv1.ApplyFailedReason, fmt.Errorf("applying revision %s: %w", s.revision, err))
+	}
+	s.result = result
+	if r.Drift != nil {
+		// From now on drift is measured against this revision — before the prune, so
+		// that the deletions it makes are not taken for drift and undone.
+		if err := r.Drift.Applied(ctx, client.ObjectKeyFromObject(app), s.objects); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "starting drift watches")
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// reconcilePrune deletes what left Git (only objects still carrying this Application's
+// labels), when spec.prune is set. Sets Ready=False/PruneFailed on failure.
+func (r *ApplicationReconciler) reconcilePrune(ctx context.Context, s *syncRun) (ctrl.Result, error) {
+	app := s.app
+	previous := s.previous
+	current := s.result.Inventory
+	if app.Spec.Prune {
+		stale := apply.Stale(previous, current)
+		if len(stale) > 0 {
+			pruned, err := s.manager.Prune(ctx, stale)
+			s.pruned = pruned
+			if err != nil {
+				// What was applied is recorded; the stale objects stay in the inventory
+				// so the next attempt prunes them.
+				setInventory(app, append(append([]apply.Entry{}, current...), stale...))
+				return r.failRevision(s, gitsyncv1.PruneFailedReason, fmt.Errorf("pruning: %w", err))
+			}
+		}
+	}
+	setInventory(app, current)
+	return ctrl.Result{}, nil
+}
+
+// reconcileHealth computes the health of the applied objects (status.health, Healthy)
+// and, with spec.wait, holds Ready until they are healthy or fails with HealthCheckFailed.
+func (r *ApplicationReconciler) reconcileHealth(ctx context.Context, s *syncRun) (ctrl.Result, error) {
+	app := s.app
+	entries := inventoryEntries(app)
+	if app.Spec.Wait {
+		if err := s.markProgress(ctx, "waiting for %d objects to be healthy", len(entries)); err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := s.manager.Wait(ctx, entries, app.GetTimeout().Duration); err != nil {
+			r.recordHealth(ctx, s)
+			return r.failRevision(s, gitsyncv1.HealthCheckFailedReason, fmt.Errorf("health check of revision %s: %w", s.revision, err))
+		}
+	}
+	r.recordHealth(ctx, s)
+	return ctrl.Result{}, nil
+}
+
+func (r *ApplicationReconciler) recordHealth(ctx context.Context, s *syncRun) {
+	health, err := s.manager.HealthAfterApply(ctx, inventoryEntries(s.app))
+	if err != nil {
+		s.app.Status.Health = &gitsyncv1.HealthInfo{Status: gitsyncv1.HealthStatusUnknown, Message: err.Error()}
+		conditions.MarkUnknown(s.app, gitsyncv1.HealthyCondition, gitsyncv1.HealthStatusUnknown, "%s", err)
+		return
+	}
+	s.health = health
+	s.app.Status.Health = &gitsyncv1.HealthInfo{Status: health.Status, Message: health.Message}
+	if health.Status == gitsyncv1.HealthStatusHealthy {
+		conditions.MarkTrue(s.app, gitsyncv1.HealthyCondition, gitsyncv1.HealthStatusHealthy, "all %d objects are healthy", len(s.app.Status.Inventory.Entries))
+	} else {
+		conditions.MarkFalse(s.app, gitsyncv1.HealthyCondition, health.Status, "%s", health.Message)
+	}
+}

@@ -1,0 +1,185 @@
+package controller
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/drift"
+)
+
+func (r *DriftReconciler) backoffLeft(key string, now time.Time) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t, ok := r.notBefore[key]; ok && now.Before(t) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+func (r *DriftReconciler) setBackoff(key string, t time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.notBefore[key] = t
+}
+
+// OnEvent is the watches' handler: it marks the object and wakes its Application.
+func (r *DriftReconciler) OnEvent(e drift.Event) {
+	r.markPending(e.Owner, e.Object)
+}
+
+func (r *DriftReconciler) markPending(app types.NamespacedName, ref drift.ObjectRef) {
+	r.mu.Lock()
+	if r.pending[app] == nil {
+		r.pending[app] = map[drift.ObjectRef]bool{}
+	}
+	r.pending[app][ref] = true
+	r.mu.Unlock()
+	r.wake <- event.GenericEvent{Object: &gitsyncv1.Application{ObjectMeta: metav1.ObjectMeta{Name: app.Name, Namespace: app.Namespace}}}
+}
+
+// Prepare starts the watches of the kinds of objs (those the API server knows already)
+// before they are applied, so that the first change after the apply is seen.
+func (r *DriftReconciler) Prepare(ctx context.Context, objs []*unstructured.Unstructured) {
+	kinds := r.kinds()
+	for _, o := range objs {
+		kinds[o.GroupVersionKind()] = true
+	}
+	// Kinds whose CRD is in this very render fail until it is applied; Applied retries.
+	_ = r.Watches.Sync(ctx, kinds)
+}
+
+// Applied records the objects of a successful sync as the Application's desired state,
+// makes the watched kinds those of every recorded Application, and notes each object's
+// fingerprint for the backstop.
+func (r *DriftReconciler) Applied(ctx context.Context, app types.NamespacedName, objs []*unstructured.Unstructured) error {
+	byID := make(map[string]*unstructured.Unstructured, len(objs))
+	for _, o := range objs {
+		byID[apply.EntryOf(o).ID] = o.DeepCopy()
+	}
+	r.mu.Lock()
+	r.desired[app] = byID
+	r.mu.Unlock()
+	if err := r.Watches.Sync(ctx, r.kinds()); err != nil {
+		return err
+	}
+	for _, o := range objs {
+		ref := objectRef(o)
+		if m, ok := r.Watches.Cached(ref); ok {
+			r.mu.Lock()
+			r.seen[ref] = drift.Fingerprint(m)
+			r.mu.Unlock()
+		}
+	}
+	return nil
+}
+
+// Forget drops an Application (deleted, suspended, or failed to render) and stops the
+// watches of kinds no other Application has.
+func (r *DriftReconciler) Forget(ctx context.Context, app types.NamespacedName) {
+	r.mu.Lock()
+	for _, o := range r.desired[app] {
+		delete(r.seen, objectRef(o))
+	}
+	delete(r.desired, app)
+	delete(r.pending, app)
+	r.mu.Unlock()
+	_ = r.Watches.Sync(ctx, r.kinds())
+}
+
+// Tracked tells whether the Application's desired state is in memory.
+func (r *DriftReconciler) Tracked(app types.NamespacedName) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.desired[app]
+	return ok
+}
+
+// Backstop compares the watch cache with what the last checks saw: an object missing
+// from the cache, or whose other writers changed since, is checked as if an event had
+// come. It makes no API request. It returns the number of objects it marked.
+func (r *DriftReconciler) Backstop(app types.NamespacedName) int {
+	r.mu.Lock()
+	objs := r.desired[app]
+	var marked []drift.ObjectRef
+	for _, o := range objs {
+		ref := objectRef(o)
+		m, ok := r.Watches.Cached(ref)
+		switch {
+		case !ok:
+			marked = append(marked, ref)
+		default:
+			fp := drift.Fingerprint(m)
+			if prev, known := r.seen[ref]; !known {
+				r.seen[ref] = fp
+			} else if prev != fp {
+				marked = append(marked, ref)
+			}
+		}
+	}
+	r.mu.Unlock()
+	for _, ref := range marked {
+		r.markPending(app, ref)
+	}
+	return len(marked)
+}
+
+func (r *DriftReconciler) kinds() map[schema.GroupVersionKind]bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	kinds := map[schema.GroupVersionKind]bool{}
+	for _, objs := range r.desired {
+		for _, o := range objs {
+			kinds[o.GroupVersionKind()] = true
+		}
+	}
+	return kinds
+}
+
+func (r *DriftReconciler) takePending(app types.NamespacedName) []drift.ObjectRef {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	refs := make([]drift.ObjectRef, 0, len(r.pending[app]))
+	for ref := range r.pending[app] {
+		refs = append(refs, ref)
+	}
+	delete(r.pending, app)
+	sort.Slice(refs, func(i, j int) bool { return refID(refs[i]) < refID(refs[j]) })
+	return refs
+}
+
+func (r *DriftReconciler) desiredObject(app types.NamespacedName, ref drift.ObjectRef) (*unstructured.Unstructured, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	objs, tracked := r.desired[app]
+	if !tracked {
+		return nil, false
+	}
+	return objs[refID(ref)], true
+}
+
+// markPendingQuiet marks an object for the next reconcile without waking it now.
+func (r *DriftReconciler) markPendingQuiet(app types.NamespacedName, ref drift.ObjectRef) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pending[app] == nil {
+		r.pending[app] = map[drift.ObjectRef]bool{}
+	}
+	r.pending[app][ref] = true
+}
+
+func (r *DriftReconciler) recordSeen(ref drift.ObjectRef) {
+	if m, ok := r.Watches.Cached(ref); ok {
+		r.mu.Lock()
+		r.seen[ref] = drift.Fingerprint(m)
+		r.mu.Unlock()
+	}
+}
