@@ -42,6 +42,11 @@ type Field struct {
 	// sorted and without duplicates. Empty when nobody else owns it, e.g. when the field
 	// was removed.
 	Managers []string
+	// ValueHash is a short keyed hash of the value live holds at Path ("" when live
+	// holds none), so that Fights can tell the same value written back again from a new
+	// edit. It is not the value and cannot be turned back into it, and its key is random
+	// per process: compare it only with hashes from the same process.
+	ValueHash string
 }
 
 // excludedPaths are never drift, whatever the managedFields say (token form).
@@ -78,7 +83,8 @@ var ownerLabels = []string{gitsyncv1.ApplicationLabel, gitsyncv1.ApplicationName
 // drift when they are missing or changed, even if an ignore pointer covers them.
 // A field gitsync manages that is missing from live is drift.
 //
-// Values are never returned, so Secret data cannot leak through a Field. Diff fails when
+// Values are never returned, so Secret data cannot leak through a Field (ValueHash is a
+// keyed hash of live's value, for Fights only). Diff fails when
 // desired has no Apply entry of gitsync, when managedFields cannot be decoded, or when an
 // ignore pointer is not a JSON pointer.
 func Diff(live, desired *unstructured.Unstructured, ignore []string) ([]Field, error) {
@@ -129,7 +135,7 @@ func Diff(live, desired *unstructured.Unstructured, ignore []string) ([]Field, e
 			(got.found && underAny(got.indexTokens, ignored))) {
 			return
 		}
-		fields = append(fields, Field{Path: joinPointer(path), Managers: writersOf(p, others)})
+		fields = append(fields, Field{Path: joinPointer(path), Managers: writersOf(p, others), ValueHash: valueHash(got)})
 	})
 	slices.SortFunc(fields, func(a, b Field) int { return strings.Compare(a.Path, b.Path) })
 	return fields, nil
