@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -167,6 +168,65 @@ func TestDriftFightBacksOff(t *testing.T) {
 	g.Eventually(func(g Gomega) []string { return f.driftEvents(g, "app") }).
 		WithTimeout(waitTimeout).WithPolling(pollInterval).
 		Should(ContainElement(And(HavePrefix("DriftFight: "), ContainSubstring("other-controller"))))
+}
+
+// setImageAs writes the web container's image with an Update by field manager (as
+// `kubectl set image` does), retrying when gitsync's revert raced it.
+func setImageAs(g Gomega, manager string, key client.ObjectKey, image string) {
+	g.Eventually(func() error {
+		deploy := &appsv1.Deployment{}
+		if err := env.Client.Get(context.Background(), key, deploy); err != nil {
+			return err
+		}
+		deploy.Spec.Template.Spec.Containers[0].Image = image
+		return env.Client.Update(context.Background(), deploy, client.FieldOwner(manager))
+	}).WithTimeout(5 * time.Second).WithPolling(10 * time.Millisecond).Should(Succeed())
+}
+
+func imageOf(g Gomega, key client.ObjectKey) string {
+	deploy := &appsv1.Deployment{}
+	g.Expect(env.Client.Get(context.Background(), key, deploy)).To(Succeed())
+	return deploy.Spec.Template.Spec.Containers[0].Image
+}
+
+// DESIGN.md, "Fights": twenty `kubectl set image` edits of one field, a second apart,
+// are twenty reverts, none delayed; a writer that puts one value back again and again is
+// a fight and backs off.
+func TestDriftNewEditsRevertedSameValueBacksOff(t *testing.T) {
+	g := NewWithT(t)
+	f, sha := newAppFixture(t, map[string]string{"deploy.yaml": deploymentYAML})
+	f.app("app")
+	f.waitApplied("app", sha)
+	key := client.ObjectKey{Namespace: f.ns, Name: "web"}
+	fightKey := f.ns + "/app/Deployment/" + f.ns + "/web" // the drift reconciler's key of the object
+
+	// A person: an edit, the revert seen, a second, the next edit (more than 10 within
+	// 10 s would be a hot loop, whatever the values).
+	for i := range 20 {
+		setImageAs(g, "kubectl-set", key, fmt.Sprintf("nginx:edit-%d", i))
+		g.Eventually(func(g Gomega) string { return imageOf(g, key) }).
+			WithTimeout(10*time.Second).WithPolling(10*time.Millisecond).Should(Equal("nginx:1.27"), "edit %d", i)
+		// Reverted without holding the next correction back.
+		g.Expect(driftReconciler.backoffLeft(fightKey, time.Now())).To(BeZero(), "edit %d", i)
+		time.Sleep(time.Second)
+	}
+	g.Expect(f.driftEvents(g, "app")).NotTo(ContainElement(HavePrefix("DriftFight: ")))
+
+	// A controller that writes one value back whenever it sees gitsync's, for 3 seconds.
+	writes := 0
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		if imageOf(g, key) != "nginx:stuck" {
+			setImageAs(g, "kubectl-set", key, "nginx:stuck")
+			writes++
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	g.Expect(writes).To(BeNumerically("<", 15), "the fighter had to write %d times", writes)
+	g.Eventually(func(g Gomega) []string { return f.driftEvents(g, "app") }).
+		WithTimeout(waitTimeout).WithPolling(pollInterval).
+		Should(ContainElement(And(HavePrefix("DriftFight: "), ContainSubstring("kubectl-set"), ContainSubstring("the same value"))))
+	g.Expect(f.driftEvents(g, "app")).NotTo(ContainElement(ContainSubstring("nginx:stuck")))
 }
 
 func TestDriftWatchStopsWhenKindLeavesInventories(t *testing.T) {
