@@ -70,14 +70,17 @@ var ownerLabels = []string{gitsyncv1.ApplicationLabel, gitsyncv1.ApplicationName
 // by Path. Only these count:
 //   - fields that gitsync manages: those in the managedFields entry of field manager
 //     "gitsync", operation Apply, of desired. A field that another controller owns and
-//     Git does not set (spec.replicas under an HPA) is not drift;
+//     Git does not set (spec.replicas under an HPA) is not drift. A Secret's
+//     stringData.k, which the API server stores as data.k, is compared (and reported) as
+//     /data/k;
 //   - never status, nor metadata.managedFields, resourceVersion, generation, uid,
 //     creationTimestamp, or the kubectl.kubernetes.io/last-applied-configuration
 //     annotation;
 //   - minus the ignore pointers (RFC 6901, e.g. "/spec/replicas", "/data/key"): a
 //     drifted field equal to or under an ignored pointer is dropped. List items may be
 //     given by index in desired or live ("/spec/template/spec/containers/0/image") or in
-//     Field.Path's key form ("/spec/template/spec/containers/name=web/image").
+//     Field.Path's key form ("/spec/template/spec/containers/name=web/image"); a
+//     Secret's /data/k written as stringData is also ignored by "/stringData/k".
 //
 // The owner labels (gitsync.dev/application, gitsync.dev/application-namespace) are
 // drift when they are missing or changed, even if an ignore pointer covers them.
@@ -109,7 +112,7 @@ func Diff(live, desired *unstructured.Unstructured, ignore []string) ([]Field, e
 		return nil, err
 	}
 
-	leaves := owned.Leaves()
+	leaves, writtenAs := storedLeaves(desired, owned.Leaves())
 	forced := fieldpath.NewSet()
 	for _, label := range ownerLabels {
 		if _, ok := desired.GetLabels()[label]; ok {
@@ -130,12 +133,19 @@ func Diff(live, desired *unstructured.Unstructured, ignore []string) ([]Field, e
 		if !drifted(want, got, p, others) {
 			return
 		}
+		pointer := joinPointer(path)
+		alias, written := writtenAs[pointer]
 		if !forced.Has(p) && (underAny(path, ignored) ||
 			(want.found && underAny(want.indexTokens, ignored)) ||
-			(got.found && underAny(got.indexTokens, ignored))) {
+			(got.found && underAny(got.indexTokens, ignored)) ||
+			(written && underAny(formatPathTokens(alias), ignored))) {
 			return
 		}
-		fields = append(fields, Field{Path: joinPointer(path), Managers: writersOf(p, others), ValueHash: valueHash(got)})
+		managers := writersOf(p, others)
+		if written {
+			managers = slices.Compact(slices.Sorted(slices.Values(append(managers, writersOf(alias, others)...))))
+		}
+		fields = append(fields, Field{Path: pointer, Managers: managers, ValueHash: valueHash(got)})
 	})
 	slices.SortFunc(fields, func(a, b Field) int { return strings.Compare(a.Path, b.Path) })
 	return fields, nil
