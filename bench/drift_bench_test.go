@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -111,6 +113,99 @@ func BenchmarkDriftCorrection(b *testing.B) {
 		b.ReportMetric(float64(p95.Microseconds())/1000, "p95-ms")
 		b.Logf("50 edits across 10 apps: p50 %v, p95 %v, max %v", p50, p95, percentile(latencies, 1))
 	}
+}
+
+const personDeployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+        - name: web
+          image: nginx:1.27
+`
+
+// BenchmarkDriftPersonEdits: a person's `kubectl set image` edits of one Deployment's
+// image (an Update by field manager kubectl-set), each a new value, the next one a
+// second after the previous one was seen reverted (or its wait gave up). Reports how
+// many edits were reverted within 30 s of the first, and p50/p95 from the edit's
+// response to Git's image read back. DESIGN.md: twenty edits a second apart are twenty
+// reverts, none delayed.
+func BenchmarkDriftPersonEdits(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		edits int
+	}{{"20-different-edits-1s-apart", 20}, {"five-edits", 5}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for range b.N {
+				b.StopTimer()
+				startOperator(b, b.TempDir())
+				ns := env.Namespace(b)
+				srv := gittest.NewServer(b, gittest.Options{})
+				srv.CreateRepo("web").Commit("main", "deployment", map[string]string{"deploy.yaml": personDeployment})
+				createPair(b, env.Client, ns, "web", srv.HTTPURL("web"))
+				waitReady(b, ns, []string{"web"})
+				b.StartTimer()
+				latencies, reverted := personEdits(b, client.ObjectKey{Namespace: ns, Name: "web"}, bc.edits, 30*time.Second)
+				b.StopTimer()
+				p50, p95 := percentile(latencies, 0.5), percentile(latencies, 0.95)
+				b.ReportMetric(float64(reverted), "reverted")
+				b.ReportMetric(float64(p50.Microseconds())/1000, "p50-ms")
+				b.ReportMetric(float64(p95.Microseconds())/1000, "p95-ms")
+				b.Logf("%d edits: %d reverted within 30s; p50 %v, p95 %v, max %v", bc.edits, reverted, p50, p95, percentile(latencies, 1))
+			}
+		})
+	}
+}
+
+// personEdits makes n edits of the image of Deployment key and returns the edit→revert
+// latency of each reverted one and how many were reverted before budget (from the first
+// edit) ran out.
+func personEdits(b *testing.B, key client.ObjectKey, n int, budget time.Duration) ([]time.Duration, int) {
+	ctx := context.Background()
+	const want = "nginx:1.27"
+	var latencies []time.Duration
+	end := time.Now().Add(budget)
+	for i := 0; i < n && time.Now().Before(end); i++ {
+		for {
+			deploy := &appsv1.Deployment{}
+			if err := env.Client.Get(ctx, key, deploy); err != nil {
+				b.Fatal(err)
+			}
+			deploy.Spec.Template.Spec.Containers[0].Image = fmt.Sprintf("nginx:edit-%d", i)
+			err := env.Client.Update(ctx, deploy, client.FieldOwner("kubectl-set"))
+			if err == nil {
+				break
+			}
+			if !apierrors.IsConflict(err) {
+				b.Fatal(err)
+			}
+		}
+		start := time.Now()
+		for time.Now().Before(end) {
+			deploy := &appsv1.Deployment{}
+			if err := env.Client.Get(ctx, key, deploy); err != nil {
+				b.Fatal(err)
+			}
+			if deploy.Spec.Template.Spec.Containers[0].Image == want {
+				latencies = append(latencies, time.Since(start))
+				break
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		time.Sleep(time.Second)
+	}
+	if len(latencies) == 0 {
+		b.Fatalf("no edit of %s reverted within %v", key, budget)
+	}
+	return latencies, len(latencies)
 }
 
 // BenchmarkIdle: 50 Applications x 20 ConfigMaps at interval 1m, then 3 quiet minutes:

@@ -2,6 +2,9 @@ package controller
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -167,6 +170,129 @@ func TestDriftFightBacksOff(t *testing.T) {
 	g.Eventually(func(g Gomega) []string { return f.driftEvents(g, "app") }).
 		WithTimeout(waitTimeout).WithPolling(pollInterval).
 		Should(ContainElement(And(HavePrefix("DriftFight: "), ContainSubstring("other-controller"))))
+}
+
+// setImageAs writes the web container's image with an Update by field manager (as
+// `kubectl set image` does), retrying when gitsync's revert raced it.
+func setImageAs(g Gomega, manager string, key client.ObjectKey, image string) {
+	g.Eventually(func() error {
+		deploy := &appsv1.Deployment{}
+		if err := env.Client.Get(context.Background(), key, deploy); err != nil {
+			return err
+		}
+		deploy.Spec.Template.Spec.Containers[0].Image = image
+		return env.Client.Update(context.Background(), deploy, client.FieldOwner(manager))
+	}).WithTimeout(5 * time.Second).WithPolling(10 * time.Millisecond).Should(Succeed())
+}
+
+func imageOf(g Gomega, key client.ObjectKey) string {
+	deploy := &appsv1.Deployment{}
+	g.Expect(env.Client.Get(context.Background(), key, deploy)).To(Succeed())
+	return deploy.Spec.Template.Spec.Containers[0].Image
+}
+
+// DESIGN.md, "Fights": twenty `kubectl set image` edits of one field, a second apart,
+// are twenty reverts, none delayed; a writer that puts one value back again and again is
+// a fight and backs off.
+func TestDriftNewEditsRevertedSameValueBacksOff(t *testing.T) {
+	g := NewWithT(t)
+	f, sha := newAppFixture(t, map[string]string{"deploy.yaml": deploymentYAML})
+	f.app("app")
+	f.waitApplied("app", sha)
+	key := client.ObjectKey{Namespace: f.ns, Name: "web"}
+	fightKey := f.ns + "/app/Deployment/" + f.ns + "/web" // the drift reconciler's key of the object
+
+	// A person: an edit, the revert seen, a second, the next edit (more than 10 within
+	// 10 s would be a hot loop, whatever the values).
+	for i := range 20 {
+		setImageAs(g, "kubectl-set", key, fmt.Sprintf("nginx:edit-%d", i))
+		g.Eventually(func(g Gomega) string { return imageOf(g, key) }).
+			WithTimeout(10*time.Second).WithPolling(10*time.Millisecond).Should(Equal("nginx:1.27"), "edit %d", i)
+		// Reverted without holding the next correction back.
+		g.Expect(driftReconciler.backoffLeft(fightKey, time.Now())).To(BeZero(), "edit %d", i)
+		time.Sleep(time.Second)
+	}
+	g.Expect(f.driftEvents(g, "app")).NotTo(ContainElement(HavePrefix("DriftFight: ")))
+
+	// A controller that writes one value back whenever it sees gitsync's, for 3 seconds.
+	writes := 0
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		if imageOf(g, key) != "nginx:stuck" {
+			setImageAs(g, "kubectl-set", key, "nginx:stuck")
+			writes++
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	g.Expect(writes).To(BeNumerically("<", 15), "the fighter had to write %d times", writes)
+	g.Eventually(func(g Gomega) []string { return f.driftEvents(g, "app") }).
+		WithTimeout(waitTimeout).WithPolling(pollInterval).
+		Should(ContainElement(And(HavePrefix("DriftFight: "), ContainSubstring("kubectl-set"), ContainSubstring("the same value"))))
+	g.Expect(f.driftEvents(g, "app")).NotTo(ContainElement(ContainSubstring("nginx:stuck")))
+}
+
+// A Secret written in Git with stringData: the API server stores it as data, so a
+// `kubectl edit` of its data is drift like any other, reported by path only.
+func TestDriftSecretWrittenWithStringData(t *testing.T) {
+	g := NewWithT(t)
+	const fromGit, byHand = "s3cr3t-from-git", "h4nd-edited-value"
+	f, sha := newAppFixture(t, map[string]string{"secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n" +
+		"stringData:\n  password: " + fromGit + "\n  username: app\n"})
+	f.app("healed")
+	f.app("reported", func(a *gitsyncv1.Application) {
+		a.Spec.SelfHeal = ptr.To(false)
+		a.Spec.TargetNamespace = env.Namespace(t)
+	})
+	f.waitApplied("healed", sha)
+	reported := f.waitApplied("reported", sha)
+	secrets := map[string]client.ObjectKey{
+		"healed":   {Namespace: f.ns, Name: "db"},
+		"reported": {Namespace: reported.Spec.TargetNamespace, Name: "db"},
+	}
+	password := func(g Gomega, key client.ObjectKey) string {
+		s := &corev1.Secret{}
+		g.Expect(env.Client.Get(context.Background(), key, s)).To(Succeed())
+		return string(s.Data["password"])
+	}
+	for _, key := range secrets {
+		g.Expect(password(g, key)).To(Equal(fromGit))
+		s := &corev1.Secret{}
+		g.Expect(env.Client.Get(context.Background(), key, s)).To(Succeed())
+		editAs(g, "kubectl-edit", s, func() { s.Data["password"] = []byte(byHand) })
+	}
+
+	// selfHeal: reverted.
+	g.Eventually(func(g Gomega) string { return password(g, secrets["healed"]) }).
+		WithTimeout(10 * time.Second).WithPolling(20 * time.Millisecond).Should(Equal(fromGit))
+	subject := "Secret/" + f.ns + "/db"
+	g.Eventually(func(g Gomega) []string { return f.driftEvents(g, "healed") }).
+		WithTimeout(waitTimeout).WithPolling(pollInterval).Should(ContainElements(
+		And(HavePrefix("DriftDetected: "+subject), ContainSubstring("/data/password"), ContainSubstring("kubectl-edit")),
+		And(HavePrefix("DriftCorrected: "+subject), ContainSubstring("/data/password")),
+	))
+
+	// Report only: status.drift names the field and the writer.
+	g.Eventually(func(g Gomega) {
+		app := f.get(g, "reported")
+		g.Expect(app.Status.Drift).To(HaveLen(1))
+		g.Expect(app.Status.Drift[0].Fields).To(Equal([]string{"/data/password"}))
+		g.Expect(app.Status.Drift[0].Managers).To(ConsistOf("kubectl-edit"))
+	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
+	g.Expect(password(g, secrets["reported"])).To(Equal(byHand))
+
+	// Never a value, plain or base64, in status or events.
+	values := []string{fromGit, byHand, base64.StdEncoding.EncodeToString([]byte(fromGit)), base64.StdEncoding.EncodeToString([]byte(byHand))}
+	for _, name := range []string{"healed", "reported"} {
+		app := f.get(g, name)
+		status, err := json.Marshal(app.Status)
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, e := range eventsFor(g, f.ns, name) {
+			status = append(status, e.Note...)
+		}
+		for _, v := range values {
+			g.Expect(string(status)).NotTo(ContainSubstring(v))
+		}
+	}
 }
 
 func TestDriftWatchStopsWhenKindLeavesInventories(t *testing.T) {

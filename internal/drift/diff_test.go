@@ -498,7 +498,7 @@ func TestDiffDeployment(t *testing.T) {
 			}
 			got, err := Diff(tc.live, d, tc.ignore)
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(got).To(Equal(tc.want))
+			g.Expect(withoutHashes(got)).To(Equal(tc.want))
 		})
 	}
 }
@@ -628,7 +628,7 @@ data:
 			}
 			got, err := Diff(tc.live, d, tc.ignore)
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(got).To(Equal(tc.want))
+			g.Expect(withoutHashes(got)).To(Equal(tc.want))
 		})
 	}
 }
@@ -682,7 +682,8 @@ data:
 
 	fields, err := Diff(live, desired, nil)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(fields).To(Equal([]Field{{Path: "/data/password", Managers: []string{"kubectl-edit"}}}))
+	g.Expect(withoutHashes(fields)).To(Equal([]Field{{Path: "/data/password", Managers: []string{"kubectl-edit"}}}))
+	g.Expect(fields[0].ValueHash).To(HaveLen(16))
 	for _, format := range []string{"%v", "%+v", "%#v"} {
 		out := fmt.Sprintf(format, fields)
 		for _, v := range []string{gitValue, gitPlain, liveValue, livePlain} {
@@ -756,4 +757,47 @@ func TestDiffPathFormat(t *testing.T) {
 			NewWithT(t).Expect(joinPointer(formatPathTokens(tc.path))).To(Equal(tc.want))
 		})
 	}
+}
+
+// withoutHashes returns fields with ValueHash cleared, for comparing paths and managers;
+// TestDiffValueHash tests the hashes themselves.
+func withoutHashes(fields []Field) []Field {
+	var out []Field
+	for _, f := range fields {
+		f.ValueHash = ""
+		out = append(out, f)
+	}
+	return out
+}
+
+func TestDiffValueHash(t *testing.T) {
+	g := NewWithT(t)
+	desired := object(t, configMap, configMapByGitsync)
+	liveWith := func(value string) *unstructured.Unstructured {
+		return edit(object(t, configMap, configMapByGitsync), func(o map[string]any) {
+			set(o, value, "data", "LOG_LEVEL")
+		})
+	}
+	hashOf := func(live *unstructured.Unstructured) string {
+		fields, err := Diff(live, desired, nil)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(fields).To(HaveLen(1))
+		g.Expect(fields[0].Path).To(Equal("/data/LOG_LEVEL"))
+		return fields[0].ValueHash
+	}
+	first := hashOf(liveWith("trace"))
+	g.Expect(first).To(MatchRegexp("^[0-9a-f]{16}$"))
+	// The same value written back hashes the same; another value does not.
+	g.Expect(hashOf(liveWith("trace"))).To(Equal(first))
+	g.Expect(hashOf(liveWith("warn"))).NotTo(Equal(first))
+	g.Expect(hashOf(liveWith("Trace"))).NotTo(Equal(first))
+	// A removed field has no value, so no hash.
+	removed := edit(object(t, configMap, configMapByGitsync), func(o map[string]any) {
+		unstructured.RemoveNestedField(o, "data", "LOG_LEVEL")
+	})
+	g.Expect(hashOf(removed)).To(BeEmpty())
+	// Equal maps hash equal whatever their key order in memory (JSON sorts keys).
+	a := valueHash(location{found: true, value: map[string]any{"x": int64(1), "y": "z"}})
+	b := valueHash(location{found: true, value: map[string]any{"y": "z", "x": int64(1)}})
+	g.Expect(a).To(Equal(b))
 }

@@ -11,8 +11,8 @@ import (
 // Fight thresholds (DESIGN.md, "Fights"). gitsync backs off only for a real fight, so
 // that a person's edits are each reverted at once.
 const (
-	// fightWrites reverts of one field written back by one manager within fightWindow
-	// make a fight.
+	// fightWrites reverts within fightWindow of one field that one manager wrote back
+	// with the same value each time make a fight.
 	fightWrites = 3
 	fightWindow = time.Minute
 	// More than hotLoopCorrections corrections of one object within hotLoopWindow make
@@ -35,8 +35,8 @@ const (
 // Verdict is the decision Fights takes on one correction.
 type Verdict struct {
 	// Fight is true when the correction is part of a fight: the same field manager wrote
-	// back the same field that gitsync reverted, again and again, or the object is
-	// corrected so often that following it would hot-loop.
+	// back the same value of a field that gitsync reverted, again and again, or the
+	// object is corrected so often that following it would hot-loop.
 	Fight bool
 	// Delay is how long to wait before correcting this object again: 0 when not
 	// fighting, else 1s, 2s, 4s … (doubling with each consecutive fight verdict) up to 5m.
@@ -54,12 +54,14 @@ type Verdict struct {
 // has been quiet for 10 minutes.
 //
 // A fight starts when one field manager (unknown, for a removal nobody owns, counts as
-// one manager) writes back a field that gitsync reverted 3 times within a minute, or
-// when an object is corrected more than 10 times within 10 seconds. It goes on while the
-// same writer writes back the same field (or, for a hot loop, while corrections keep
-// coming) within a minute after each backoff has run out, so that the backoff can grow to
-// its cap even when it is longer than a minute; a minute of quiet after the backoff ends
-// it.
+// one manager) writes back the same value of a field that gitsync reverted, 3 times in a
+// row within a minute, or when an object is corrected more than 10 times within 10
+// seconds. A value is recognized by Field.ValueHash, never stored itself: a new value of
+// the field (a person's next `kubectl set image`) is a new edit, reverted at once, and
+// ends a fight about that field. A fight goes on while the same writer writes back the
+// same value (or, for a hot loop, while corrections keep coming) within a minute after
+// each backoff has run out, so that the backoff can grow to its cap even when it is
+// longer than a minute; a minute of quiet after the backoff ends it.
 type Fights struct {
 	now func() time.Time
 
@@ -79,15 +81,20 @@ type write struct {
 	path    string
 }
 
+// writeBack is a write and the hash of the value written (Field.ValueHash).
+type writeBack struct {
+	write
+	hash string
+}
+
 // corrections is one object's history.
 type corrections struct {
 	// times of recent corrections, oldest first, within fightWindow.
 	times []time.Time
 	// managers of each of those corrections (parallel to times).
 	managers [][]string
-	// writes: for each (manager, field), the times gitsync reverted it within
-	// fightWindow, oldest first, and how many times since it was last quiet for
-	// fightWindow (the current fight included).
+	// writes: for each (manager, field), the value last reverted and the times gitsync
+	// reverted that same value in a row within fightWindow, oldest first.
 	writes map[write]*writeHistory
 	last   time.Time
 
@@ -99,7 +106,11 @@ type corrections struct {
 	hotLoop  bool
 }
 
+// writeHistory is what one manager wrote back to one field: the hash of the value last
+// reverted, the times that same value was reverted in a row within fightWindow (oldest
+// first), and how many times in a row in all (the current fight included).
 type writeHistory struct {
+	hash  string
 	times []time.Time
 	count int
 }
@@ -124,14 +135,22 @@ func (f *Fights) Correction(key string, fields []Field) Verdict {
 	}
 	h.prune(now)
 
-	// Record this correction.
+	// Record this correction. A value other than the one last reverted starts the
+	// count of that write again.
 	writes := writesOf(fields)
 	managers := make([]string, 0, len(writes))
-	for _, w := range writes {
+	again := map[write]bool{}
+	for _, wb := range writes {
+		w := wb.write
 		wh := h.writes[w]
 		if wh == nil {
-			wh = &writeHistory{}
+			wh = &writeHistory{hash: wb.hash}
 			h.writes[w] = wh
+		}
+		if wh.hash == wb.hash && wh.count > 0 {
+			again[w] = true
+		} else {
+			wh.hash, wh.times, wh.count = wb.hash, nil, 0
 		}
 		wh.times = append(wh.times, now)
 		if len(wh.times) > maxWritesKept {
@@ -148,11 +167,13 @@ func (f *Fights) Correction(key string, fields []Field) Verdict {
 	}
 	h.last = now
 
-	// The writes that make a fight: written back fightWrites times within fightWindow,
-	// or written back again by the writer the current fight is about.
+	// The writes that make a fight: the same value written back fightWrites times in a
+	// row within fightWindow, or written back again by the writer the current fight is
+	// about.
 	var repeated []write
-	for _, w := range writes {
-		if len(h.writes[w].times) >= fightWrites || (continuing && h.fighting[w]) {
+	for _, wb := range writes {
+		w := wb.write
+		if len(h.writes[w].times) >= fightWrites || (continuing && h.fighting[w] && again[w]) {
 			repeated = append(repeated, w)
 		}
 	}
@@ -268,7 +289,7 @@ func (h *corrections) writeBackReason(repeated []write) (string, string) {
 	if manager != "" {
 		who = fmt.Sprintf("field manager %q", manager)
 	}
-	return manager, fmt.Sprintf("%s keeps writing back %s after gitsync reverts it (%d times so far)", who, what, n)
+	return manager, fmt.Sprintf("%s keeps writing back the same value of %s after gitsync reverts it (%d times so far)", who, what, n)
 }
 
 // frequentManager returns the named manager that wrote fields of the most recent
@@ -292,25 +313,26 @@ func (h *corrections) frequentManager() string {
 	return manager
 }
 
-// writesOf returns the (manager, field) pairs of fields, unique and sorted; a field
-// with no manager is written by "" (unknown).
-func writesOf(fields []Field) []write {
-	var out []write
+// writesOf returns the (manager, field) pairs of fields with the hash of the value
+// written, unique by (manager, field) and sorted; a field with no manager is written by
+// "" (unknown).
+func writesOf(fields []Field) []writeBack {
+	var out []writeBack
 	for _, fd := range fields {
 		if len(fd.Managers) == 0 {
-			out = append(out, write{path: fd.Path})
+			out = append(out, writeBack{write{path: fd.Path}, fd.ValueHash})
 		}
 		for _, m := range fd.Managers {
-			out = append(out, write{manager: m, path: fd.Path})
+			out = append(out, writeBack{write{manager: m, path: fd.Path}, fd.ValueHash})
 		}
 	}
-	slices.SortFunc(out, func(a, b write) int {
+	slices.SortFunc(out, func(a, b writeBack) int {
 		if c := strings.Compare(a.manager, b.manager); c != 0 {
 			return c
 		}
 		return strings.Compare(a.path, b.path)
 	})
-	return slices.Compact(out)
+	return slices.CompactFunc(out, func(a, b writeBack) bool { return a.write == b.write })
 }
 
 // backoff is the delay after the n-th consecutive fight verdict: 1s, 2s, 4s … 5m.

@@ -36,8 +36,14 @@ const (
 	replicasPath = "/spec/replicas"
 )
 
+// written is one field written by managers, always with the same value.
 func written(path string, managers ...string) []Field {
-	return []Field{{Path: path, Managers: managers}}
+	return []Field{{Path: path, Managers: managers, ValueHash: "same"}}
+}
+
+// writtenValue is one field written by manager with the value that hashes to hash.
+func writtenValue(path, manager, hash string) []Field {
+	return []Field{{Path: path, Managers: []string{manager}, ValueHash: hash}}
 }
 
 // step is one correction after waiting after.
@@ -75,7 +81,7 @@ func TestFightSameWriterSameField(t *testing.T) {
 		{after: 20 * time.Second, fields: fighter, want: Verdict{}},
 		// The 3rd write-back within a minute: a fight.
 		{after: 20 * time.Second, fields: fighter, want: Verdict{Fight: true, Delay: time.Second, Manager: "legacy-operator"},
-			reason: `field manager "legacy-operator" keeps writing back ` + imagePath},
+			reason: `field manager "legacy-operator" keeps writing back the same value of ` + imagePath},
 		{after: time.Second, fields: fighter, want: Verdict{Fight: true, Delay: 2 * time.Second, Manager: "legacy-operator"}},
 		{after: 2 * time.Second, fields: fighter, want: Verdict{Fight: true, Delay: 4 * time.Second, Manager: "legacy-operator"},
 			reason: "(5 times so far)"},
@@ -108,6 +114,46 @@ func TestFightNeedsSameManagerAndField(t *testing.T) {
 		{after: time.Second, key: "v1/ConfigMap/demo/other", fields: written(imagePath, "kubectl-edit"), want: Verdict{}},
 		{after: time.Second, key: "v1/ConfigMap/demo/other", fields: written(imagePath, "kubectl-edit"), want: Verdict{}},
 		{after: time.Second, fields: written(imagePath, "kubectl-edit"), want: Verdict{}},
+	})
+}
+
+// A person's `kubectl set image` edits of one field, each a new value, a second apart:
+// every one is reverted at once (DESIGN.md: twenty edits are twenty reverts).
+func TestFightPersonEditingOneFieldWithNewValues(t *testing.T) {
+	var steps []step
+	for i := range 20 {
+		steps = append(steps, step{after: time.Second, fields: writtenValue(imagePath, "kubectl-set", fmt.Sprintf("image-%d", i)), want: Verdict{}})
+	}
+	runSteps(t, steps)
+}
+
+// Going back and forth between two values is a person trying things, not a controller
+// putting one value back: each write-back differs from the value last reverted.
+func TestFightAlternatingValues(t *testing.T) {
+	var steps []step
+	for i := range 8 {
+		steps = append(steps, step{after: 2 * time.Second, fields: writtenValue(imagePath, "kubectl-set", []string{"a", "b"}[i%2]), want: Verdict{}})
+	}
+	runSteps(t, steps)
+}
+
+func TestFightSameValueAfterNewOnes(t *testing.T) {
+	runSteps(t, []step{
+		{after: 0, fields: writtenValue(imagePath, "kubectl-set", "v1"), want: Verdict{}},
+		{after: time.Second, fields: writtenValue(imagePath, "kubectl-set", "v2"), want: Verdict{}},
+		{after: time.Second, fields: writtenValue(imagePath, "kubectl-set", "v3"), want: Verdict{}},
+		// v3 written back: 2, then 3 times in a row.
+		{after: time.Second, fields: writtenValue(imagePath, "kubectl-set", "v3"), want: Verdict{}},
+		{after: time.Second, fields: writtenValue(imagePath, "kubectl-set", "v3"),
+			want: Verdict{Fight: true, Delay: time.Second, Manager: "kubectl-set"}, reason: "(3 times so far)"},
+		{after: time.Second, fields: writtenValue(imagePath, "kubectl-set", "v3"),
+			want: Verdict{Fight: true, Delay: 2 * time.Second, Manager: "kubectl-set"}},
+		// A new value by the same writer is a new edit: reverted at once, the fight is over…
+		{after: 2 * time.Second, fields: writtenValue(imagePath, "kubectl-set", "v4"), want: Verdict{}},
+		// …and writing it back counts from one again.
+		{after: time.Second, fields: writtenValue(imagePath, "kubectl-set", "v4"), want: Verdict{}},
+		{after: time.Second, fields: writtenValue(imagePath, "kubectl-set", "v4"),
+			want: Verdict{Fight: true, Delay: time.Second, Manager: "kubectl-set"}},
 	})
 }
 
@@ -166,7 +212,7 @@ func TestFightUnknownWriter(t *testing.T) {
 	runSteps(t, []step{
 		{after: 0, fields: removed, want: Verdict{}},
 		{after: time.Second, fields: removed, want: Verdict{}},
-		{after: time.Second, fields: removed, want: Verdict{Fight: true, Delay: time.Second}, reason: "an unknown writer keeps writing back /metadata/labels/gitsync.dev~1application"},
+		{after: time.Second, fields: removed, want: Verdict{Fight: true, Delay: time.Second}, reason: "an unknown writer keeps writing back the same value of /metadata/labels/gitsync.dev~1application"},
 	})
 }
 
@@ -180,7 +226,7 @@ func TestFightMostFrequentManager(t *testing.T) {
 		{after: 0, fields: both, want: Verdict{}},
 		{after: time.Second, fields: both, want: Verdict{}},
 		{after: time.Second, fields: both, want: Verdict{Fight: true, Delay: time.Second, Manager: "scaler"},
-			reason: `field manager "scaler" keeps writing back /spec/paused and 1 more fields`},
+			reason: `field manager "scaler" keeps writing back the same value of /spec/paused and 1 more fields`},
 	})
 }
 
