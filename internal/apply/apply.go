@@ -42,6 +42,7 @@ type Manager struct {
 	ssa          *ssa.ResourceManager
 	concurrency  int
 	pollInterval time.Duration
+	healthCheck  HealthCheck
 }
 
 // New returns a Manager for owner. Every read that decides what to write, every apply

@@ -240,11 +240,6 @@ func (m *Manager) readStatus(ctx context.Context, e Entry) (objectStatus, error)
 	case err != nil:
 		return s, fmt.Errorf("reading %s: %w", s.Subject, err)
 	}
-	res, err := status.Compute(obj)
-	if err != nil {
-		s.Status, s.Message = status.UnknownStatus, err.Error()
-		return s, nil
-	}
-	s.Status, s.Message = res.Status, res.Message
+	s.Status, s.Message = m.objectStatus(obj)
 	return s, nil
 }
