@@ -76,6 +76,11 @@ type ApplicationSpec struct {
 	// +optional
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 
+	// healthChecks judge the health of the kinds they name with CEL expressions, in
+	// place of kstatus (which stays the default for every other kind).
+	// +optional
+	HealthChecks []HealthCheck `json:"healthChecks,omitempty"`
+
 	// suspend stops all syncing and drift correction while true.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
@@ -278,6 +283,15 @@ type ApplicationStatus struct {
 	// drift lists the objects that differ from Git now.
 	// +optional
 	Drift []DriftedObject `json:"drift,omitempty"`
+
+	// hooks lists the hooks of the last run, in the order they ran.
+	// +optional
+	Hooks []HookStatus `json:"hooks,omitempty"`
+
+	// hooksRevision is the revision whose sync last ran its hooks to the end: a resync
+	// of it runs no hook again (a requested sync does).
+	// +optional
+	HooksRevision string `json:"hooksRevision,omitempty"`
 
 	// history holds the last 10 syncs, newest first.
 	// +optional

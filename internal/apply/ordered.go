@@ -5,6 +5,7 @@ import (
 
 	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
@@ -14,8 +15,17 @@ import (
 // it returns one of the HealthStatus constants and a message.
 type HealthCheck func(obj *unstructured.Unstructured) (health, message string, handled bool)
 
-// SetHealthCheck makes Health, HealthAfterApply and Wait ask check first.
-func (m *Manager) SetHealthCheck(check HealthCheck) { m.healthCheck = check }
+// SetHealthCheck makes Health, HealthAfterApply and Wait judge the kinds for which
+// handles is true with check (they are read even when kstatus needs no read).
+func (m *Manager) SetHealthCheck(handles func(schema.GroupVersionKind) bool, check HealthCheck) {
+	m.healthHandles, m.healthCheck = handles, check
+}
+
+// judgedWithoutRead tells whether an object of gvk just applied is Healthy without a
+// read: kinds without status, unless a health check judges them.
+func (m *Manager) judgedWithoutRead(gvk schema.GroupVersionKind) bool {
+	return statusless[gvk.GroupKind()] && (m.healthHandles == nil || !m.healthHandles(gvk))
+}
 
 // Client is the client the Manager writes with (the Application's identity).
 func (m *Manager) Client() client.Client { return m.client }

@@ -17,6 +17,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/phase"
 )
 
 // Checkouts locates the stored checkout of a commit (internal/source's Fetcher).
@@ -125,10 +126,12 @@ type syncRun struct {
 	previous []apply.Entry
 	dir      string
 	objects  []*unstructured.Unstructured
-	manager  *apply.Manager
-	result   *apply.Result
-	pruned   []apply.Change
-	health   *apply.Health
+	// plan orders the objects: hooks and waves (see planSync).
+	plan    *phase.Plan
+	manager *apply.Manager
+	result  *apply.Result
+	pruned  []apply.Change
+	health  *apply.Health
 	// attempted is true once a revision was handed to the apply (it goes in history).
 	attempted bool
 	// stop ends the steps without an error (waiting, refused, nothing to do).

@@ -111,7 +111,7 @@ func NewApplier(cfg *rest.Config, cluster ClusterAccess) (func(*gitsyncv1.Applic
 	return func(app *gitsyncv1.Application) (*apply.Manager, error) {
 		owner := apply.Owner{Name: app.Name, Namespace: app.Namespace}
 		if app.Spec.ServiceAccountName == "" {
-			return apply.New(direct, direct, owner), nil
+			return withHealthChecks(app, apply.New(direct, direct, owner)), nil
 		}
 		user := fmt.Sprintf("system:serviceaccount:%s:%s", app.Namespace, app.Spec.ServiceAccountName)
 		mu.Lock()
@@ -125,7 +125,7 @@ func NewApplier(cfg *rest.Config, cluster ClusterAccess) (func(*gitsyncv1.Applic
 			}
 			impersonating[user] = c
 		}
-		return apply.New(c, c, owner), nil
+		return withHealthChecks(app, apply.New(c, c, owner)), nil
 	}, nil
 }
 

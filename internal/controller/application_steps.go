@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -137,6 +138,13 @@ func (r *ApplicationReconciler) reconcileBuild(_ context.Context, s *syncRun) (c
 		return r.stalledRevision(s, gitsyncv1.BuildFailedReason, fmt.Sprintf("building %s at %s: %v", pathOf(s.app), s.revision, err))
 	}
 	s.objects = objs
+	if err := r.planSync(s); err != nil {
+		reason := gitsyncv1.BuildFailedReason
+		if len(s.app.Spec.HealthChecks) > 0 && strings.HasPrefix(err.Error(), "spec.healthChecks") {
+			reason = gitsyncv1.HealthCheckInvalidReason
+		}
+		return r.stalledRevision(s, reason, fmt.Sprintf("building %s at %s: %v", pathOf(s.app), s.revision, err))
+	}
 	return ctrl.Result{}, nil
 }
 
@@ -165,7 +173,7 @@ func (r *ApplicationReconciler) reconcileApply(ctx context.Context, s *syncRun) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, app.GetTimeout().Duration)
 	defer cancel()
-	result, err := manager.Apply(ctx, s.objects, apply.Options{Force: app.Spec.Force, Previous: previous})
+	result, err := r.applyPlan(ctx, s, manager, apply.Options{Force: app.Spec.Force, Previous: previous})
 	if err != nil && result != nil {
 		// Part of the set (its first stage: CRDs, Namespaces) was written before the
 		// failure: keep it in the inventory so that a later prune can remove it.
@@ -175,6 +183,10 @@ func (r *ApplicationReconciler) reconcileApply(ctx context.Context, s *syncRun) 
 		var conflict *apply.ConflictError
 		if errors.As(err, &conflict) {
 			return r.stalledRevision(s, gitsyncv1.ApplyFailedReason, err.Error())
+		}
+		var hook *hookError
+		if errors.As(err, &hook) {
+			return r.stalledRevision(s, gitsyncv1.HookFailedReason, fmt.Sprintf("revision %s: %v", s.revision, err))
 		}
 		return r.failRevision(s, gitsyncv1.ApplyFailedReason, fmt.Errorf("applying revision %s: %w", s.revision, err))
 	}
@@ -198,7 +210,7 @@ func (r *ApplicationReconciler) reconcilePrune(ctx context.Context, s *syncRun) 
 	if app.Spec.Prune {
 		stale := apply.Stale(previous, current)
 		if len(stale) > 0 {
-			pruned, err := s.manager.Prune(ctx, stale)
+			pruned, err := pruneInWaveOrder(ctx, s.manager, stale)
 			s.pruned = pruned
 			if err != nil {
 				// What was applied is recorded; the stale objects stay in the inventory

@@ -16,6 +16,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/testutil/kubelet"
 	"github.com/gitsync-dev/gitsync/internal/testutil/testenv"
 )
 
@@ -97,49 +98,17 @@ func hooksOf(ctx context.Context, ns string) []unstructured.Unstructured {
 	return list.Items
 }
 
-// finishJob sets a Job's status as the Job controller would.
 func finishJob(ctx context.Context, t testing.TB, j *unstructured.Unstructured, succeeded bool) {
 	t.Helper()
-	now := time.Now().UTC().Format(time.RFC3339)
-	status := map[string]any{"startTime": now}
-	if succeeded {
-		status["succeeded"] = int64(1)
-		status["completionTime"] = now
-		status["conditions"] = []any{
-			map[string]any{"type": "SuccessCriteriaMet", "status": "True", "lastTransitionTime": now, "reason": "CompletionsReached"},
-			map[string]any{"type": "Complete", "status": "True", "lastTransitionTime": now, "reason": "CompletionsReached"},
-		}
-	} else {
-		status["failed"] = int64(1)
-		status["conditions"] = []any{
-			map[string]any{"type": "FailureTarget", "status": "True", "lastTransitionTime": now, "reason": "BackoffLimitExceeded", "message": "migration failed"},
-			map[string]any{"type": "Failed", "status": "True", "lastTransitionTime": now, "reason": "BackoffLimitExceeded", "message": "migration failed"},
-		}
-	}
-	j.Object["status"] = status
-	if err := env.Client.Status().Update(ctx, j); err != nil {
-		t.Fatalf("setting job status: %v", err)
+	if err := kubelet.FinishJob(ctx, env.Client, j.GetNamespace(), j.GetName(), succeeded); err != nil {
+		t.Fatal(err)
 	}
 }
 
-// makeAvailable sets a Deployment's status as its controller would once Pods run.
 func makeAvailable(ctx context.Context, t testing.TB, d *unstructured.Unstructured) {
 	t.Helper()
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(d.GroupVersionKind())
-	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(d), live); err != nil {
+	if err := kubelet.MakeAvailable(ctx, env.Client, d.GetNamespace(), d.GetName()); err != nil {
 		t.Fatal(err)
-	}
-	live.Object["status"] = map[string]any{
-		"observedGeneration": live.GetGeneration(), "replicas": int64(1), "updatedReplicas": int64(1),
-		"readyReplicas": int64(1), "availableReplicas": int64(1),
-		"conditions": []any{
-			map[string]any{"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable"},
-			map[string]any{"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable"},
-		},
-	}
-	if err := env.Client.Status().Update(ctx, live); err != nil {
-		t.Fatalf("setting deployment status: %v", err)
 	}
 }
 
