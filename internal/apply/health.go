@@ -137,7 +137,7 @@ func (m *Manager) HealthAfterApply(ctx context.Context, entries []Entry) (*Healt
 	var known []objectStatus
 	for _, e := range entries {
 		gvk, err := e.GroupVersionKind()
-		if err == nil && m.judgedWithoutRead(gvk) {
+		if err == nil && m.HealthyOnceApplied(gvk) {
 			known = append(known, objectStatus{Subject: e.Subject(), Status: status.CurrentStatus})
 			continue
 		}

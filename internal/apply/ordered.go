@@ -21,9 +21,9 @@ func (m *Manager) SetHealthCheck(handles func(schema.GroupVersionKind) bool, che
 	m.healthHandles, m.healthCheck = handles, check
 }
 
-// judgedWithoutRead tells whether an object of gvk just applied is Healthy without a
+// HealthyOnceApplied tells whether an object of gvk just applied is Healthy without a
 // read: kinds without status, unless a health check judges them.
-func (m *Manager) judgedWithoutRead(gvk schema.GroupVersionKind) bool {
+func (m *Manager) HealthyOnceApplied(gvk schema.GroupVersionKind) bool {
 	return statusless[gvk.GroupKind()] && (m.healthHandles == nil || !m.healthHandles(gvk))
 }
 

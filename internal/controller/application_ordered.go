@@ -55,9 +55,10 @@ func (r *ApplicationReconciler) applyPlan(ctx context.Context, s *syncRun, manag
 	app := s.app
 	hooks := runHooks(s)
 	runner := &phase.Runner{
-		Client:  manager.Client(),
-		Applier: manager,
-		Health:  manager.ObjectHealth,
+		Client:             manager.Client(),
+		Applier:            manager,
+		Health:             manager.ObjectHealth,
+		HealthyOnceApplied: manager.HealthyOnceApplied,
 		HookLabels: map[string]string{
 			gitsyncv1.HookApplicationLabel:          app.Name,
 			gitsyncv1.HookApplicationNamespaceLabel: app.Namespace,
@@ -116,41 +117,53 @@ func (r *ApplicationReconciler) recordHooks(s *syncRun, runs []phase.HookRun) {
 // pruneInWaveOrder prunes the stale objects in reverse wave order (the wave read from
 // each live object's annotations: a stale object is no longer in Git).
 func pruneInWaveOrder(ctx context.Context, manager *apply.Manager, stale []apply.Entry) ([]apply.Change, error) {
-	byWave := map[int][]apply.Entry{}
-	for _, e := range stale {
-		wave := 0
-		if gvk, err := e.GroupVersionKind(); err == nil {
-			m := &metav1.PartialObjectMetadata{}
-			m.SetGroupVersionKind(gvk)
-			key, _ := e.ObjMetadata()
-			err := manager.Client().Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: key.Name}, m)
-			if err == nil {
-				u := &unstructured.Unstructured{}
-				u.SetAnnotations(m.GetAnnotations())
-				wave = phase.WaveOf(u)
-			} else if !apierrors.IsNotFound(err) {
-				return nil, fmt.Errorf("pruning %s: %w", e.Subject(), err)
-			}
+	waves := make([]int, len(stale))
+	for i, e := range stale {
+		gvk, err := e.GroupVersionKind()
+		if err != nil {
+			continue
 		}
-		byWave[wave] = append(byWave[wave], e)
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(gvk)
+		key, _ := e.ObjMetadata()
+		err = manager.Client().Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: key.Name}, m)
+		switch {
+		case err == nil:
+			u := &unstructured.Unstructured{}
+			u.SetAnnotations(m.GetAnnotations())
+			waves[i] = phase.WaveOf(u)
+		case !apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("pruning %s: %w", e.Subject(), err)
+		}
 	}
-	if len(byWave) <= 1 {
-		return manager.Prune(ctx, stale)
-	}
-	waves := make([]int, 0, len(byWave))
-	for w := range byWave {
-		waves = append(waves, w)
-	}
-	sort.Sort(sort.Reverse(sort.IntSlice(waves)))
 	var pruned []apply.Change
-	for _, w := range waves {
-		changes, err := manager.Prune(ctx, byWave[w])
+	for _, group := range reverseWaves(stale, waves) {
+		changes, err := manager.Prune(ctx, group)
 		pruned = append(pruned, changes...)
 		if err != nil {
 			return pruned, err
 		}
 	}
 	return pruned, nil
+}
+
+// reverseWaves groups entries by wave (waves[i] is the wave of entries[i]), highest
+// wave first.
+func reverseWaves(entries []apply.Entry, waves []int) [][]apply.Entry {
+	byWave := map[int][]apply.Entry{}
+	var numbers []int
+	for i, e := range entries {
+		if _, ok := byWave[waves[i]]; !ok {
+			numbers = append(numbers, waves[i])
+		}
+		byWave[waves[i]] = append(byWave[waves[i]], e)
+	}
+	sort.Sort(sort.Reverse(sort.IntSlice(numbers)))
+	out := make([][]apply.Entry, 0, len(numbers))
+	for _, n := range numbers {
+		out = append(out, byWave[n])
+	}
+	return out
 }
 
 // compileHealthChecks compiles spec.healthChecks (nil when there are none).

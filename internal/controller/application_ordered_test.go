@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/testutil/kubelet"
 )
 
@@ -187,4 +188,12 @@ func TestApplicationHealthChecks(t *testing.T) {
 		g.Expect(app.Status.Health).NotTo(BeNil())
 		g.Expect(app.Status.Health.Status).To(Equal(gitsyncv1.HealthStatusHealthy), app.Status.Health.Message)
 	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
+}
+
+func TestReverseWaves(t *testing.T) {
+	g := NewWithT(t)
+	e := func(id string) apply.Entry { return apply.Entry{ID: id} }
+	got := reverseWaves([]apply.Entry{e("a"), e("b"), e("c"), e("d")}, []int{0, 2, -1, 2})
+	g.Expect(got).To(Equal([][]apply.Entry{{e("b"), e("d")}, {e("a")}, {e("c")}}))
+	g.Expect(reverseWaves(nil, nil)).To(BeEmpty())
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
@@ -30,6 +31,9 @@ type Runner struct {
 	Client  client.Client
 	Applier Applier
 	Health  Health
+	// HealthyOnceApplied, when set, names kinds that are healthy as soon as applied
+	// (no status to wait for): a wave wait does not read them.
+	HealthyOnceApplied func(schema.GroupVersionKind) bool
 	// HookLabels go on every hook the run creates (they are not the owner labels).
 	HookLabels map[string]string
 	// Timeout bounds each wait: a hook to finish, a wave to be healthy.
@@ -205,7 +209,15 @@ func (r *Runner) progress(ctx context.Context, format string, args ...any) {
 func (r *Runner) waitHealthy(ctx context.Context, label string, objs []*unstructured.Unstructured) error {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout())
 	defer cancel()
-	pending := objs
+	var pending []*unstructured.Unstructured
+	for _, o := range objs {
+		if r.HealthyOnceApplied == nil || !r.HealthyOnceApplied(o.GroupVersionKind()) {
+			pending = append(pending, o)
+		}
+	}
+	if len(pending) == 0 {
+		return nil
+	}
 	var lastMsg string
 	for delay := firstPoll; ; delay = nextPoll(delay) {
 		var still []*unstructured.Unstructured
