@@ -197,3 +197,53 @@ func TestReverseWaves(t *testing.T) {
 	g.Expect(got).To(Equal([][]apply.Entry{{e("b"), e("d")}, {e("a")}, {e("c")}}))
 	g.Expect(reverseWaves(nil, nil)).To(BeEmpty())
 }
+
+func TestApplicationEditDuringWaveWait(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	f, sha := newAppFixture(t, map[string]string{
+		"db.yaml": orderedDeploymentYAML("db", `gitsync.dev/sync-wave: "0"`),
+		"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: after\n  annotations: {gitsync.dev/sync-wave: \"1\"}\ndata: {k: v}\n",
+	})
+	f.app("app")
+	db := &appsv1.Deployment{}
+	g.Eventually(func(g Gomega) bool { return f.exists(g, db, "db") }).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(BeTrue())
+
+	// A person edits the wave-0 Deployment while the sync waits for its health.
+	db.Spec.Template.Spec.Containers[0].Image = "example.com/app:edited"
+	g.Expect(env.Client.Update(ctx, db, client.FieldOwner("kubectl-edit"))).To(Succeed())
+	g.Consistently(func(g Gomega) bool { return f.exists(g, &corev1.ConfigMap{}, "after") }, time.Second, 100*time.Millisecond).Should(BeFalse(), "wave 1 still waits")
+
+	g.Expect(kubelet.MakeAvailable(ctx, env.Client, f.ns, "db")).To(Succeed())
+	f.waitApplied("app", sha)
+	g.Expect(f.exists(g, &corev1.ConfigMap{}, "after")).To(BeTrue())
+	// The edit is drift against the applied revision: it is put back.
+	g.Eventually(func(g Gomega) string {
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "db"}, db)).To(Succeed())
+		return db.Spec.Template.Spec.Containers[0].Image
+	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Equal("example.com/app:1"))
+
+	// And the drift watch holds afterwards: a new edit is reverted too.
+	db.Spec.Template.Spec.Containers[0].Image = "example.com/app:again"
+	g.Expect(env.Client.Update(ctx, db, client.FieldOwner("kubectl-edit"))).To(Succeed())
+	g.Eventually(func(g Gomega) string {
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "db"}, db)).To(Succeed())
+		return db.Spec.Template.Spec.Containers[0].Image
+	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Equal("example.com/app:1"))
+}
+
+func TestApplicationHooksAreNeverPruned(t *testing.T) {
+	g := NewWithT(t)
+	f, sha := newAppFixture(t, map[string]string{
+		"cm.yaml":   configMapYAML("main", "1"),
+		"hook.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notice\n  annotations: {gitsync.dev/hook: PostSync}\ndata: {k: v}\n",
+	})
+	f.app("app", func(a *gitsyncv1.Application) { a.Spec.Prune = true })
+	app := f.waitApplied("app", sha)
+	g.Expect(app.Status.Inventory.Entries).To(ConsistOf(gitsyncv1.InventoryEntry{ID: f.ns + "_main__ConfigMap", V: "v1"}))
+	g.Expect(f.exists(g, &corev1.ConfigMap{}, "notice")).To(BeTrue())
+
+	sha = f.repo.Commit("main", "drop the hook", map[string]string{"cm.yaml": configMapYAML("main", "2")}, "hook.yaml")
+	f.waitApplied("app", sha)
+	g.Expect(f.exists(g, &corev1.ConfigMap{}, "notice")).To(BeTrue(), "a hook left in the cluster is not pruned")
+}
