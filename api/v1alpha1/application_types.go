@@ -76,6 +76,10 @@ type ApplicationSpec struct {
 	// +optional
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 
+	// helm renders the path as a Helm chart when it holds a Chart.yaml (values, release name).
+	// +optional
+	Helm *HelmSpec `json:"helm,omitempty"`
+
 	// healthChecks judge the health of the kinds they name with CEL expressions, in
 	// place of kstatus (which stays the default for every other kind).
 	// +optional
@@ -165,6 +169,12 @@ type SyncInfo struct {
 	// revision the comparison was made against.
 	// +optional
 	Revision string `json:"revision,omitempty"`
+
+	// chart and chartVersion name the chart rendered, when the path is a Helm chart.
+	// +optional
+	Chart string `json:"chart,omitempty"`
+	// +optional
+	ChartVersion string `json:"chartVersion,omitempty"`
 }
 
 // HealthInfo aggregates the health of the applied objects (worst wins).
@@ -236,6 +246,12 @@ type SyncHistoryEntry struct {
 	// message says why it failed.
 	// +optional
 	Message string `json:"message,omitempty"`
+
+	// chart and chartVersion name the chart rendered, when the path is a Helm chart.
+	// +optional
+	Chart string `json:"chart,omitempty"`
+	// +optional
+	ChartVersion string `json:"chartVersion,omitempty"`
 
 	// created, configured, unchanged and pruned count the objects of each outcome.
 	// +optional

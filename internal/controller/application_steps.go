@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,6 +18,7 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/build"
+	"github.com/gitsync-dev/gitsync/internal/helm"
 )
 
 // reconcileDependencies waits until every Application in spec.dependsOn is Ready for its
@@ -123,10 +126,20 @@ func (r *ApplicationReconciler) reconcileBackstop(ctx context.Context, s *syncRu
 }
 
 // reconcileBuild renders spec.path. A failure applies nothing: Ready=False/BuildFailed.
-func (r *ApplicationReconciler) reconcileBuild(_ context.Context, s *syncRun) (ctrl.Result, error) {
+func (r *ApplicationReconciler) reconcileBuild(ctx context.Context, s *syncRun) (ctrl.Result, error) {
 	s.attempted = true
 	s.app.Status.LastAttemptedRevision = s.revision
-	objs, err := build.Build(s.dir, s.app.Spec.Path)
+	var objs []*unstructured.Unstructured
+	var err error
+	if chartDir := filepath.Join(s.dir, pathOf(s.app)); helm.IsChart(chartDir) {
+		objs, err = r.renderChart(ctx, s, chartDir)
+		var missing valuesError
+		if errors.As(err, &missing) {
+			return r.stalledRevision(s, gitsyncv1.ValuesNotFoundReason, fmt.Sprintf("rendering chart %s at %s: %v", pathOf(s.app), s.revision, err))
+		}
+	} else {
+		objs, err = build.Build(s.dir, s.app.Spec.Path)
+	}
 	if err != nil {
 		return r.stalledRevision(s, gitsyncv1.BuildFailedReason, fmt.Sprintf("building %s at %s: %v", pathOf(s.app), s.revision, err))
 	}
