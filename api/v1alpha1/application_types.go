@@ -76,6 +76,15 @@ type ApplicationSpec struct {
 	// +optional
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 
+	// helm renders the path as a Helm chart when it holds a Chart.yaml (values, release name).
+	// +optional
+	Helm *HelmSpec `json:"helm,omitempty"`
+
+	// healthChecks judge the health of the kinds they name with CEL expressions, in
+	// place of kstatus (which stays the default for every other kind).
+	// +optional
+	HealthChecks []HealthCheck `json:"healthChecks,omitempty"`
+
 	// suspend stops all syncing and drift correction while true.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
@@ -160,6 +169,12 @@ type SyncInfo struct {
 	// revision the comparison was made against.
 	// +optional
 	Revision string `json:"revision,omitempty"`
+
+	// chart and chartVersion name the chart rendered, when the path is a Helm chart.
+	// +optional
+	Chart string `json:"chart,omitempty"`
+	// +optional
+	ChartVersion string `json:"chartVersion,omitempty"`
 }
 
 // HealthInfo aggregates the health of the applied objects (worst wins).
@@ -232,6 +247,12 @@ type SyncHistoryEntry struct {
 	// +optional
 	Message string `json:"message,omitempty"`
 
+	// chart and chartVersion name the chart rendered, when the path is a Helm chart.
+	// +optional
+	Chart string `json:"chart,omitempty"`
+	// +optional
+	ChartVersion string `json:"chartVersion,omitempty"`
+
 	// created, configured, unchanged and pruned count the objects of each outcome.
 	// +optional
 	Created int `json:"created,omitempty"`
@@ -278,6 +299,15 @@ type ApplicationStatus struct {
 	// drift lists the objects that differ from Git now.
 	// +optional
 	Drift []DriftedObject `json:"drift,omitempty"`
+
+	// hooks lists the hooks of the last run, in the order they ran.
+	// +optional
+	Hooks []HookStatus `json:"hooks,omitempty"`
+
+	// hooksRevision is the revision whose sync last ran its hooks to the end: a resync
+	// of it runs no hook again (a requested sync does).
+	// +optional
+	HooksRevision string `json:"hooksRevision,omitempty"`
 
 	// history holds the last 10 syncs, newest first.
 	// +optional

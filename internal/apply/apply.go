@@ -18,6 +18,7 @@ import (
 	ssaerrors "github.com/fluxcd/pkg/ssa/errors"
 	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
@@ -36,12 +37,14 @@ const (
 
 // Manager applies, prunes and checks the health of the objects of one Owner.
 type Manager struct {
-	client       client.Client
-	reader       client.Reader
-	owner        Owner
-	ssa          *ssa.ResourceManager
-	concurrency  int
-	pollInterval time.Duration
+	client        client.Client
+	reader        client.Reader
+	owner         Owner
+	ssa           *ssa.ResourceManager
+	concurrency   int
+	pollInterval  time.Duration
+	healthCheck   HealthCheck
+	healthHandles func(schema.GroupVersionKind) bool
 }
 
 // New returns a Manager for owner. Every read that decides what to write, every apply

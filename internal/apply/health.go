@@ -137,7 +137,7 @@ func (m *Manager) HealthAfterApply(ctx context.Context, entries []Entry) (*Healt
 	var known []objectStatus
 	for _, e := range entries {
 		gvk, err := e.GroupVersionKind()
-		if err == nil && statusless[gvk.GroupKind()] {
+		if err == nil && m.HealthyOnceApplied(gvk) {
 			known = append(known, objectStatus{Subject: e.Subject(), Status: status.CurrentStatus})
 			continue
 		}
@@ -240,11 +240,6 @@ func (m *Manager) readStatus(ctx context.Context, e Entry) (objectStatus, error)
 	case err != nil:
 		return s, fmt.Errorf("reading %s: %w", s.Subject, err)
 	}
-	res, err := status.Compute(obj)
-	if err != nil {
-		s.Status, s.Message = status.UnknownStatus, err.Error()
-		return s, nil
-	}
-	s.Status, s.Message = res.Status, res.Message
+	s.Status, s.Message = m.objectStatus(obj)
 	return s, nil
 }

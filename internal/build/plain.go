@@ -133,8 +133,12 @@ func objectID(obj *unstructured.Unstructured) string {
 	if gvk.Group != "" {
 		id += "." + gvk.Group
 	}
-	if ns := obj.GetNamespace(); ns != "" {
-		return id + " " + ns + "/" + obj.GetName()
+	name := obj.GetName()
+	if name == "" {
+		name = obj.GetGenerateName() + "*"
 	}
-	return id + " " + obj.GetName()
+	if ns := obj.GetNamespace(); ns != "" {
+		return id + " " + ns + "/" + name
+	}
+	return id + " " + name
 }

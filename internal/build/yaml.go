@@ -95,7 +95,10 @@ func validateObject(obj *unstructured.Unstructured) error {
 		return fmt.Errorf("%s has no metadata", obj.GetKind())
 	}
 	name, ok := obj.Object["metadata"].(map[string]any)["name"].(string)
-	if !ok || name == "" {
+	if (!ok || name == "") && !(obj.GetGenerateName() != "" && isHook(obj)) {
+		if obj.GetGenerateName() != "" {
+			return fmt.Errorf("%s has no metadata.name (generateName is only for hooks: annotate it gitsync.dev/hook)", obj.GetKind())
+		}
 		return fmt.Errorf("%s has no metadata.name", obj.GetKind())
 	}
 	if obj.GroupVersionKind().Group == kustomizeGroup {
@@ -246,4 +249,18 @@ func describe(n *yaml.Node) string {
 		return "scalar " + strings.TrimPrefix(n.ShortTag(), "!!")
 	}
 	return "non-object"
+}
+
+// hookAnnotations mark hooks (gitsync's, Argo CD's, Helm's): they are created rather
+// than applied, so they may use generateName.
+var hookAnnotations = []string{"gitsync.dev/hook", "argocd.argoproj.io/hook", "helm.sh/hook"}
+
+func isHook(obj *unstructured.Unstructured) bool {
+	a := obj.GetAnnotations()
+	for _, k := range hookAnnotations {
+		if a[k] != "" {
+			return true
+		}
+	}
+	return false
 }

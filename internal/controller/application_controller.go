@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -17,6 +19,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/phase"
 )
 
 // Checkouts locates the stored checkout of a commit (internal/source's Fetcher).
@@ -43,6 +46,12 @@ type ApplicationReconciler struct {
 	// Drift, when set, watches what was applied and corrects drift between syncs; with
 	// it, a quiet interval resync makes no API request (see reconcileBackstop).
 	Drift *DriftReconciler
+	// Discovery reads the cluster's capabilities for Helm charts; Config makes the
+	// clients of Helm's lookup (impersonating the Application's identity). SetupWithManager
+	// sets both from the manager.
+	Discovery discovery.DiscoveryInterface
+	Config    *rest.Config
+	lookups   lookupClients
 	// RetryInterval is how often an Application waiting for its source's artifact or for
 	// its dependencies looks again (5s when zero). The watches usually come first; this
 	// covers an event that reached the cache before the Application did.
@@ -125,10 +134,14 @@ type syncRun struct {
 	previous []apply.Entry
 	dir      string
 	objects  []*unstructured.Unstructured
-	manager  *apply.Manager
-	result   *apply.Result
-	pruned   []apply.Change
-	health   *apply.Health
+	// plan orders the objects: hooks and waves (see planSync).
+	plan *phase.Plan
+	// chart and chartVersion name the chart, when the path is a Helm chart.
+	chart, chartVersion string
+	manager             *apply.Manager
+	result              *apply.Result
+	pruned              []apply.Change
+	health              *apply.Health
 	// attempted is true once a revision was handed to the apply (it goes in history).
 	attempted bool
 	// stop ends the steps without an error (waiting, refused, nothing to do).

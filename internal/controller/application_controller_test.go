@@ -84,7 +84,9 @@ func (f *appFixture) waitApplied(name, sha string) *gitsyncv1.Application {
 		g.Expect(ready).NotTo(BeNil())
 		g.Expect(ready.Status).To(Equal(metav1.ConditionTrue), "%s: %s", ready.Reason, ready.Message)
 		g.Expect(app.Status.LastAppliedRevision).To(Equal("main@sha1:" + sha))
-		g.Expect(app.Status.Sync).To(Equal(&gitsyncv1.SyncInfo{Status: gitsyncv1.SyncStatusSynced, Revision: "main@sha1:" + sha}))
+		g.Expect(app.Status.Sync).NotTo(BeNil())
+		g.Expect(app.Status.Sync.Status).To(Equal(gitsyncv1.SyncStatusSynced))
+		g.Expect(app.Status.Sync.Revision).To(Equal("main@sha1:" + sha))
 	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
 	return app
 }

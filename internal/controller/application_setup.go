@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -45,6 +46,16 @@ func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager, opts Applicat
 	}
 	if r.Mapper == nil {
 		r.Mapper = mgr.GetRESTMapper()
+	}
+	if r.Config == nil {
+		r.Config = mgr.GetConfig()
+	}
+	if r.Discovery == nil {
+		dc, err := discovery.NewDiscoveryClientForConfig(r.Config)
+		if err != nil {
+			return fmt.Errorf("creating the discovery client: %w", err)
+		}
+		r.Discovery = dc
 	}
 	if r.Applier == nil {
 		applier, err := NewApplier(mgr.GetConfig(), mgr)
@@ -111,7 +122,7 @@ func NewApplier(cfg *rest.Config, cluster ClusterAccess) (func(*gitsyncv1.Applic
 	return func(app *gitsyncv1.Application) (*apply.Manager, error) {
 		owner := apply.Owner{Name: app.Name, Namespace: app.Namespace}
 		if app.Spec.ServiceAccountName == "" {
-			return apply.New(direct, direct, owner), nil
+			return withHealthChecks(app, apply.New(direct, direct, owner)), nil
 		}
 		user := fmt.Sprintf("system:serviceaccount:%s:%s", app.Namespace, app.Spec.ServiceAccountName)
 		mu.Lock()
@@ -125,7 +136,7 @@ func NewApplier(cfg *rest.Config, cluster ClusterAccess) (func(*gitsyncv1.Applic
 			}
 			impersonating[user] = c
 		}
-		return apply.New(c, c, owner), nil
+		return withHealthChecks(app, apply.New(c, c, owner)), nil
 	}, nil
 }
 

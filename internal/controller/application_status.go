@@ -26,9 +26,9 @@ func (s *syncRun) finish(r *ApplicationReconciler, err error) {
 	changed := s.result != nil && (s.result.Count("created")+s.result.Count("configured")+len(s.pruned) > 0)
 	failed := s.failure != ""
 	if failed {
-		app.Status.Sync = &gitsyncv1.SyncInfo{Status: gitsyncv1.SyncStatusOutOfSync, Revision: s.revision}
+		app.Status.Sync = &gitsyncv1.SyncInfo{Status: gitsyncv1.SyncStatusOutOfSync, Revision: s.revision, Chart: s.chart, ChartVersion: s.chartVersion}
 	} else {
-		app.Status.Sync = &gitsyncv1.SyncInfo{Status: gitsyncv1.SyncStatusSynced, Revision: s.revision}
+		app.Status.Sync = &gitsyncv1.SyncInfo{Status: gitsyncv1.SyncStatusSynced, Revision: s.revision, Chart: s.chart, ChartVersion: s.chartVersion}
 		app.Status.LastAppliedRevision = s.revision
 		// Every object was just applied from Git: nothing is drifted any more.
 		app.Status.Drift = nil
@@ -49,7 +49,8 @@ func (s *syncRun) finish(r *ApplicationReconciler, err error) {
 	// no-change resync writes nothing.
 	newRevision := len(app.Status.History) == 0 || app.Status.History[0].Revision != s.revision
 	if s.attempted && (changed || failed || newRevision) {
-		entry := gitsyncv1.SyncHistoryEntry{Revision: s.revision, StartedAt: s.started, Result: gitsyncv1.SyncResultSucceeded}
+		entry := gitsyncv1.SyncHistoryEntry{Revision: s.revision, StartedAt: s.started, Result: gitsyncv1.SyncResultSucceeded,
+			Chart: s.chart, ChartVersion: s.chartVersion}
 		finished := metav1.NewTime(r.now())
 		entry.FinishedAt = &finished
 		if failed {

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,6 +18,7 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/build"
+	"github.com/gitsync-dev/gitsync/internal/helm"
 )
 
 // reconcileDependencies waits until every Application in spec.dependsOn is Ready for its
@@ -122,10 +126,20 @@ func (r *ApplicationReconciler) reconcileBackstop(ctx context.Context, s *syncRu
 }
 
 // reconcileBuild renders spec.path. A failure applies nothing: Ready=False/BuildFailed.
-func (r *ApplicationReconciler) reconcileBuild(_ context.Context, s *syncRun) (ctrl.Result, error) {
+func (r *ApplicationReconciler) reconcileBuild(ctx context.Context, s *syncRun) (ctrl.Result, error) {
 	s.attempted = true
 	s.app.Status.LastAttemptedRevision = s.revision
-	objs, err := build.Build(s.dir, s.app.Spec.Path)
+	var objs []*unstructured.Unstructured
+	var err error
+	if chartDir := filepath.Join(s.dir, pathOf(s.app)); helm.IsChart(chartDir) {
+		objs, err = r.renderChart(ctx, s, chartDir)
+		var missing valuesError
+		if errors.As(err, &missing) {
+			return r.stalledRevision(s, gitsyncv1.ValuesNotFoundReason, fmt.Sprintf("rendering chart %s at %s: %v", pathOf(s.app), s.revision, err))
+		}
+	} else {
+		objs, err = build.Build(s.dir, s.app.Spec.Path)
+	}
 	if err != nil {
 		return r.stalledRevision(s, gitsyncv1.BuildFailedReason, fmt.Sprintf("building %s at %s: %v", pathOf(s.app), s.revision, err))
 	}
@@ -137,6 +151,13 @@ func (r *ApplicationReconciler) reconcileBuild(_ context.Context, s *syncRun) (c
 		return r.stalledRevision(s, gitsyncv1.BuildFailedReason, fmt.Sprintf("building %s at %s: %v", pathOf(s.app), s.revision, err))
 	}
 	s.objects = objs
+	if err := r.planSync(s); err != nil {
+		reason := gitsyncv1.BuildFailedReason
+		if len(s.app.Spec.HealthChecks) > 0 && strings.HasPrefix(err.Error(), "spec.healthChecks") {
+			reason = gitsyncv1.HealthCheckInvalidReason
+		}
+		return r.stalledRevision(s, reason, fmt.Sprintf("building %s at %s: %v", pathOf(s.app), s.revision, err))
+	}
 	return ctrl.Result{}, nil
 }
 
@@ -165,7 +186,7 @@ func (r *ApplicationReconciler) reconcileApply(ctx context.Context, s *syncRun) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, app.GetTimeout().Duration)
 	defer cancel()
-	result, err := manager.Apply(ctx, s.objects, apply.Options{Force: app.Spec.Force, Previous: previous})
+	result, err := r.applyPlan(ctx, s, manager, apply.Options{Force: app.Spec.Force, Previous: previous})
 	if err != nil && result != nil {
 		// Part of the set (its first stage: CRDs, Namespaces) was written before the
 		// failure: keep it in the inventory so that a later prune can remove it.
@@ -175,6 +196,10 @@ func (r *ApplicationReconciler) reconcileApply(ctx context.Context, s *syncRun) 
 		var conflict *apply.ConflictError
 		if errors.As(err, &conflict) {
 			return r.stalledRevision(s, gitsyncv1.ApplyFailedReason, err.Error())
+		}
+		var hook *hookError
+		if errors.As(err, &hook) {
+			return r.stalledRevision(s, gitsyncv1.HookFailedReason, fmt.Sprintf("revision %s: %v", s.revision, err))
 		}
 		return r.failRevision(s, gitsyncv1.ApplyFailedReason, fmt.Errorf("applying revision %s: %w", s.revision, err))
 	}
@@ -198,7 +223,7 @@ func (r *ApplicationReconciler) reconcilePrune(ctx context.Context, s *syncRun) 
 	if app.Spec.Prune {
 		stale := apply.Stale(previous, current)
 		if len(stale) > 0 {
-			pruned, err := s.manager.Prune(ctx, stale)
+			pruned, err := pruneInWaveOrder(ctx, s.manager, stale)
 			s.pruned = pruned
 			if err != nil {
 				// What was applied is recorded; the stale objects stay in the inventory

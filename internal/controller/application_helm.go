@@ -1,0 +1,246 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/build"
+	"github.com/gitsync-dev/gitsync/internal/helm"
+)
+
+// valuesError is a valuesFrom reference that cannot be read: the revision stalls with
+// reason ValuesNotFound.
+type valuesError struct{ error }
+
+// renderChart renders the chart in chartDir (the Application's path) with spec.helm:
+// valuesFiles from the checkout, valuesFrom read with the Application's identity,
+// inline values last; capabilities from the cluster; lookup through the Application's
+// identity; .Release.IsUpgrade once the Application has an inventory. The chart's
+// crds/ come first, per spec.helm.crds. It records the chart and version in s.
+func (r *ApplicationReconciler) renderChart(ctx context.Context, s *syncRun, chartDir string) ([]*unstructured.Unstructured, error) {
+	app := s.app
+	spec := app.Spec.Helm
+	if spec == nil {
+		spec = &gitsyncv1.HelmSpec{}
+	}
+	c, err := helm.LoadDir(s.dir, chartDir)
+	if err != nil {
+		return nil, err
+	}
+	var values []map[string]any
+	for _, f := range spec.ValuesFiles {
+		v, err := helm.ReadValuesFile(s.dir, chartDir, f)
+		if err != nil {
+			return nil, err
+		}
+		values = append(values, v)
+	}
+	if len(spec.ValuesFrom) > 0 {
+		manager, err := r.Applier(app)
+		if err != nil {
+			return nil, err
+		}
+		for _, ref := range spec.ValuesFrom {
+			v, err := readValuesFrom(ctx, manager.Client(), app.Namespace, ref)
+			if err != nil {
+				return nil, err
+			}
+			if v != nil {
+				values = append(values, v)
+			}
+		}
+	}
+	if spec.Values != nil && len(spec.Values.Raw) > 0 {
+		inline := map[string]any{}
+		if err := json.Unmarshal(spec.Values.Raw, &inline); err != nil {
+			return nil, fmt.Errorf("spec.helm.values: not a map of values")
+		}
+		values = append(values, inline)
+	}
+	opts := helm.Options{
+		ReleaseName: spec.ReleaseName,
+		Namespace:   targetNamespace(app),
+		IsUpgrade:   app.Status.Inventory != nil && len(app.Status.Inventory.Entries) > 0,
+		Values:      values,
+		SkipCRDs:    spec.CRDs == gitsyncv1.HelmCRDsSkip,
+	}
+	if opts.ReleaseName == "" {
+		opts.ReleaseName = app.Name
+	}
+	if r.Discovery != nil {
+		if opts.Capabilities, err = helm.ClusterCapabilities(r.Discovery); err != nil {
+			return nil, err
+		}
+	}
+	if r.Config != nil {
+		opts.Lookup = r.lookups.provider(r.Config, r.Mapper, impersonatedUser(app))
+	}
+	rendered, err := helm.Render(ctx, c, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.chart, s.chartVersion = rendered.Chart, rendered.Version
+
+	files := make([]build.File, 0, len(rendered.Templates))
+	for _, m := range rendered.Templates {
+		files = append(files, build.File{Name: m.Name, Data: m.Data})
+	}
+	objs, err := build.Decode(files)
+	if err != nil {
+		return nil, err
+	}
+	crds, err := r.chartCRDs(ctx, rendered.CRDs, spec.CRDs)
+	if err != nil {
+		return nil, err
+	}
+	return append(crds, objs...), nil
+}
+
+// chartCRDs decodes the chart's crds/ files. With the Create policy, CRDs that exist
+// already are left out (never updated); CreateReplace applies them all.
+func (r *ApplicationReconciler) chartCRDs(ctx context.Context, manifests []helm.Manifest, policy string) ([]*unstructured.Unstructured, error) {
+	files := make([]build.File, 0, len(manifests))
+	for _, m := range manifests {
+		files = append(files, build.File{Name: m.Name, Data: m.Data})
+	}
+	crds, err := build.Decode(files)
+	if err != nil || policy == gitsyncv1.HelmCRDsCreateReplace {
+		return crds, err
+	}
+	var out []*unstructured.Unstructured
+	for _, crd := range crds {
+		existing := &metav1.PartialObjectMetadata{}
+		existing.SetGroupVersionKind(crd.GroupVersionKind())
+		err := r.APIReader.Get(ctx, client.ObjectKey{Name: crd.GetName()}, existing)
+		switch {
+		case apierrors.IsNotFound(err):
+			out = append(out, crd)
+		case err != nil:
+			return nil, fmt.Errorf("reading %s: %w", crd.GetName(), err)
+		}
+	}
+	return out, nil
+}
+
+// readValuesFrom reads one valuesFrom reference (nil when it is optional and missing).
+// Errors never quote the values.
+func readValuesFrom(ctx context.Context, c client.Client, ns string, ref gitsyncv1.ValuesReference) (map[string]any, error) {
+	key := ref.Key
+	if key == "" {
+		key = "values.yaml"
+	}
+	what := fmt.Sprintf("valuesFrom %s %s key %s", ref.Kind, ref.Name, key)
+	var data []byte
+	var found bool
+	var err error
+	switch ref.Kind {
+	case "Secret":
+		sec := &corev1.Secret{}
+		if err = c.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, sec); err == nil {
+			data, found = sec.Data[key]
+		}
+	default:
+		cm := &corev1.ConfigMap{}
+		if err = c.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, cm); err == nil {
+			var s string
+			s, found = cm.Data[key]
+			data = []byte(s)
+		}
+	}
+	switch {
+	case apierrors.IsNotFound(err) || (err == nil && !found):
+		if ref.Optional {
+			return nil, nil
+		}
+		return nil, valuesError{fmt.Errorf("%s: not found", what)}
+	case err != nil:
+		return nil, fmt.Errorf("reading %s: %w", what, err)
+	}
+	return helm.ParseValues(what, data)
+}
+
+// targetNamespace is where namespaced objects without a namespace land.
+func targetNamespace(app *gitsyncv1.Application) string {
+	if app.Spec.TargetNamespace != "" {
+		return app.Spec.TargetNamespace
+	}
+	return app.Namespace
+}
+
+// impersonatedUser is the identity an Application's writes and lookups use ("" for the
+// operator's own).
+func impersonatedUser(app *gitsyncv1.Application) string {
+	if app.Spec.ServiceAccountName == "" {
+		return ""
+	}
+	return fmt.Sprintf("system:serviceaccount:%s:%s", app.Namespace, app.Spec.ServiceAccountName)
+}
+
+// lookupClients makes the dynamic clients of Helm's lookup, one per identity.
+type lookupClients struct {
+	mu      sync.Mutex
+	clients map[string]dynamic.Interface
+}
+
+func (l *lookupClients) provider(cfg *rest.Config, mapper meta.RESTMapper, user string) *lookupProvider {
+	return &lookupProvider{clients: l, cfg: cfg, mapper: mapper, user: user}
+}
+
+// lookupProvider serves Helm's lookup with the Application's identity, so a chart sees
+// only what the Application's service account may read.
+type lookupProvider struct {
+	clients *lookupClients
+	cfg     *rest.Config
+	mapper  meta.RESTMapper
+	user    string
+}
+
+func (p *lookupProvider) GetClientFor(apiVersion, kind string) (dynamic.NamespaceableResourceInterface, bool, error) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil, false, err
+	}
+	mapping, err := p.mapper.RESTMapping(gv.WithKind(kind).GroupKind(), gv.Version)
+	if err != nil {
+		return nil, false, err
+	}
+	dc, err := p.clients.get(p.cfg, p.user)
+	if err != nil {
+		return nil, false, err
+	}
+	return dc.Resource(mapping.Resource), mapping.Scope.Name() == meta.RESTScopeNameNamespace, nil
+}
+
+func (l *lookupClients) get(cfg *rest.Config, user string) (dynamic.Interface, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c, ok := l.clients[user]; ok {
+		return c, nil
+	}
+	cfg = rest.CopyConfig(cfg)
+	if user != "" {
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	}
+	c, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating the lookup client: %w", err)
+	}
+	if l.clients == nil {
+		l.clients = map[string]dynamic.Interface{}
+	}
+	l.clients[user] = c
+	return c, nil
+}

@@ -1,0 +1,148 @@
+// Package helm renders Helm charts in process with the Helm v4 SDK: a chart directory
+// confined to a checkout (or a chart archive), values merged in gitsync's order,
+// capabilities from the live cluster and `lookup` through the Application's identity.
+package helm
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"helm.sh/helm/v4/pkg/chart/loader/archive"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/ignore"
+)
+
+// Caps on what a chart may hold, checked before anything is parsed.
+const (
+	// MaxFileSize is the largest file of a chart directory.
+	MaxFileSize = 8 << 20
+	// MaxChartSize is the largest chart directory (all its files together).
+	MaxChartSize = 32 << 20
+)
+
+// IsChart tells whether dir (a directory of a checkout) holds a Chart.yaml.
+func IsChart(dir string) bool {
+	fi, err := os.Lstat(filepath.Join(dir, chartFile))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+const chartFile = "Chart.yaml"
+
+// LoadDir loads the chart in dir, which must lie inside root: every file is read with
+// Lstat-checked paths, a symlink is refused (chart content never reaches outside the
+// checkout), .helmignore is honoured, and the caps above bound what is read.
+func LoadDir(root, dir string) (*chart.Chart, error) {
+	rootAbs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	dirAbs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if rel, err := filepath.Rel(rootAbs, dirAbs); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil, fmt.Errorf("chart %s is outside the checkout", dir)
+	}
+	rules := ignore.Empty()
+	if data, err := os.ReadFile(filepath.Join(dirAbs, ignore.HelmIgnore)); err == nil {
+		if rules, err = ignore.Parse(bytes.NewReader(data)); err != nil {
+			return nil, fmt.Errorf("parsing %s: %w", ignore.HelmIgnore, err)
+		}
+	}
+	rules.AddDefaults()
+
+	var files []*archive.BufferedFile
+	var total int64
+	err = filepath.WalkDir(dirAbs, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dirAbs, path)
+		rel = filepath.ToSlash(rel)
+		if rel == "." {
+			return nil
+		}
+		fi, err := os.Lstat(path)
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symlink: charts are read from the checkout only, without symlinks", rel)
+		}
+		if rules.Ignore(rel, fi) {
+			if fi.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if fi.IsDir() {
+			return nil
+		}
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("%s is not a regular file", rel)
+		}
+		if fi.Size() > MaxFileSize {
+			return fmt.Errorf("%s has %d bytes, more than the %d a chart file may have", rel, fi.Size(), MaxFileSize)
+		}
+		if total += fi.Size(); total > MaxChartSize {
+			return fmt.Errorf("the chart holds more than %d bytes", MaxChartSize)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		files = append(files, &archive.BufferedFile{Name: rel, ModTime: fi.ModTime(), Data: data})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("loading chart %s: %w", relTo(rootAbs, dirAbs), err)
+	}
+	c, err := loader.LoadFiles(files)
+	if err != nil {
+		return nil, fmt.Errorf("loading chart %s: %w", relTo(rootAbs, dirAbs), err)
+	}
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("chart %s: %w", relTo(rootAbs, dirAbs), err)
+	}
+	if err := checkDependencies(c); err != nil {
+		return nil, fmt.Errorf("chart %s: %w", relTo(rootAbs, dirAbs), err)
+	}
+	return c, nil
+}
+
+// checkDependencies requires every dependency of Chart.yaml to be vendored under
+// charts/: gitsync never fetches what a chart names.
+func checkDependencies(c *chart.Chart) error {
+	have := map[string]bool{}
+	for _, d := range c.Dependencies() {
+		have[d.Name()] = true
+	}
+	var missing []string
+	for _, d := range c.Metadata.Dependencies {
+		if !have[d.Name] {
+			missing = append(missing, d.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("dependencies %s are not vendored in charts/ (run `helm dependency build` and commit charts/)",
+			strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+func relTo(root, path string) string {
+	rel, err := filepath.Rel(root, path)
+	if err != nil {
+		return path
+	}
+	return rel
+}
+
+// ErrNotChart is returned for a directory that holds no Chart.yaml.
+var ErrNotChart = errors.New("no Chart.yaml")

@@ -1,0 +1,198 @@
+package helm
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"helm.sh/helm/v4/pkg/chart/common"
+	"helm.sh/helm/v4/pkg/chart/common/util"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+	"helm.sh/helm/v4/pkg/engine"
+	"k8s.io/client-go/discovery"
+	"sigs.k8s.io/yaml"
+)
+
+// Options of one render.
+type Options struct {
+	// ReleaseName is .Release.Name; Namespace is .Release.Namespace.
+	ReleaseName, Namespace string
+	// IsUpgrade sets .Release.IsUpgrade (and IsInstall to its opposite).
+	IsUpgrade bool
+	// Values are merged over the chart's defaults in order, later ones winning:
+	// valuesFiles, then valuesFrom, then the inline values.
+	Values []map[string]any
+	// Capabilities are the cluster's (see ClusterCapabilities); Helm's defaults when nil.
+	Capabilities *common.Capabilities
+	// Lookup serves the `lookup` function; without it, lookup finds nothing.
+	Lookup engine.ClientProvider
+	// SkipCRDs leaves out the chart's crds/ folder.
+	SkipCRDs bool
+}
+
+// Manifest is one rendered file.
+type Manifest struct {
+	// Name is the file's path in the chart, e.g. "podinfo/templates/deployment.yaml".
+	Name string
+	Data []byte
+}
+
+// Rendered is what a chart rendered to.
+type Rendered struct {
+	// CRDs are the files of the chart's crds/ folder (and of its subcharts').
+	CRDs []Manifest
+	// Templates are the rendered templates, in name order, without NOTES.txt, partials
+	// and the tests/ folder.
+	Templates []Manifest
+	// Chart and Version name the chart.
+	Chart, Version string
+}
+
+// Render renders c with opts. A template error names the template file and line.
+func Render(ctx context.Context, c *chart.Chart, opts Options) (*Rendered, error) {
+	vals := map[string]any{}
+	for _, v := range opts.Values {
+		vals = mergeValues(vals, v)
+	}
+	if err := chartutil.ProcessDependencies(c, vals); err != nil {
+		return nil, fmt.Errorf("processing the chart's dependencies: %w", err)
+	}
+	caps := opts.Capabilities
+	if caps == nil {
+		caps = common.DefaultCapabilities.Copy()
+	}
+	release := common.ReleaseOptions{
+		Name: opts.ReleaseName, Namespace: opts.Namespace, Revision: 1,
+		IsInstall: !opts.IsUpgrade, IsUpgrade: opts.IsUpgrade,
+	}
+	renderVals, err := util.ToRenderValuesWithSchemaValidation(c, vals, release, caps, false)
+	if err != nil {
+		return nil, fmt.Errorf("values: %w", err)
+	}
+	var files map[string]string
+	if opts.Lookup != nil {
+		files, err = engine.RenderWithClientProvider(c, renderVals, opts.Lookup)
+	} else {
+		files, err = engine.Engine{}.RenderWithContext(ctx, c, renderVals)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("rendering: %w", err)
+	}
+	out := &Rendered{Chart: c.Name(), Version: c.Metadata.Version}
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		base := path.Base(name)
+		if strings.HasPrefix(base, "_") || base == "NOTES.txt" || strings.Contains(name, "/tests/") {
+			continue
+		}
+		if strings.TrimSpace(files[name]) == "" {
+			continue
+		}
+		out.Templates = append(out.Templates, Manifest{Name: name, Data: []byte(files[name])})
+	}
+	if !opts.SkipCRDs {
+		for _, crd := range c.CRDObjects() {
+			out.CRDs = append(out.CRDs, Manifest{Name: crd.Filename, Data: crd.File.Data})
+		}
+	}
+	return out, nil
+}
+
+// mergeValues merges src over dst: maps merge key by key, anything else in src replaces.
+// (Helm's own merge of several -f files is not exported.)
+func mergeValues(dst, src map[string]any) map[string]any {
+	out := make(map[string]any, len(dst)+len(src))
+	for k, v := range dst {
+		out[k] = v
+	}
+	for k, v := range src {
+		if sm, ok := v.(map[string]any); ok {
+			if dm, ok := out[k].(map[string]any); ok {
+				out[k] = mergeValues(dm, sm)
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// ReadValuesFile reads a values file named relative to the chart directory, confined to
+// root (no symlink, no path leaving the checkout).
+func ReadValuesFile(root, chartDir, name string) (map[string]any, error) {
+	rootAbs, _ := filepath.Abs(root)
+	p, err := filepath.Abs(filepath.Join(chartDir, name))
+	if err != nil {
+		return nil, err
+	}
+	if rel, err := filepath.Rel(rootAbs, p); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil, fmt.Errorf("values file %s is outside the checkout", name)
+	}
+	// Every component from the root down must be a plain directory or file.
+	rel, _ := filepath.Rel(rootAbs, p)
+	cur := rootAbs
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		if err != nil {
+			return nil, fmt.Errorf("values file %s: %w", name, err)
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return nil, fmt.Errorf("values file %s: %s is a symlink", name, relTo(rootAbs, cur))
+		}
+		if fi.Mode().IsRegular() && fi.Size() > MaxFileSize {
+			return nil, fmt.Errorf("values file %s has more than %d bytes", name, MaxFileSize)
+		}
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("values file %s: %w", name, err)
+	}
+	return ParseValues(name, data)
+}
+
+// ParseValues reads YAML values; the error names what they came from, never their content.
+func ParseValues(from string, data []byte) (map[string]any, error) {
+	vals := map[string]any{}
+	if err := yaml.Unmarshal(data, &vals); err != nil {
+		return nil, fmt.Errorf("values %s are not a YAML map", from)
+	}
+	return vals, nil
+}
+
+// ClusterCapabilities reads .Capabilities from the cluster: its version and every
+// group/version and group/version/kind it serves.
+func ClusterCapabilities(dc discovery.DiscoveryInterface) (*common.Capabilities, error) {
+	v, err := dc.ServerVersion()
+	if err != nil {
+		return nil, fmt.Errorf("reading the server version: %w", err)
+	}
+	_, lists, err := dc.ServerGroupsAndResources()
+	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
+		return nil, fmt.Errorf("reading the server's API versions: %w", err)
+	}
+	var set []string
+	for _, l := range lists {
+		set = append(set, l.GroupVersion)
+		for _, r := range l.APIResources {
+			set = append(set, l.GroupVersion+"/"+r.Kind)
+		}
+	}
+	kv, err := common.ParseKubeVersion(v.GitVersion)
+	if err != nil {
+		return nil, fmt.Errorf("parsing the server version %q: %w", v.GitVersion, err)
+	}
+	caps := common.DefaultCapabilities.Copy()
+	caps.KubeVersion = *kv
+	caps.APIVersions = common.VersionSet(set)
+	return caps, nil
+}

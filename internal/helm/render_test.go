@@ -1,0 +1,159 @@
+package helm
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"helm.sh/helm/v4/pkg/chart/common"
+	"sigs.k8s.io/yaml"
+)
+
+// copyChart copies testdata/shop into a temp checkout and returns the checkout root.
+func copyChart(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	src := filepath.Join("testdata", "shop")
+	err := filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		dst := filepath.Join(root, "charts", "shop", rel)
+		if fi.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func configMapData(g Gomega, r *Rendered, name string) map[string]string {
+	for _, m := range r.Templates {
+		if strings.HasSuffix(m.Name, name) {
+			var obj struct {
+				Data map[string]string `json:"data"`
+			}
+			g.Expect(yaml.Unmarshal(m.Data, &obj)).To(Succeed())
+			return obj.Data
+		}
+	}
+	return nil
+}
+
+func TestRenderMergesValuesInOrder(t *testing.T) {
+	g := NewWithT(t)
+	root := copyChart(t)
+	dir := filepath.Join(root, "charts", "shop")
+	g.Expect(IsChart(dir)).To(BeTrue())
+	c, err := LoadDir(root, dir)
+	g.Expect(err).NotTo(HaveOccurred())
+	fromFile, err := ReadValuesFile(root, dir, "env/prod.yaml")
+	g.Expect(err).NotTo(HaveOccurred())
+	fromSecret := map[string]any{"size": "from valuesFrom", "tier": "valuesFrom"}
+	inline := map[string]any{"tier": "inline"}
+
+	r, err := Render(context.Background(), c, Options{
+		ReleaseName: "web", Namespace: "team-a",
+		Values: []map[string]any{fromFile, fromSecret, inline},
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(r.Chart).To(Equal("shop"))
+	g.Expect(r.Version).To(Equal("1.2.0"))
+	data := configMapData(g, r, "shop/templates/configmap.yaml")
+	g.Expect(data).To(HaveKeyWithValue("greeting", "from chart defaults"), "chart default, not overridden")
+	g.Expect(data).To(HaveKeyWithValue("color", "blue"), "valuesFiles over chart defaults")
+	g.Expect(data).To(HaveKeyWithValue("size", "from valuesFrom"), "valuesFrom over valuesFiles")
+	g.Expect(data).To(HaveKeyWithValue("tier", "inline"), "inline values last")
+	g.Expect(data).To(HaveKeyWithValue("namespace", "team-a"))
+	g.Expect(data).To(HaveKeyWithValue("install", "true"))
+	g.Expect(data).To(HaveKeyWithValue("upgrade", "false"))
+	g.Expect(data).To(HaveKeyWithValue("hasWidgets", "false"))
+
+	var names []string
+	for _, m := range r.Templates {
+		names = append(names, m.Name)
+	}
+	g.Expect(names).To(Equal([]string{
+		"shop/charts/cache/templates/configmap.yaml",
+		"shop/templates/configmap.yaml",
+		"shop/templates/deployment.yaml",
+	}), "NOTES.txt, partials, tests/ and empty templates are left out; the vendored subchart is in")
+	g.Expect(r.CRDs).To(HaveLen(1))
+	g.Expect(string(r.CRDs[0].Data)).To(ContainSubstring("widgets.example.com"))
+}
+
+func TestRenderCapabilitiesUpgradeSubchartsAndCRDs(t *testing.T) {
+	g := NewWithT(t)
+	root := copyChart(t)
+	c, err := LoadDir(root, filepath.Join(root, "charts", "shop"))
+	g.Expect(err).NotTo(HaveOccurred())
+	caps := common.DefaultCapabilities.Copy()
+	kv, _ := common.ParseKubeVersion("v1.37.1")
+	caps.KubeVersion = *kv
+	caps.APIVersions = append(caps.APIVersions, "example.com/v1", "example.com/v1/Widget")
+	r, err := Render(context.Background(), c, Options{
+		ReleaseName: "web", Namespace: "ns", IsUpgrade: true, Capabilities: caps, SkipCRDs: true,
+		Values: []map[string]any{{"cache": map[string]any{"enabled": false}, "widget": true}},
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	data := configMapData(g, r, "shop/templates/configmap.yaml")
+	g.Expect(data).To(HaveKeyWithValue("upgrade", "true"))
+	g.Expect(data).To(HaveKeyWithValue("install", "false"))
+	g.Expect(data).To(HaveKeyWithValue("kube", "v1.37.1"))
+	g.Expect(data).To(HaveKeyWithValue("hasWidgets", "true"))
+	g.Expect(r.CRDs).To(BeEmpty())
+	var names []string
+	for _, m := range r.Templates {
+		names = append(names, m.Name)
+	}
+	g.Expect(names).NotTo(ContainElement(ContainSubstring("cache")), "a subchart disabled by its condition renders nothing")
+	g.Expect(names).To(ContainElement("shop/templates/widget.yaml"))
+}
+
+func TestRenderErrorsAreClear(t *testing.T) {
+	g := NewWithT(t)
+	root := copyChart(t)
+	dir := filepath.Join(root, "charts", "shop")
+
+	// A template error names the file and the line.
+	g.Expect(os.WriteFile(filepath.Join(dir, "templates", "broken.yaml"), []byte("a: 1\nb: {{ .Values.nope.deeper }}\n"), 0o644)).To(Succeed())
+	c, err := LoadDir(root, dir)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = Render(context.Background(), c, Options{ReleaseName: "r", Namespace: "n"})
+	g.Expect(err).To(MatchError(And(ContainSubstring("templates/broken.yaml:2"), ContainSubstring("nil pointer"))))
+	g.Expect(os.Remove(filepath.Join(dir, "templates", "broken.yaml"))).To(Succeed())
+
+	// Values files: missing, not YAML, outside the checkout, through a symlink.
+	_, err = ReadValuesFile(root, dir, "env/missing.yaml")
+	g.Expect(err).To(MatchError(ContainSubstring("values file env/missing.yaml")))
+	g.Expect(os.WriteFile(filepath.Join(dir, "env", "bad.yaml"), []byte("password: [s3cret"), 0o644)).To(Succeed())
+	_, err = ReadValuesFile(root, dir, "env/bad.yaml")
+	g.Expect(err).To(MatchError(ContainSubstring("values env/bad.yaml are not a YAML map")))
+	g.Expect(err.Error()).NotTo(ContainSubstring("s3cret"))
+	_, err = ReadValuesFile(root, dir, "../../../etc/passwd")
+	g.Expect(err).To(MatchError(ContainSubstring("outside the checkout")))
+	g.Expect(os.Symlink("/etc/passwd", filepath.Join(dir, "env", "link.yaml"))).To(Succeed())
+	_, err = ReadValuesFile(root, dir, "env/link.yaml")
+	g.Expect(err).To(MatchError(ContainSubstring("is a symlink")))
+
+	// A symlink anywhere in the chart is refused.
+	_, err = LoadDir(root, dir)
+	g.Expect(err).To(MatchError(ContainSubstring("env/link.yaml is a symlink")))
+	g.Expect(os.Remove(filepath.Join(dir, "env", "link.yaml"))).To(Succeed())
+
+	// A dependency that is not vendored is never fetched.
+	g.Expect(os.RemoveAll(filepath.Join(dir, "charts"))).To(Succeed())
+	_, err = LoadDir(root, dir)
+	g.Expect(err).To(MatchError(ContainSubstring("dependencies cache are not vendored in charts/")))
+}

@@ -1,0 +1,220 @@
+package phase
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+)
+
+// runHooks runs the hooks of one phase, a weight group at a time: every hook of a
+// group is created, then waited for; the next group starts when all succeeded.
+func (r *Runner) runHooks(ctx context.Context, phase string, hooks []Hook, out *Outcome) error {
+	for start := 0; start < len(hooks); {
+		end := start
+		for end < len(hooks) && hooks[end].Weight == hooks[start].Weight {
+			end++
+		}
+		group := hooks[start:end]
+		start = end
+
+		created := make([]*unstructured.Unstructured, len(group))
+		for i, h := range group {
+			obj, err := r.createHook(ctx, h)
+			if err != nil {
+				out.Hooks = append(out.Hooks, hookRun(h, h.Object, HookFailed, err.Error()))
+				return fmt.Errorf("%s hook %s: %w", phase, hookKey(h.Object), err)
+			}
+			created[i] = obj
+		}
+		var failed error
+		for i, h := range group {
+			run := hookRun(h, created[i], HookRunning, "")
+			result, msg := r.waitHook(ctx, phase, created[i])
+			run.Result, run.Message = result, msg
+			policy := gitsyncv1.HookDeleteSucceeded
+			if result != HookSucceeded {
+				policy = gitsyncv1.HookDeleteFailed
+				if failed == nil {
+					failed = fmt.Errorf("%s hook %s/%s failed: %s", phase, run.Kind, run.Name, msg)
+				}
+			}
+			if h.HasPolicy(policy) {
+				if err := r.deleteHook(ctx, created[i]); err == nil {
+					run.Deleted = true
+				}
+			}
+			out.Hooks = append(out.Hooks, run)
+		}
+		if failed != nil {
+			return failed
+		}
+	}
+	return nil
+}
+
+func hookRun(h Hook, obj *unstructured.Unstructured, result, msg string) HookRun {
+	name := obj.GetName()
+	if name == "" {
+		name = obj.GetGenerateName()
+	}
+	return HookRun{Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: name, Phase: h.Phase, Result: result, Message: msg}
+}
+
+// dryRunHooks creates every hook with dry-run, so that an invalid hook fails the sync
+// before anything is written. A named hook that exists already is fine (it is deleted
+// before it is created again).
+func (r *Runner) dryRunHooks(ctx context.Context, hooks []Hook) error {
+	var errs []error
+	for _, h := range hooks {
+		obj := r.hookObject(h)
+		if err := r.Client.Create(ctx, obj, client.DryRunAll, client.FieldOwner(gitsyncv1.FieldManager)); err != nil && !apierrors.IsAlreadyExists(err) {
+			errs = append(errs, fmt.Errorf("%s hook %s: %w", h.Phase, hookKey(h.Object), err))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("server-side dry-run failed: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+func (r *Runner) hookObject(h Hook) *unstructured.Unstructured {
+	obj := h.Object.DeepCopy()
+	labels := obj.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	for k, v := range r.HookLabels {
+		labels[k] = v
+	}
+	obj.SetLabels(labels)
+	return obj
+}
+
+// createHook applies the BeforeHookCreation policy (the previous run's hook is
+// deleted, and its deletion waited for) and creates the hook.
+func (r *Runner) createHook(ctx context.Context, h Hook) (*unstructured.Unstructured, error) {
+	obj := r.hookObject(h)
+	if h.HasPolicy(gitsyncv1.HookDeleteBeforeCreation) {
+		if err := r.deletePrevious(ctx, obj); err != nil {
+			return nil, err
+		}
+	}
+	r.progress(ctx, "%s: creating %s", h.Phase, hookKey(obj))
+	if err := r.Client.Create(ctx, obj, client.FieldOwner(gitsyncv1.FieldManager)); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("creating: %w (set the delete policy BeforeHookCreation, or use generateName)", err)
+		}
+		return nil, fmt.Errorf("creating: %w", err)
+	}
+	return obj, nil
+}
+
+// deletePrevious deletes what an earlier run left of this hook: the object of the same
+// name, or, for a generateName hook, the objects this Application created with the same
+// generateName.
+func (r *Runner) deletePrevious(ctx context.Context, obj *unstructured.Unstructured) error {
+	var old []*unstructured.Unstructured
+	if obj.GetName() != "" {
+		existing := &unstructured.Unstructured{}
+		existing.SetGroupVersionKind(obj.GroupVersionKind())
+		err := r.Client.Get(ctx, client.ObjectKeyFromObject(obj), existing)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return fmt.Errorf("reading the previous hook: %w", err)
+		default:
+			old = append(old, existing)
+		}
+	} else {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(obj.GroupVersionKind())
+		if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingLabels(r.HookLabels)); err != nil {
+			return fmt.Errorf("listing previous hooks: %w", err)
+		}
+		for i := range list.Items {
+			if list.Items[i].GetGenerateName() == obj.GetGenerateName() {
+				old = append(old, &list.Items[i])
+			}
+		}
+	}
+	for _, o := range old {
+		if err := r.deleteHook(ctx, o); err != nil {
+			return err
+		}
+	}
+	for _, o := range old {
+		if err := r.waitGone(ctx, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Runner) deleteHook(ctx context.Context, obj *unstructured.Unstructured) error {
+	err := r.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting hook %s: %w", hookKey(obj), err)
+	}
+	return nil
+}
+
+func (r *Runner) waitGone(ctx context.Context, obj *unstructured.Unstructured) error {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout())
+	defer cancel()
+	for delay := firstPoll; ; delay = nextPoll(delay) {
+		o := &unstructured.Unstructured{}
+		o.SetGroupVersionKind(obj.GroupVersionKind())
+		err := r.Client.Get(ctx, client.ObjectKeyFromObject(obj), o)
+		if apierrors.IsNotFound(err) || (err == nil && o.GetUID() != obj.GetUID()) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("timed out waiting for the previous hook %s to be deleted", hookKey(obj))
+		case <-time.After(delay):
+		}
+	}
+}
+
+// waitHook waits until the hook is Healthy (a Job Complete, a Pod Succeeded: kstatus
+// Current) or Degraded (Failed), or the timeout passes.
+func (r *Runner) waitHook(ctx context.Context, phase string, obj *unstructured.Unstructured) (result, message string) {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout())
+	defer cancel()
+	subject := obj.GetKind() + "/" + obj.GetName()
+	r.progress(ctx, "%s: waiting for %s", phase, subject)
+	var last string
+	for delay := firstPoll; ; delay = nextPoll(delay) {
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(obj.GroupVersionKind())
+		err := r.Client.Get(ctx, client.ObjectKeyFromObject(obj), live)
+		switch {
+		case apierrors.IsNotFound(err):
+			return HookFailed, "deleted before it finished"
+		case err != nil:
+			last = err.Error()
+		default:
+			status, msg := r.Health(live)
+			switch status {
+			case gitsyncv1.HealthStatusHealthy:
+				return HookSucceeded, msg
+			case gitsyncv1.HealthStatusDegraded:
+				return HookFailed, msg
+			}
+			last = msg
+		}
+		select {
+		case <-ctx.Done():
+			return HookFailed, fmt.Sprintf("timed out after %s (%s)", r.timeout(), last)
+		case <-time.After(delay):
+		}
+	}
+}
