@@ -23,6 +23,7 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *gitsyncv1.App
 	if !controllerutil.ContainsFinalizer(app, gitsyncv1.Finalizer) {
 		return nil
 	}
+	r.refreshDone(client.ObjectKeyFromObject(app))
 	if r.Drift != nil {
 		// Before the prune: its deletions are not drift.
 		r.Drift.Forget(ctx, client.ObjectKeyFromObject(app))

@@ -105,8 +105,15 @@ func (r *DriftReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		}
 	}
 	// No sync applies while the checks run, and each reads the desired object only now:
-	// a correction never writes the object of a revision a sync has just replaced.
-	unlock := r.Lock(req.NamespacedName)
+	// a correction never writes the object of a revision a sync has just replaced. While
+	// a sync applies, the checks wait for it (after it, they compare with its revision).
+	unlock, ok := r.tryLock(req.NamespacedName)
+	if !ok {
+		for _, ref := range refs {
+			r.markPendingQuiet(req.NamespacedName, ref)
+		}
+		return ctrl.Result{RequeueAfter: syncBusyRetry}, nil
+	}
 	for _, ref := range refs {
 		if wait := r.failureBackoffLeft(ref); wait > 0 {
 			later(ref, wait)
@@ -135,6 +142,10 @@ func (r *DriftReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	}
 	return ctrl.Result{RequeueAfter: retry}, nil
 }
+
+// syncBusyRetry is how soon drift checks look again while a sync of the same
+// Application applies.
+const syncBusyRetry = 250 * time.Millisecond
 
 // check compares one object with Git, reports it, and corrects it with selfHeal unless a
 // fight says to wait; it returns how long to wait before looking again (0: no need).

@@ -36,15 +36,30 @@ func (r *DriftReconciler) setBackoff(key string, t time.Time) {
 // before its apply until Applied has recorded the new desired state, a drift check
 // around its comparisons and corrections.
 func (r *DriftReconciler) Lock(app types.NamespacedName) (unlock func()) {
+	l := r.lockOf(app)
+	l.Lock()
+	return l.Unlock
+}
+
+// tryLock takes the Application's drift lock if it is free (a drift check does not hold
+// a worker while a sync applies).
+func (r *DriftReconciler) tryLock(app types.NamespacedName) (unlock func(), ok bool) {
+	l := r.lockOf(app)
+	if !l.TryLock() {
+		return nil, false
+	}
+	return l.Unlock, true
+}
+
+func (r *DriftReconciler) lockOf(app types.NamespacedName) *sync.Mutex {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	l, ok := r.locks[app]
 	if !ok {
 		l = &sync.Mutex{}
 		r.locks[app] = l
 	}
-	r.mu.Unlock()
-	l.Lock()
-	return l.Unlock
+	return l
 }
 
 const (
