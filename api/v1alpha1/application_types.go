@@ -72,7 +72,10 @@ type ApplicationSpec struct {
 	// +optional
 	Force bool `json:"force,omitempty"`
 
-	// serviceAccountName, in the Application's namespace, is impersonated for every apply and prune.
+	// serviceAccountName, in the Application's namespace, is impersonated for every apply,
+	// prune, drift correction and prune on deletion. When empty, the operator's
+	// --default-service-account is impersonated if it is set (see status.serviceAccount);
+	// otherwise the operator's own identity applies.
 	// +optional
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 
@@ -313,6 +316,13 @@ type ApplicationStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=10
 	History []SyncHistoryEntry `json:"history,omitempty"`
+
+	// serviceAccount names the identity the last sync applied with:
+	// "system:serviceaccount:<namespace>:<name>" when a service account was impersonated
+	// (spec.serviceAccountName, or else the operator's --default-service-account), or
+	// "operator" when the operator's own identity applied (neither is set).
+	// +optional
+	ServiceAccount string `json:"serviceAccount,omitempty"`
 
 	ReconcileRequestStatus `json:",inline"`
 }

@@ -46,6 +46,13 @@ const (
 	HealthCheckFailedReason = "HealthCheckFailed"
 	// DependencyNotReadyReason: an Application named in dependsOn is not Ready.
 	DependencyNotReadyReason = "DependencyNotReady"
+	// AccessDeniedReason: the Application names a GitRepository (sourceRef.namespace) or
+	// a dependency (dependsOn[].namespace) in another namespace, and the operator does
+	// not allow cross-namespace references (gitsync run --allow-cross-namespace-refs).
+	AccessDeniedReason = "AccessDenied"
+	// OrphanedReason (a Warning event): on deletion, objects the Application's identity
+	// may no longer delete (its service account or RoleBinding is gone) were left in place.
+	OrphanedReason = "Orphaned"
 )
 
 // Annotations and labels.

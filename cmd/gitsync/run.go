@@ -21,7 +21,11 @@ type runOptions struct {
 }
 
 func newRunCommand() *cobra.Command {
-	o := &runOptions{}
+	return newRunCommandWith(&runOptions{})
+}
+
+// newRunCommandWith binds the flags to o (tests set fields that have no flag).
+func newRunCommandWith(o *runOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the operator against a cluster (kubeconfig: --kubeconfig, $KUBECONFIG, in-cluster, ~/.kube/config)",
@@ -39,6 +43,10 @@ func newRunCommand() *cobra.Command {
 	f.StringVar(&o.operator.StoragePath, "storage-path", operator.DefaultStoragePath(), "directory for Git checkouts")
 	f.IntVar(&o.operator.Concurrent, "concurrent", 4, "reconciles each controller runs at once")
 	f.StringVar(&o.operator.WebhookBindAddress, "webhook-bind-address", ":9292", "address of the push webhook receiver (POST /hook/<provider>); 0 turns it off")
+	f.StringVar(&o.operator.DefaultServiceAccount, "default-service-account", "",
+		"service account that an Application without spec.serviceAccountName impersonates in its own namespace (least privilege); empty: the operator's own identity")
+	f.BoolVar(&o.operator.AllowCrossNamespaceRefs, "allow-cross-namespace-refs", false,
+		"let an Application's sourceRef and dependsOn name another namespace (refused with AccessDenied otherwise)")
 	f.StringVar(&o.webhookSecretFile, "webhook-secret-file", "", "file holding an operator-wide webhook secret that verifies deliveries for every repository")
 	return cmd
 }
@@ -60,7 +68,8 @@ func (o *runOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	log.Info("starting gitsync", "host", cfg.Host, "storagePath", o.operator.StoragePath)
+	log.Info("starting gitsync", "host", cfg.Host, "storagePath", o.operator.StoragePath,
+		"defaultServiceAccount", o.operator.DefaultServiceAccount, "allowCrossNamespaceRefs", o.operator.AllowCrossNamespaceRefs)
 	return mgr.Start(ctx)
 }
 

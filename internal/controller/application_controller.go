@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -56,6 +58,18 @@ type ApplicationReconciler struct {
 	// its dependencies looks again (5s when zero). The watches usually come first; this
 	// covers an event that reached the cache before the Application did.
 	RetryInterval time.Duration
+	// DefaultServiceAccount is what Applier impersonates for an Application without
+	// spec.serviceAccountName (gitsync run --default-service-account); it is recorded in
+	// status.serviceAccount. Set both, or leave Applier nil to have it made from this.
+	DefaultServiceAccount string
+	// AllowCrossNamespaceRefs lets sourceRef and dependsOn name another namespace
+	// (gitsync run --allow-cross-namespace-refs); refused with AccessDenied otherwise.
+	AllowCrossNamespaceRefs bool
+
+	// refreshes remembers, per Application, the missing checkout it asked its source to
+	// fetch again, so that it asks once per revision and then backs off.
+	refreshMu sync.Mutex
+	refreshes map[types.NamespacedName]refreshAsked
 }
 
 // +kubebuilder:rbac:groups=gitsync.dev,resources=applications,verbs=get;list;watch;update;patch
@@ -96,17 +110,27 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 
 	patcher := patch.NewSerialPatcher(app, r.Client)
-	defer func() {
-		app.Status.LastHandledReconcileAt = requestHandled(app, app.Status.LastHandledReconcileAt)
-		retErr = errors.Join(retErr, patchStatus(ctx, patcher, app, applicationOwnedConditions, true))
-		reconcileDuration.WithLabelValues(gitsyncv1.ApplicationKind).Observe(r.now().Sub(start).Seconds())
-	}()
-
 	s := &syncRun{app: app, started: metav1.NewTime(start), previous: inventoryEntries(app)}
 	s.saveProgress = func(ctx context.Context) error {
 		return patchStatus(ctx, patcher, app, applicationOwnedConditions, false)
 	}
+	defer func() {
+		// With autoSync off, a sync request stays pending until a sync ran (applied, or
+		// failed at the apply): waiting for a dependency or a failed build does not use it up.
+		if autoSync(app) || s.applyTried {
+			app.Status.LastHandledReconcileAt = requestHandled(app, app.Status.LastHandledReconcileAt)
+		}
+		if s.restored && s.result == nil && r.Drift != nil {
+			// Protected by the last applied revision only: check it all once now.
+			r.Drift.CheckAll(req.NamespacedName)
+		}
+		retErr = errors.Join(retErr, patchStatus(ctx, patcher, app, applicationOwnedConditions, true))
+		reconcileDuration.WithLabelValues(gitsyncv1.ApplicationKind).Observe(r.now().Sub(start).Seconds())
+	}()
+
 	for _, step := range []func(context.Context, *syncRun) (ctrl.Result, error){
+		r.reconcileAccess,
+		r.reconcileRestore,
 		r.reconcileDependencies,
 		r.reconcileSource,
 		r.reconcileBackstop,
@@ -144,6 +168,11 @@ type syncRun struct {
 	health              *apply.Health
 	// attempted is true once a revision was handed to the apply (it goes in history).
 	attempted bool
+	// applyTried is true once the objects went to the API server (applied or failed there).
+	applyTried bool
+	// restored is true when this run gave the drift controller the last applied
+	// revision's objects (after a restart).
+	restored bool
 	// stop ends the steps without an error (waiting, refused, nothing to do).
 	stop bool
 	// failure is the reason of a failed revision.

@@ -221,10 +221,13 @@ func TestApplicationBrokenCommitKeepsLastGoodState(t *testing.T) {
 	})
 	msg := f.waitNotReady("app", gitsyncv1.BuildFailedReason)
 	g.Expect(msg).To(ContainSubstring("broken.yaml"))
-	app := f.get(g, "app")
-	g.Expect(app.Status.LastAppliedRevision).To(Equal("main@sha1:" + sha))
-	g.Expect(app.Status.Sync.Status).To(Equal(gitsyncv1.SyncStatusOutOfSync))
-	g.Expect(app.Status.History[0].Result).To(Equal(gitsyncv1.SyncResultFailed))
+	// Conditions and the rest of status are separate patches: wait for both.
+	g.Eventually(func(g Gomega) {
+		app := f.get(g, "app")
+		g.Expect(app.Status.LastAppliedRevision).To(Equal("main@sha1:" + sha))
+		g.Expect(app.Status.Sync.Status).To(Equal(gitsyncv1.SyncStatusOutOfSync))
+		g.Expect(app.Status.History[0].Result).To(Equal(gitsyncv1.SyncResultFailed))
+	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
 	g.Expect(f.configMap(g, "a").Data["value"]).To(Equal("good"))
 }
 

@@ -2,10 +2,12 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -14,11 +16,14 @@ import (
 )
 
 // finalize prunes the inventory when spec.prune is set (orphans it otherwise), then
-// removes the finalizer.
+// removes the finalizer. Objects the Application's identity may no longer delete (its
+// service account or RoleBinding went first, as in a namespace deletion) are orphaned
+// with a Warning event naming them, so that a deletion never hangs; other errors retry.
 func (r *ApplicationReconciler) finalize(ctx context.Context, app *gitsyncv1.Application) error {
 	if !controllerutil.ContainsFinalizer(app, gitsyncv1.Finalizer) {
 		return nil
 	}
+	r.refreshDone(client.ObjectKeyFromObject(app))
 	if r.Drift != nil {
 		// Before the prune: its deletions are not drift.
 		r.Drift.Forget(ctx, client.ObjectKeyFromObject(app))
@@ -29,7 +34,7 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *gitsyncv1.App
 			if err != nil {
 				return err
 			}
-			pruned, err := manager.Prune(ctx, apply.Stale(entries, nil))
+			pruned, orphaned, err := pruneOrOrphan(ctx, manager, apply.Stale(entries, nil))
 			if err != nil {
 				r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, gitsyncv1.PruneFailedReason, "Delete", "pruning on deletion: %v", err)
 				return fmt.Errorf("pruning on deletion: %w", err)
@@ -37,11 +42,35 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *gitsyncv1.App
 			if len(pruned) > 0 {
 				r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "Pruned", "Delete", "%s", changeSummary(nil, pruned))
 			}
+			if len(orphaned) > 0 {
+				r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, gitsyncv1.OrphanedReason, "Delete",
+					"%s may not delete them any more: left in place\n%s",
+					identity(app, r.DefaultServiceAccount), changeSummary(nil, orphaned))
+			}
 		}
 	}
 	patchBase := client.MergeFrom(app.DeepCopy())
 	controllerutil.RemoveFinalizer(app, gitsyncv1.Finalizer)
 	return client.IgnoreNotFound(r.Patch(ctx, app, patchBase))
+}
+
+// pruneOrOrphan deletes the entries one by one; those refused as Forbidden or
+// Unauthorized (the identity lost its rights, or its service account is gone) come back
+// as orphaned (Action "orphaned"), other failures as the error.
+func pruneOrOrphan(ctx context.Context, manager *apply.Manager, entries []apply.Entry) (pruned, orphaned []apply.Change, err error) {
+	var errs []error
+	for _, e := range entries {
+		changes, err := manager.Prune(ctx, []apply.Entry{e})
+		pruned = append(pruned, changes...)
+		switch {
+		case err == nil:
+		case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
+			orphaned = append(orphaned, apply.Change{Entry: e, Subject: e.Subject(), Action: "orphaned"})
+		default:
+			errs = append(errs, err)
+		}
+	}
+	return pruned, orphaned, errors.Join(errs...)
 }
 
 // requestSourceRefresh sets gitsync.dev/requested-at on the source.

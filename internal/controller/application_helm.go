@@ -21,6 +21,9 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/helm"
 )
 
+// chartRef names the chart an Application's path rendered (empty when not a chart).
+type chartRef struct{ name, version string }
+
 // valuesError is a valuesFrom reference that cannot be read: the revision stalls with
 // reason ValuesNotFound.
 type valuesError struct{ error }
@@ -29,34 +32,34 @@ type valuesError struct{ error }
 // valuesFiles from the checkout, valuesFrom read with the Application's identity,
 // inline values last; capabilities from the cluster; lookup through the Application's
 // identity; .Release.IsUpgrade once the Application has an inventory. The chart's
-// crds/ come first, per spec.helm.crds. It records the chart and version in s.
-func (r *ApplicationReconciler) renderChart(ctx context.Context, s *syncRun, chartDir string) ([]*unstructured.Unstructured, error) {
-	app := s.app
+// crds/ come first, per spec.helm.crds.
+func (r *ApplicationReconciler) renderChart(ctx context.Context, app *gitsyncv1.Application, root, chartDir string) ([]*unstructured.Unstructured, chartRef, error) {
+	var none chartRef
 	spec := app.Spec.Helm
 	if spec == nil {
 		spec = &gitsyncv1.HelmSpec{}
 	}
-	c, err := helm.LoadDir(s.dir, chartDir)
+	c, err := helm.LoadDir(root, chartDir)
 	if err != nil {
-		return nil, err
+		return nil, none, err
 	}
 	var values []map[string]any
 	for _, f := range spec.ValuesFiles {
-		v, err := helm.ReadValuesFile(s.dir, chartDir, f)
+		v, err := helm.ReadValuesFile(root, chartDir, f)
 		if err != nil {
-			return nil, err
+			return nil, none, err
 		}
 		values = append(values, v)
 	}
 	if len(spec.ValuesFrom) > 0 {
 		manager, err := r.Applier(app)
 		if err != nil {
-			return nil, err
+			return nil, none, err
 		}
 		for _, ref := range spec.ValuesFrom {
 			v, err := readValuesFrom(ctx, manager.Client(), app.Namespace, ref)
 			if err != nil {
-				return nil, err
+				return nil, none, err
 			}
 			if v != nil {
 				values = append(values, v)
@@ -66,7 +69,7 @@ func (r *ApplicationReconciler) renderChart(ctx context.Context, s *syncRun, cha
 	if spec.Values != nil && len(spec.Values.Raw) > 0 {
 		inline := map[string]any{}
 		if err := json.Unmarshal(spec.Values.Raw, &inline); err != nil {
-			return nil, fmt.Errorf("spec.helm.values: not a map of values")
+			return nil, none, fmt.Errorf("spec.helm.values: not a map of values")
 		}
 		values = append(values, inline)
 	}
@@ -82,17 +85,21 @@ func (r *ApplicationReconciler) renderChart(ctx context.Context, s *syncRun, cha
 	}
 	if r.Discovery != nil {
 		if opts.Capabilities, err = helm.ClusterCapabilities(r.Discovery); err != nil {
-			return nil, err
+			return nil, none, err
 		}
 	}
 	if r.Config != nil {
-		opts.Lookup = r.lookups.provider(r.Config, r.Mapper, impersonatedUser(app))
+		user := identity(app, r.DefaultServiceAccount)
+		if user == operatorIdentity {
+			user = ""
+		}
+		opts.Lookup = r.lookups.provider(r.Config, r.Mapper, user)
 	}
 	rendered, err := helm.Render(ctx, c, opts)
 	if err != nil {
-		return nil, err
+		return nil, none, err
 	}
-	s.chart, s.chartVersion = rendered.Chart, rendered.Version
+	chart := chartRef{name: rendered.Chart, version: rendered.Version}
 
 	files := make([]build.File, 0, len(rendered.Templates))
 	for _, m := range rendered.Templates {
@@ -100,13 +107,13 @@ func (r *ApplicationReconciler) renderChart(ctx context.Context, s *syncRun, cha
 	}
 	objs, err := build.Decode(files)
 	if err != nil {
-		return nil, err
+		return nil, none, err
 	}
 	crds, err := r.chartCRDs(ctx, rendered.CRDs, spec.CRDs)
 	if err != nil {
-		return nil, err
+		return nil, none, err
 	}
-	return append(crds, objs...), nil
+	return append(crds, objs...), chart, nil
 }
 
 // chartCRDs decodes the chart's crds/ files. With the Create policy, CRDs that exist
@@ -178,15 +185,6 @@ func targetNamespace(app *gitsyncv1.Application) string {
 		return app.Spec.TargetNamespace
 	}
 	return app.Namespace
-}
-
-// impersonatedUser is the identity an Application's writes and lookups use ("" for the
-// operator's own).
-func impersonatedUser(app *gitsyncv1.Application) string {
-	if app.Spec.ServiceAccountName == "" {
-		return ""
-	}
-	return fmt.Sprintf("system:serviceaccount:%s:%s", app.Namespace, app.Spec.ServiceAccountName)
 }
 
 // lookupClients makes the dynamic clients of Helm's lookup, one per identity.

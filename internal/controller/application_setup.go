@@ -58,7 +58,7 @@ func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager, opts Applicat
 		r.Discovery = dc
 	}
 	if r.Applier == nil {
-		applier, err := NewApplier(mgr.GetConfig(), mgr)
+		applier, err := NewApplierWith(mgr.GetConfig(), mgr, ApplierOptions{DefaultServiceAccount: r.DefaultServiceAccount})
 		if err != nil {
 			return err
 		}
@@ -66,7 +66,7 @@ func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager, opts Applicat
 	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &gitsyncv1.Application{}, applicationSourceIndex,
 		func(o client.Object) []string {
-			return []string{sourceKey(o.(*gitsyncv1.Application)).String()}
+			return r.sourceIndexKeys(o.(*gitsyncv1.Application))
 		}); err != nil {
 		return err
 	}
@@ -106,12 +106,26 @@ type ClusterAccess interface {
 	GetHTTPClient() *http.Client
 }
 
-// NewApplier returns a function making the apply.Manager of an Application. Applies go
-// through an uncached client (a cache would start a watch on every applied kind); with
-// spec.serviceAccountName the client impersonates that ServiceAccount, so the API
-// server's RBAC decides what the Application may change. Impersonating clients are made
-// once per service account and reused: drift checks and syncs ask for one every time.
+// ApplierOptions tune NewApplierWith.
+type ApplierOptions struct {
+	// DefaultServiceAccount, when set, is impersonated (in the Application's own
+	// namespace) by every Application without spec.serviceAccountName: gitsync run
+	// --default-service-account. Empty: such Applications use the operator's identity.
+	DefaultServiceAccount string
+}
+
+// NewApplier is NewApplierWith without a default service account.
 func NewApplier(cfg *rest.Config, cluster ClusterAccess) (func(*gitsyncv1.Application) (*apply.Manager, error), error) {
+	return NewApplierWith(cfg, cluster, ApplierOptions{})
+}
+
+// NewApplierWith returns a function making the apply.Manager of an Application. Applies
+// go through an uncached client (a cache would start a watch on every applied kind); with
+// spec.serviceAccountName (or else opts.DefaultServiceAccount) the client impersonates
+// that ServiceAccount, so the API server's RBAC decides what the Application may change.
+// Impersonating clients are made once per service account and reused: drift checks and
+// syncs ask for one every time.
+func NewApplierWith(cfg *rest.Config, cluster ClusterAccess, opts ApplierOptions) (func(*gitsyncv1.Application) (*apply.Manager, error), error) {
 	options := client.Options{Scheme: cluster.GetScheme(), Mapper: cluster.GetRESTMapper()}
 	direct, err := client.New(cfg, client.Options{Scheme: options.Scheme, Mapper: options.Mapper, HTTPClient: cluster.GetHTTPClient()})
 	if err != nil {
@@ -121,10 +135,10 @@ func NewApplier(cfg *rest.Config, cluster ClusterAccess) (func(*gitsyncv1.Applic
 	impersonating := map[string]client.Client{}
 	return func(app *gitsyncv1.Application) (*apply.Manager, error) {
 		owner := apply.Owner{Name: app.Name, Namespace: app.Namespace}
-		if app.Spec.ServiceAccountName == "" {
+		user := identity(app, opts.DefaultServiceAccount)
+		if user == operatorIdentity {
 			return withHealthChecks(app, apply.New(direct, direct, owner)), nil
 		}
-		user := fmt.Sprintf("system:serviceaccount:%s:%s", app.Namespace, app.Spec.ServiceAccountName)
 		mu.Lock()
 		defer mu.Unlock()
 		c, ok := impersonating[user]
@@ -132,12 +146,28 @@ func NewApplier(cfg *rest.Config, cluster ClusterAccess) (func(*gitsyncv1.Applic
 			impersonated := rest.CopyConfig(cfg)
 			impersonated.Impersonate = rest.ImpersonationConfig{UserName: user}
 			if c, err = client.New(impersonated, options); err != nil {
-				return nil, fmt.Errorf("creating a client for service account %s: %w", app.Spec.ServiceAccountName, err)
+				return nil, fmt.Errorf("creating a client for %s: %w", user, err)
 			}
 			impersonating[user] = c
 		}
 		return withHealthChecks(app, apply.New(c, c, owner)), nil
 	}, nil
+}
+
+// operatorIdentity is status.serviceAccount when no service account is impersonated.
+const operatorIdentity = "operator"
+
+// identity names who applies for the Application: the user name of the service account
+// it impersonates (spec.serviceAccountName, or else defaultSA), or operatorIdentity.
+func identity(app *gitsyncv1.Application, defaultSA string) string {
+	sa := app.Spec.ServiceAccountName
+	if sa == "" {
+		sa = defaultSA
+	}
+	if sa == "" {
+		return operatorIdentity
+	}
+	return fmt.Sprintf("system:serviceaccount:%s:%s", app.Namespace, sa)
 }
 
 // artifactChanged passes GitRepository updates whose artifact revision or digest changed.

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -195,14 +196,44 @@ func union(a, b []apply.Entry) []apply.Entry {
 	return out
 }
 
-// changeSummary lists what changed, one "Subject action" per line, for events.
+// maxSummary bounds changeSummary, so that an event's note (1,024 bytes at most, or the
+// API server rejects the event) has room for its first line.
+const maxSummary = 900
+
+// changeSummary lists what changed, one "Subject action" per line, for events. A list
+// longer than maxSummary becomes counts per action, the first subjects and "… and N more".
 func changeSummary(changes, pruned []apply.Change) string {
 	var lines []string
+	counts := map[string]int{}
 	for _, c := range append(append([]apply.Change{}, changes...), pruned...) {
 		if c.Action != "unchanged" {
 			lines = append(lines, c.Subject+" "+c.Action)
+			counts[c.Action]++
 		}
 	}
 	sort.Strings(lines)
-	return strings.Join(lines, "\n")
+	if all := strings.Join(lines, "\n"); len(all) <= maxSummary {
+		return all
+	}
+	actions := make([]string, 0, len(counts))
+	for a := range counts {
+		actions = append(actions, a)
+	}
+	sort.Strings(actions)
+	parts := make([]string, 0, len(actions))
+	for _, a := range actions {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[a], a))
+	}
+	out := strings.Join(parts, ", ") + ":"
+	for i, line := range lines {
+		more := fmt.Sprintf("\n… and %d more", len(lines)-i)
+		if len(line) > 200 {
+			line = line[:200] + "…"
+		}
+		if len(out)+1+len(line)+len(fmt.Sprintf("\n… and %d more", len(lines)-i-1)) > maxSummary {
+			return out + more
+		}
+		out += "\n" + line
+	}
+	return out
 }

@@ -85,13 +85,21 @@ func (r *ApplicationReconciler) reconcileSource(ctx context.Context, s *syncRun)
 	s.dir = r.Storage.CheckoutDir(artifact.Commit, ignoreLines(repo.Spec.Ignore))
 	if _, err := os.Stat(s.dir); err != nil {
 		// The checkout is gone (a restart with a fresh storage path, or GC): ask the
-		// source to fetch it again; its new status wakes this Application.
-		if err := r.requestSourceRefresh(ctx, repo); err != nil {
-			return ctrl.Result{}, err
+		// source to fetch it again, once per revision (the source has its own backoff);
+		// its new status wakes this Application, which otherwise looks again less and
+		// less often.
+		ask, wait := r.askRefresh(client.ObjectKeyFromObject(app), s.revision)
+		if ask {
+			if err := r.requestSourceRefresh(ctx, repo); err != nil {
+				return ctrl.Result{}, err
+			}
 		}
-		return r.notReady(s, gitsyncv1.ArtifactNotReadyReason,
+		res, err := r.notReady(s, gitsyncv1.ArtifactNotReadyReason,
 			fmt.Sprintf("checkout of %s is not in storage; asked %s to fetch it", s.revision, key))
+		res.RequeueAfter = wait
+		return res, err
 	}
+	r.refreshDone(client.ObjectKeyFromObject(app))
 	return ctrl.Result{}, nil
 }
 
@@ -129,28 +137,16 @@ func (r *ApplicationReconciler) reconcileBackstop(ctx context.Context, s *syncRu
 func (r *ApplicationReconciler) reconcileBuild(ctx context.Context, s *syncRun) (ctrl.Result, error) {
 	s.attempted = true
 	s.app.Status.LastAttemptedRevision = s.revision
-	var objs []*unstructured.Unstructured
-	var err error
-	if chartDir := filepath.Join(s.dir, pathOf(s.app)); helm.IsChart(chartDir) {
-		objs, err = r.renderChart(ctx, s, chartDir)
-		var missing valuesError
-		if errors.As(err, &missing) {
-			return r.stalledRevision(s, gitsyncv1.ValuesNotFoundReason, fmt.Sprintf("rendering chart %s at %s: %v", pathOf(s.app), s.revision, err))
-		}
-	} else {
-		objs, err = build.Build(s.dir, s.app.Spec.Path)
+	objs, chart, err := r.render(ctx, s.dir, s.app)
+	var missing valuesError
+	if errors.As(err, &missing) {
+		return r.stalledRevision(s, gitsyncv1.ValuesNotFoundReason, fmt.Sprintf("rendering chart %s at %s: %v", pathOf(s.app), s.revision, err))
 	}
 	if err != nil {
 		return r.stalledRevision(s, gitsyncv1.BuildFailedReason, fmt.Sprintf("building %s at %s: %v", pathOf(s.app), s.revision, err))
 	}
-	ns := s.app.Spec.TargetNamespace
-	if ns == "" {
-		ns = s.app.Namespace
-	}
-	if err := build.SetDefaultNamespace(objs, ns, r.isNamespaced); err != nil {
-		return r.stalledRevision(s, gitsyncv1.BuildFailedReason, fmt.Sprintf("building %s at %s: %v", pathOf(s.app), s.revision, err))
-	}
 	s.objects = objs
+	s.chart, s.chartVersion = chart.name, chart.version
 	if err := r.planSync(s); err != nil {
 		reason := gitsyncv1.BuildFailedReason
 		if len(s.app.Spec.HealthChecks) > 0 && strings.HasPrefix(err.Error(), "spec.healthChecks") {
@@ -159,6 +155,26 @@ func (r *ApplicationReconciler) reconcileBuild(ctx context.Context, s *syncRun) 
 		return r.stalledRevision(s, reason, fmt.Sprintf("building %s at %s: %v", pathOf(s.app), s.revision, err))
 	}
 	return ctrl.Result{}, nil
+}
+
+// render builds the Application's path in a checkout and puts namespaced objects
+// without a namespace in the target namespace.
+func (r *ApplicationReconciler) render(ctx context.Context, dir string, app *gitsyncv1.Application) ([]*unstructured.Unstructured, chartRef, error) {
+	var objs []*unstructured.Unstructured
+	var chart chartRef
+	var err error
+	if chartDir := filepath.Join(dir, pathOf(app)); helm.IsChart(chartDir) {
+		objs, chart, err = r.renderChart(ctx, app, dir, chartDir)
+	} else {
+		objs, err = build.Build(dir, app.Spec.Path)
+	}
+	if err != nil {
+		return nil, chart, err
+	}
+	if err := build.SetDefaultNamespace(objs, targetNamespace(app), r.isNamespaced); err != nil {
+		return nil, chart, err
+	}
+	return objs, chart, nil
 }
 
 // reconcileApply dry-runs then applies the objects (nothing is applied if any is
@@ -177,6 +193,8 @@ func (r *ApplicationReconciler) reconcileApply(ctx context.Context, s *syncRun) 
 		return r.failRevision(s, gitsyncv1.ApplyFailedReason, err)
 	}
 	s.manager = manager
+	who := identity(app, r.DefaultServiceAccount)
+	app.Status.ServiceAccount = who
 
 	if err := s.markProgress(ctx, "applying revision %s", s.revision); err != nil {
 		return ctrl.Result{}, err
@@ -186,7 +204,8 @@ func (r *ApplicationReconciler) reconcileApply(ctx context.Context, s *syncRun) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, app.GetTimeout().Duration)
 	defer cancel()
-	result, err := r.applyPlan(ctx, s, manager, apply.Options{Force: app.Spec.Force, Previous: previous})
+	s.applyTried = true
+	result, err := r.applyLocked(ctx, s, apply.Options{Force: app.Spec.Force, Previous: previous})
 	if err != nil && result != nil {
 		// Part of the set (its first stage: CRDs, Namespaces) was written before the
 		// failure: keep it in the inventory so that a later prune can remove it.
@@ -201,17 +220,36 @@ func (r *ApplicationReconciler) reconcileApply(ctx context.Context, s *syncRun) 
 		if errors.As(err, &hook) {
 			return r.stalledRevision(s, gitsyncv1.HookFailedReason, fmt.Sprintf("revision %s: %v", s.revision, err))
 		}
-		return r.failRevision(s, gitsyncv1.ApplyFailedReason, fmt.Errorf("applying revision %s: %w", s.revision, err))
+		doing := "applying revision " + s.revision
+		if who != operatorIdentity {
+			doing += " as " + who
+		}
+		return r.failRevision(s, gitsyncv1.ApplyFailedReason, fmt.Errorf("%s: %w", doing, err))
 	}
 	s.result = result
-	if r.Drift != nil {
-		// From now on drift is measured against this revision — before the prune, so
-		// that the deletions it makes are not taken for drift and undone.
-		if err := r.Drift.Applied(ctx, client.ObjectKeyFromObject(app), s.objects); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "starting drift watches")
-		}
-	}
 	return ctrl.Result{}, nil
+}
+
+// applyLocked applies the objects and, when that succeeds, makes them the desired state
+// of the drift controller, holding the Application's drift lock throughout: a drift
+// correction never runs in between and so never writes the previous revision's object
+// over the new one. The desired state switches before the prune, so that the deletions
+// it makes are not taken for drift and undone.
+func (r *ApplicationReconciler) applyLocked(ctx context.Context, s *syncRun, opts apply.Options) (*apply.Result, error) {
+	if r.Drift == nil {
+		return r.applyPlan(ctx, s, s.manager, opts)
+	}
+	key := client.ObjectKeyFromObject(s.app)
+	unlock := r.Drift.Lock(key)
+	defer unlock()
+	result, err := r.applyPlan(ctx, s, s.manager, opts)
+	if err != nil {
+		return result, err
+	}
+	if err := r.Drift.Applied(ctx, key, s.objects); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "starting drift watches")
+	}
+	return result, nil
 }
 
 // reconcilePrune deletes what left Git (only objects still carrying this Application's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -45,6 +46,14 @@ type DriftReconciler struct {
 	seen map[drift.ObjectRef]string
 	// notBefore holds, per fought-over object, when the next correction may happen.
 	notBefore map[string]time.Time
+	// failures counts, per object, the drift checks that failed in a row, and
+	// retryAt says when the next may run (exponential backoff, see checkFailed).
+	failures map[drift.ObjectRef]int
+	retryAt  map[drift.ObjectRef]time.Time
+	// locks serialize, per Application, drift checks with the apply of a sync (Lock).
+	locks map[types.NamespacedName]*sync.Mutex
+	// beforeCorrect, when set (tests), runs between the comparison and the correction.
+	beforeCorrect atomic.Pointer[func(app types.NamespacedName, subject string)]
 }
 
 // NewDriftReconciler returns a DriftReconciler; SetupWithManager completes it.
@@ -56,6 +65,9 @@ func NewDriftReconciler() *DriftReconciler {
 		pending:   map[types.NamespacedName]map[drift.ObjectRef]bool{},
 		seen:      map[drift.ObjectRef]string{},
 		notBefore: map[string]time.Time{},
+		failures:  map[drift.ObjectRef]int{},
+		retryAt:   map[drift.ObjectRef]time.Time{},
+		locks:     map[types.NamespacedName]*sync.Mutex{},
 	}
 }
 
@@ -74,6 +86,18 @@ func (r *DriftReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if app.Spec.Suspend || !app.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
+	// No sync applies while the checks run, and each reads the desired object only now:
+	// a correction never writes the object of a revision a sync has just replaced. While
+	// a sync applies, the checks wait for it (after it, they compare with its revision,
+	// also when it is the Application's first).
+	unlock, ok := r.tryLock(req.NamespacedName)
+	if !ok {
+		for _, ref := range refs {
+			r.markPendingQuiet(req.NamespacedName, ref)
+		}
+		return ctrl.Result{RequeueAfter: syncBusyRetry}, nil
+	}
+	defer unlock()
 	if !r.Tracked(req.NamespacedName) {
 		// No render in memory (a restart): a full sync rebuilds it.
 		r.resync <- event.GenericEvent{Object: app}
@@ -86,23 +110,31 @@ func (r *DriftReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 
 	before := app.DeepCopy()
 	var retry time.Duration
+	later := func(ref drift.ObjectRef, delay time.Duration) {
+		r.markPendingQuiet(req.NamespacedName, ref)
+		if retry == 0 || delay < retry {
+			retry = delay
+		}
+	}
 	for _, ref := range refs {
+		if wait := r.failureBackoffLeft(ref); wait > 0 {
+			later(ref, wait)
+			continue
+		}
 		obj, _ := r.desiredObject(req.NamespacedName, ref)
 		if obj == nil {
 			continue // no longer in Git: prune's business
 		}
 		delay, err := r.check(ctx, app, manager, ref, obj)
 		if err != nil {
-			log.Error(err, "checking drift", "object", apply.Subject(obj))
-			r.markPendingQuiet(req.NamespacedName, ref)
-			retry = time.Second
+			wait := r.checkFailed(ref)
+			log.Error(err, "checking drift", "object", apply.Subject(obj), "retryIn", wait)
+			later(ref, wait)
 			continue
 		}
+		r.checkSucceeded(ref)
 		if delay > 0 {
-			r.markPendingQuiet(req.NamespacedName, ref)
-			if retry == 0 || delay < retry {
-				retry = delay
-			}
+			later(ref, delay)
 		}
 	}
 	r.setSyncStatus(app)
@@ -111,6 +143,10 @@ func (r *DriftReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	}
 	return ctrl.Result{RequeueAfter: retry}, nil
 }
+
+// syncBusyRetry is how soon drift checks look again while a sync of the same
+// Application applies.
+const syncBusyRetry = 250 * time.Millisecond
 
 // check compares one object with Git, reports it, and corrects it with selfHeal unless a
 // fight says to wait; it returns how long to wait before looking again (0: no need).
@@ -155,6 +191,9 @@ func (r *DriftReconciler) check(ctx context.Context, app *gitsyncv1.Application,
 	}
 	if current, _ := r.desiredObject(client.ObjectKeyFromObject(app), ref); current == nil {
 		return 0, nil // a sync removed it from Git meanwhile: a prune, not drift
+	}
+	if hook := r.beforeCorrect.Load(); hook != nil {
+		(*hook)(client.ObjectKeyFromObject(app), subject)
 	}
 	if err := manager.Correct(ctx, obj); err != nil {
 		if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {

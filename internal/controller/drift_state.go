@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"sort"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,6 +30,91 @@ func (r *DriftReconciler) setBackoff(key string, t time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.notBefore[key] = t
+}
+
+// Lock takes the Application's drift lock and returns its release: a sync holds it from
+// before its apply until Applied has recorded the new desired state, a drift check
+// around its comparisons and corrections.
+func (r *DriftReconciler) Lock(app types.NamespacedName) (unlock func()) {
+	l := r.lockOf(app)
+	l.Lock()
+	return l.Unlock
+}
+
+// tryLock takes the Application's drift lock if it is free (a drift check does not hold
+// a worker while a sync applies).
+func (r *DriftReconciler) tryLock(app types.NamespacedName) (unlock func(), ok bool) {
+	l := r.lockOf(app)
+	if !l.TryLock() {
+		return nil, false
+	}
+	return l.Unlock, true
+}
+
+func (r *DriftReconciler) lockOf(app types.NamespacedName) *sync.Mutex {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l, ok := r.locks[app]
+	if !ok {
+		l = &sync.Mutex{}
+		r.locks[app] = l
+	}
+	return l
+}
+
+const (
+	checkRetryBase = time.Second
+	checkRetryMax  = 5 * time.Minute
+)
+
+// checkFailed counts a failed drift check of the object and returns how long its next
+// check waits: 1s, doubling at each failure in a row, at most 5m.
+func (r *DriftReconciler) checkFailed(ref drift.ObjectRef) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	wait := backoff(checkRetryBase, checkRetryMax, r.failures[ref])
+	r.failures[ref]++
+	r.retryAt[ref] = r.now().Add(wait)
+	return wait
+}
+
+// checkSucceeded resets the object's backoff.
+func (r *DriftReconciler) checkSucceeded(ref drift.ObjectRef) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.failures, ref)
+	delete(r.retryAt, ref)
+}
+
+// failureBackoffLeft is how long the object's next check must still wait after failures.
+func (r *DriftReconciler) failureBackoffLeft(ref drift.ObjectRef) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t, ok := r.retryAt[ref]; ok {
+		if left := t.Sub(r.now()); left > 0 {
+			return left
+		}
+	}
+	return 0
+}
+
+// CheckAll marks every desired object of the Application for a check (after its desired
+// state was restored from the last applied revision, whose objects may have drifted
+// while no one watched).
+func (r *DriftReconciler) CheckAll(app types.NamespacedName) {
+	r.mu.Lock()
+	if len(r.desired[app]) == 0 {
+		r.mu.Unlock()
+		return
+	}
+	if r.pending[app] == nil {
+		r.pending[app] = map[drift.ObjectRef]bool{}
+	}
+	for _, o := range r.desired[app] {
+		r.pending[app][objectRef(o)] = true
+	}
+	r.mu.Unlock()
+	r.wake <- event.GenericEvent{Object: &gitsyncv1.Application{ObjectMeta: metav1.ObjectMeta{Name: app.Name, Namespace: app.Namespace}}}
 }
 
 // OnEvent is the watches' handler: it marks the object and wakes its Application.
@@ -88,6 +174,8 @@ func (r *DriftReconciler) Forget(ctx context.Context, app types.NamespacedName) 
 	r.mu.Lock()
 	for _, o := range r.desired[app] {
 		delete(r.seen, objectRef(o))
+		delete(r.failures, objectRef(o))
+		delete(r.retryAt, objectRef(o))
 	}
 	delete(r.desired, app)
 	delete(r.pending, app)

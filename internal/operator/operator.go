@@ -50,6 +50,13 @@ type Options struct {
 	WebhookBindAddress string
 	// WebhookSecret, when set, verifies deliveries for every repository (admin secret).
 	WebhookSecret []byte
+	// DefaultServiceAccount is impersonated, in its own namespace, by every Application
+	// without spec.serviceAccountName; empty: such Applications apply with the
+	// operator's identity.
+	DefaultServiceAccount string
+	// AllowCrossNamespaceRefs lets an Application's sourceRef and dependsOn name another
+	// namespace; refused (Ready=False, AccessDenied) when false.
+	AllowCrossNamespaceRefs bool
 }
 
 // DefaultStoragePath is where checkouts go when --storage-path is not given.
@@ -104,7 +111,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		return nil, fmt.Errorf("setting up the GitRepository controller: %w", err)
 	}
 	// One applier (and one set of apply clients) for the sync and the drift controllers.
-	applier, err := controller.NewApplier(mgr.GetConfig(), mgr)
+	applier, err := controller.NewApplierWith(mgr.GetConfig(), mgr, controller.ApplierOptions{DefaultServiceAccount: opts.DefaultServiceAccount})
 	if err != nil {
 		return nil, err
 	}
@@ -120,6 +127,9 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		Drift:   drift,
 		Applier: applier,
 		Jitter:  controller.Jitter(0.1),
+
+		DefaultServiceAccount:   opts.DefaultServiceAccount,
+		AllowCrossNamespaceRefs: opts.AllowCrossNamespaceRefs,
 	}
 	if err := apps.SetupWithManager(mgr, controller.ApplicationOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
 		return nil, fmt.Errorf("setting up the Application controller: %w", err)

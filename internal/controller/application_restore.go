@@ -1,0 +1,80 @@
+package controller
+
+import (
+	"context"
+	"os"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/phase"
+)
+
+// reconcileRestore gives drift protection back after a restart, before anything else can
+// fail: when the drift controller holds no desired state for the Application but status
+// records a last applied revision whose checkout is in storage, that revision is rendered
+// again and registered (Drift.Applied), provided it yields exactly the recorded inventory
+// (the spec may have changed since). A newer revision that then fails to sync leaves the
+// cluster protected at the last applied one. Sets no condition; failures only log.
+func (r *ApplicationReconciler) reconcileRestore(ctx context.Context, s *syncRun) (ctrl.Result, error) {
+	app := s.app
+	key := client.ObjectKeyFromObject(app)
+	if r.Drift == nil || app.Status.LastAppliedRevision == "" || r.Drift.Tracked(key) {
+		return ctrl.Result{}, nil
+	}
+	i := strings.LastIndex(app.Status.LastAppliedRevision, "sha1:")
+	if i < 0 {
+		return ctrl.Result{}, nil
+	}
+	repo := &gitsyncv1.GitRepository{}
+	if err := r.Get(ctx, sourceKey(app), repo); err != nil {
+		return ctrl.Result{}, nil // reconcileSource reports it
+	}
+	dir := r.Storage.CheckoutDir(app.Status.LastAppliedRevision[i+len("sha1:"):], ignoreLines(repo.Spec.Ignore))
+	if _, err := os.Stat(dir); err != nil {
+		return ctrl.Result{}, nil
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues("revision", app.Status.LastAppliedRevision)
+	objs, _, err := r.render(ctx, dir, app)
+	if err == nil {
+		// The main set only: hooks are not tracked for drift.
+		var plan *phase.Plan
+		if plan, err = phase.New(objs); err == nil {
+			objs = plan.Objects()
+		}
+	}
+	if err != nil {
+		log.V(1).Info("last applied revision does not render again; drift protection waits for a sync", "error", err.Error())
+		return ctrl.Result{}, nil
+	}
+	if !sameInventory(objs, inventoryEntries(app)) {
+		log.V(1).Info("last applied revision renders another inventory; drift protection waits for a sync")
+		return ctrl.Result{}, nil
+	}
+	if err := r.Drift.Applied(ctx, key, objs); err != nil {
+		log.Error(err, "starting drift watches")
+	}
+	s.restored = true
+	return ctrl.Result{}, nil
+}
+
+// sameInventory tells whether objs are exactly the inventory's objects.
+func sameInventory(objs []*unstructured.Unstructured, entries []apply.Entry) bool {
+	if len(objs) != len(entries) {
+		return false
+	}
+	ids := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		ids[e.ID] = true
+	}
+	for _, o := range objs {
+		if !ids[apply.EntryOf(o).ID] {
+			return false
+		}
+	}
+	return true
+}
