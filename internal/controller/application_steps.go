@@ -125,6 +125,8 @@ func (r *ApplicationReconciler) reconcileBackstop(ctx context.Context, s *syncRu
 func (r *ApplicationReconciler) reconcileBuild(_ context.Context, s *syncRun) (ctrl.Result, error) {
 	s.attempted = true
 	s.app.Status.LastAttemptedRevision = s.revision
+	release := r.Storage.Acquire(s.dir) // checkout GC keeps it while the build reads it
+	defer release()
 	objs, err := build.Build(s.dir, s.app.Spec.Path)
 	if err != nil {
 		return r.stalledRevision(s, gitsyncv1.BuildFailedReason, fmt.Sprintf("building %s at %s: %v", pathOf(s.app), s.revision, err))

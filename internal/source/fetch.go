@@ -78,6 +78,11 @@ type Fetcher struct {
 	// age. (Age alone decides for leftovers of another process.)
 	writingMu sync.Mutex
 	writing   map[string]bool
+
+	// inUse counts, by base name, the Acquire calls not yet released: GC
+	// keeps those checkouts. Changed under mu (shared) and inUseMu.
+	inUseMu sync.Mutex
+	inUse   map[string]int
 }
 
 // NewFetcher returns a Fetcher that keeps its checkouts under
@@ -91,7 +96,7 @@ func NewFetcher(storagePath string) (*Fetcher, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating checkout directory: %w", err)
 	}
-	return &Fetcher{dir: dir, writing: map[string]bool{}}, nil
+	return &Fetcher{dir: dir, writing: map[string]bool{}, inUse: map[string]int{}}, nil
 }
 
 // Fetch resolves req.Ref with one listing of the remote's refs and returns
