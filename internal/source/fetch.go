@@ -194,6 +194,21 @@ func (f *Fetcher) fetch(ctx context.Context, req Request) (*Artifact, error) {
 		_ = os.RemoveAll(objects)
 		f.setWriting(objects, false)
 	}()
+	if t.depth == 0 && t.name != "" && canCheckAncestry(adv.Capabilities) {
+		// A commit below a branch's tip: check with the branch's commits only
+		// that it is in the branch, then fetch it alone, in a new session.
+		if err := inBranch(ctx, rem, st, t, req.MaxSize); err != nil {
+			return nil, fmt.Errorf("fetching %s from %s: %w", ref, url, classify(err))
+		}
+		if rem, err = openRemote(ctx, ep, auth, timeout); err != nil {
+			return nil, fmt.Errorf("connecting to %s: %w", url, classify(err))
+		}
+		defer rem.close()
+		if _, err := rem.list(ctx); err != nil {
+			return nil, fmt.Errorf("listing refs of %s: %w", url, classify(err))
+		}
+		t.want, t.depth = t.commit, 1
+	}
 	if err := rem.fetch(ctx, st, t.want, t.depth, req.MaxSize); err != nil {
 		if t.want == t.commit && t.depth == 1 && isNotOurRef(err) {
 			err = fmt.Errorf("%w: commit %s: %w", ErrRefNotFound, t.commit, err)

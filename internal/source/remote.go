@@ -87,6 +87,13 @@ func (r *remote) list(ctx context.Context) (*packp.AdvRefs, error) {
 // (0: no limit) fail with ErrTooLarge. No haves are sent: the result is
 // self-contained.
 func (r *remote) fetch(ctx context.Context, st storer.Storer, want plumbing.Hash, depth int, maxSize int64) error {
+	return r.fetchFiltered(ctx, st, want, depth, "", maxSize)
+}
+
+// fetchFiltered is fetch with a partial-clone filter ("": none), which the
+// server must support (capability.Filter).
+func (r *remote) fetchFiltered(ctx context.Context, st storer.Storer, want plumbing.Hash, depth int,
+	filter packp.Filter, maxSize int64) error {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 
@@ -101,6 +108,10 @@ func (r *remote) fetch(ctx context.Context, st storer.Storer, want plumbing.Hash
 	if depth > 0 && caps.Supports(capability.Shallow) {
 		req.Depth = packp.DepthCommits(depth)
 		_ = req.Capabilities.Set(capability.Shallow)
+	}
+	if filter != "" {
+		_ = req.Capabilities.Set(capability.Filter)
+		req.Filter = filter
 	}
 	req.Wants = []plumbing.Hash{want}
 

@@ -80,3 +80,26 @@ func readDirNames(dir string) ([]string, error) {
 	}
 	return names, err
 }
+
+// A commit pinned below a branch's tip is fetched alone too when the server also
+// sends a branch's commits without trees (to check that the commit is in the
+// branch): the 2 MiB of history fit under a 1 MiB cap, and a commit of another
+// branch is still not found.
+func TestFetchPinnedCommitInBranchShallow(t *testing.T) {
+	g := NewWithT(t)
+	srv := gittest.NewServer(t, gittest.Options{})
+	repo, pinned := pinnedRepo(t, srv, "branch")
+	other := repo.Commit("other", "elsewhere", map[string]string{"a.yaml": "other"})
+	repo.Config("uploadpack.allowReachableSHA1InWant", "true")
+	repo.Config("uploadpack.allowFilter", "true")
+	url := srv.HTTPURL("branch")
+
+	a, err := newTestFetcher(t).Fetch(context.Background(), Request{URL: url, Ref: Ref{Branch: "main", Commit: pinned}, MaxSize: 1 << 20})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(a.Revision).To(Equal("main@sha1:" + pinned))
+	g.Expect(readTree(t, a.Dir)).To(Equal(map[string]string{"a.yaml": "v: 3"}))
+
+	_, err = newTestFetcher(t).Fetch(context.Background(), Request{URL: url, Ref: Ref{Branch: "main", Commit: other}})
+	g.Expect(errors.Is(err, ErrRefNotFound)).To(BeTrue(), "%v", err)
+	g.Expect(err.Error()).To(ContainSubstring(`is not in branch "main"`))
+}
