@@ -30,6 +30,8 @@ const (
 	URLInvalidReason = "URLInvalid"
 	// FetchFailedReason: listing or fetching from the remote failed (network, server error, timeout).
 	FetchFailedReason = "FetchFailed"
+	// TooLargeReason: the fetch exceeded the GitRepository's spec.maxSize.
+	TooLargeReason = "TooLarge"
 	// SecretNotFoundReason: the Secret named by spec.secretRef could not be read or is malformed.
 	SecretNotFoundReason = "SecretNotFound"
 	// StorageFailedReason: the checkout could not be written to the storage path.

@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -14,6 +15,9 @@ const (
 	DefaultApplicationInterval   = 10 * time.Minute
 	DefaultApplicationTimeout    = 5 * time.Minute
 )
+
+// DefaultGitRepositoryMaxSize is spec.maxSize when unset.
+var DefaultGitRepositoryMaxSize = resource.MustParse("500Mi")
 
 // GitRepositorySpec says which Git repository and ref to follow.
 // +kubebuilder:validation:XValidation:rule="[has(self.ref) && has(self.ref.branch), has(self.ref) && has(self.ref.tag), has(self.ref) && has(self.ref.semver)].filter(x, x).size() <= 1",message="at most one of ref.branch, ref.tag and ref.semver may be set"
@@ -42,6 +46,15 @@ type GitRepositorySpec struct {
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
+
+	// maxSize caps the bytes fetched from the remote at once: the pack of a new commit,
+	// or a pinned commit's history when the server cannot send that commit alone.
+	// A quantity, default `500Mi`; `0` means no limit. Past it the fetch stops with
+	// Ready=False and Stalled (reason TooLarge) until the spec changes or a
+	// reconcile is requested.
+	// +optional
+	// +kubebuilder:default="500Mi"
+	MaxSize *resource.Quantity `json:"maxSize,omitempty"`
 
 	// secretRef names a Secret in the same namespace with the credentials:
 	// username + password (HTTP basic), bearerToken (HTTP bearer),

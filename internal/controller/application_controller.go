@@ -27,6 +27,8 @@ import (
 // Checkouts locates the stored checkout of a commit (internal/source's Fetcher).
 type Checkouts interface {
 	CheckoutDir(commit string, ignore []string) string
+	// Acquire keeps a checkout from GC until release is called.
+	Acquire(dir string) (release func())
 }
 
 // ApplicationReconciler builds an Application's path from its source's artifact, applies

@@ -39,6 +39,8 @@ func (r *ApplicationReconciler) reconcileRestore(ctx context.Context, s *syncRun
 		return ctrl.Result{}, nil
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("revision", app.Status.LastAppliedRevision)
+	release := r.Storage.Acquire(dir)
+	defer release()
 	objs, _, err := r.render(ctx, dir, app)
 	if err == nil {
 		// The main set only: hooks are not tracked for drift.

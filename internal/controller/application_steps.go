@@ -137,6 +137,8 @@ func (r *ApplicationReconciler) reconcileBackstop(ctx context.Context, s *syncRu
 func (r *ApplicationReconciler) reconcileBuild(ctx context.Context, s *syncRun) (ctrl.Result, error) {
 	s.attempted = true
 	s.app.Status.LastAttemptedRevision = s.revision
+	release := r.Storage.Acquire(s.dir) // checkout GC keeps it while the build reads it
+	defer release()
 	objs, chart, err := r.render(ctx, s.dir, s.app)
 	var missing valuesError
 	if errors.As(err, &missing) {

@@ -106,6 +106,7 @@ func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *gits
 		Auth:    auth,
 		Ignore:  ignoreLines(obj.Spec.Ignore),
 		Timeout: obj.GetTimeout().Duration,
+		MaxSize: maxSizeOf(obj),
 		Current: currentArtifact(obj),
 	}
 	artifact, err := r.Fetcher.Fetch(ctx, request)
@@ -124,6 +125,9 @@ func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *gits
 			return r.fail(obj, gitsyncv1.URLInvalidReason, err, true)
 		case errors.Is(err, source.ErrRefInvalid):
 			return r.fail(obj, gitsyncv1.RefInvalidReason, err, true)
+		case errors.Is(err, source.ErrTooLarge):
+			// Fetching again would transfer up to maxSize again for nothing.
+			return r.fail(obj, gitsyncv1.TooLargeReason, err, true)
 		default:
 			return r.fail(obj, gitsyncv1.FetchFailedReason, err, false)
 		}
@@ -204,6 +208,15 @@ func (r *GitRepositoryReconciler) withJitter(d time.Duration) time.Duration {
 		return d
 	}
 	return d + r.Jitter(d)
+}
+
+// maxSizeOf is spec.maxSize in bytes (its default when unset; 0: no limit).
+func maxSizeOf(obj *gitsyncv1.GitRepository) int64 {
+	q := gitsyncv1.DefaultGitRepositoryMaxSize
+	if obj.Spec.MaxSize != nil {
+		q = *obj.Spec.MaxSize
+	}
+	return max(q.Value(), 0)
 }
 
 func refOf(obj *gitsyncv1.GitRepository) source.Ref {

@@ -135,7 +135,8 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		return nil, fmt.Errorf("setting up the Application controller: %w", err)
 	}
 	if opts.WebhookBindAddress != "" && opts.WebhookBindAddress != "0" {
-		receiver := webhook.NewHandler(&controller.WebhookCluster{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()},
+		receiver := webhook.NewHandler(&controller.WebhookCluster{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
+			SecretMetadata: mgr.GetCache()},
 			webhook.Options{SharedSecret: opts.WebhookSecret})
 		if err := mgr.Add(webhookServer(opts.WebhookBindAddress, receiver)); err != nil {
 			return nil, err
@@ -188,7 +189,7 @@ func (s *server) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("webhook receiver: %w", err)
 	}
-	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := webhook.NewServer(s.handler)
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -27,6 +27,8 @@ var (
 	// branch/tag/semver at once, a commit that is not 40 hex digits, or a
 	// semver range that does not parse.
 	ErrRefInvalid = errors.New("invalid reference")
+	// ErrTooLarge means that the objects to fetch exceed Request.MaxSize.
+	ErrTooLarge = errors.New("repository too large")
 )
 
 // classify wraps an error of a remote call with the sentinel that describes
@@ -35,7 +37,7 @@ func classify(err error) error {
 	if err == nil {
 		return nil
 	}
-	for _, s := range []error{ErrAuthentication, ErrRefNotFound, ErrURLInvalid, ErrRefInvalid} {
+	for _, s := range []error{ErrAuthentication, ErrRefNotFound, ErrURLInvalid, ErrRefInvalid, ErrTooLarge} {
 		if errors.Is(err, s) {
 			return err
 		}

@@ -10,9 +10,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage/memory"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 const (
@@ -20,8 +23,13 @@ const (
 	DefaultTimeout = 60 * time.Second
 
 	checkoutsDir = "checkouts"
-	tmpPrefix    = ".tmp-"
-	digestSuffix = ".digest"
+	// objectCacheSize bounds the decoded objects a fetch keeps in memory;
+	// largeObjectThreshold is the size above which a blob is streamed from
+	// the pack on disk instead of read into memory.
+	objectCacheSize      = 16 * cache.MiByte
+	largeObjectThreshold = 1 << 20
+	tmpPrefix            = ".tmp-"
+	digestSuffix         = ".digest"
 )
 
 // Request says what to fetch and how.
@@ -38,6 +46,11 @@ type Request struct {
 	Ignore []string
 	// Timeout bounds each remote call (listing, fetch); 0 means DefaultTimeout.
 	Timeout time.Duration
+	// MaxSize caps the bytes fetched (the pack the server sends); more fail
+	// with ErrTooLarge. 0 means no limit. The objects are stored on disk
+	// while the commit is checked out, so the memory a fetch takes does not
+	// grow with the repository.
+	MaxSize int64
 	// Current is the last artifact. When the resolved commit and the ignore
 	// lines are the same and its directory still exists, nothing is fetched.
 	// Its Dir may be empty: the stored checkout of its Commit is then used.
@@ -78,6 +91,11 @@ type Fetcher struct {
 	// age. (Age alone decides for leftovers of another process.)
 	writingMu sync.Mutex
 	writing   map[string]bool
+
+	// inUse counts, by base name, the Acquire calls not yet released: GC
+	// keeps those checkouts. Changed under mu (shared) and inUseMu.
+	inUseMu sync.Mutex
+	inUse   map[string]int
 }
 
 // NewFetcher returns a Fetcher that keeps its checkouts under
@@ -91,7 +109,7 @@ func NewFetcher(storagePath string) (*Fetcher, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating checkout directory: %w", err)
 	}
-	return &Fetcher{dir: dir, writing: map[string]bool{}}, nil
+	return &Fetcher{dir: dir, writing: map[string]bool{}, inUse: map[string]int{}}, nil
 }
 
 // Fetch resolves req.Ref with one listing of the remote's refs and returns
@@ -158,8 +176,43 @@ func (f *Fetcher) fetch(ctx context.Context, req Request) (*Artifact, error) {
 		return a, err
 	}
 
-	st, err := rem.fetch(ctx, t.want, t.depth)
+	if t.depth == 0 && t.name == "" && canFetchByID(adv.Capabilities) {
+		// A bare commit below the default branch's tip: ask for it alone,
+		// shallow, instead of the branch's whole history. The server only
+		// serves commits reachable from its refs.
+		t.want, t.depth = t.commit, 1
+	}
+	objects, err := os.MkdirTemp(f.dir, tmpPrefix+"objects-*")
 	if err != nil {
+		return nil, err
+	}
+	f.setWriting(objects, true)
+	st := filesystem.NewStorageWithOptions(osfs.New(objects), cache.NewObjectLRU(objectCacheSize),
+		filesystem.Options{ExclusiveAccess: true, LargeObjectThreshold: largeObjectThreshold})
+	defer func() {
+		_ = st.Close()
+		_ = os.RemoveAll(objects)
+		f.setWriting(objects, false)
+	}()
+	if t.depth == 0 && t.name != "" && canCheckAncestry(adv.Capabilities) {
+		// A commit below a branch's tip: check with the branch's commits only
+		// that it is in the branch, then fetch it alone, in a new session.
+		if err := inBranch(ctx, rem, st, t, req.MaxSize); err != nil {
+			return nil, fmt.Errorf("fetching %s from %s: %w", ref, url, classify(err))
+		}
+		if rem, err = openRemote(ctx, ep, auth, timeout); err != nil {
+			return nil, fmt.Errorf("connecting to %s: %w", url, classify(err))
+		}
+		defer rem.close()
+		if _, err := rem.list(ctx); err != nil {
+			return nil, fmt.Errorf("listing refs of %s: %w", url, classify(err))
+		}
+		t.want, t.depth = t.commit, 1
+	}
+	if err := rem.fetch(ctx, st, t.want, t.depth, req.MaxSize); err != nil {
+		if t.want == t.commit && t.depth == 1 && isNotOurRef(err) {
+			err = fmt.Errorf("%w: commit %s: %w", ErrRefNotFound, t.commit, err)
+		}
 		return nil, fmt.Errorf("fetching %s from %s: %w", ref, url, classify(err))
 	}
 	commit, err := t.checkoutCommit(st)
@@ -185,7 +238,7 @@ func (f *Fetcher) fetch(ctx context.Context, req Request) (*Artifact, error) {
 }
 
 // checkoutCommit finds the commit to check out among the fetched objects.
-func (t target) checkoutCommit(st *memory.Storage) (*object.Commit, error) {
+func (t target) checkoutCommit(st storer.EncodedObjectStorer) (*object.Commit, error) {
 	if t.want == t.commit || t.depth == 1 {
 		return peelToCommit(st, t.want)
 	}
@@ -233,7 +286,7 @@ func (f *Fetcher) reuse(cur *Artifact, t target, ignore []string) (*Artifact, er
 // checkout writes the commit into a temporary directory and renames it into
 // place. If another Fetch published the same directory meanwhile, that one
 // is kept and the temporary one removed.
-func (f *Fetcher) checkout(st *memory.Storage, commit *object.Commit, t target, ignore []string,
+func (f *Fetcher) checkout(st storer.EncodedObjectStorer, commit *object.Commit, t target, ignore []string,
 	prior map[blobKey]priorFile) (*Artifact, error) {
 	tmp, err := os.MkdirTemp(f.dir, tmpPrefix+"checkout-*")
 	if err != nil {
@@ -329,4 +382,10 @@ func isLowerHex(s string) bool {
 func isDir(p string) bool {
 	fi, err := os.Lstat(p)
 	return err == nil && fi.IsDir()
+}
+
+// isNotOurRef reports whether the server refused a wanted object: git says
+// "not our ref <sha>" for a commit that is not reachable from its refs.
+func isNotOurRef(err error) bool {
+	return strings.Contains(err.Error(), "not our ref")
 }

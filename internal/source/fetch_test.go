@@ -556,6 +556,37 @@ func TestGC(t *testing.T) {
 	g.Expect(removed).To(Equal(3))
 }
 
+// A checkout that a build has acquired survives GC until it is released.
+func TestGCKeepsAcquiredCheckout(t *testing.T) {
+	g := NewWithT(t)
+	srv := gittest.NewServer(t, gittest.Options{})
+	srv.CreateRepo("busy").Commit("main", "one", map[string]string{"a.yaml": "1"})
+	f := newTestFetcher(t)
+	a, err := f.Fetch(context.Background(), Request{URL: srv.HTTPURL("busy")})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	release := f.Acquire(f.CheckoutDir(a.Commit, nil))
+	again := f.Acquire(a.Dir) // nested
+	removed, err := f.GC(nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(removed).To(Equal(0))
+	g.Expect(a.Dir).To(BeADirectory())
+	g.Expect(a.Dir + digestSuffix).To(BeAnExistingFile())
+
+	release()
+	release() // idempotent: the nested acquire still holds it
+	_, err = f.GC(nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(a.Dir).To(BeADirectory())
+
+	again()
+	removed, err = f.GC(nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(removed).To(Equal(1))
+	g.Expect(a.Dir).NotTo(BeADirectory())
+	g.Expect(a.Dir + digestSuffix).NotTo(BeAnExistingFile())
+}
+
 func TestFetchLinksUnchangedFiles(t *testing.T) {
 	g := NewWithT(t)
 	srv := gittest.NewServer(t, gittest.Options{})

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -18,6 +19,8 @@ const tmpMaxAge = 10 * time.Minute
 // digest, and temporary entries older than ten minutes that no Fetch of
 // this Fetcher is writing. It returns the number of checkout directories
 // removed.
+//
+// GC keeps a checkout that is acquired (see Acquire) until it is released.
 //
 // GC does not remove a directory while a Fetch is looking it up or
 // publishing it, but an artifact that Fetch has returned is only safe once
@@ -55,14 +58,14 @@ func (f *Fetcher) GC(keep map[string]bool) (removed int, err error) {
 				errs = append(errs, err)
 			}
 		case strings.HasSuffix(name, digestSuffix) && !e.IsDir():
-			if kept[strings.TrimSuffix(name, digestSuffix)] {
+			if base := strings.TrimSuffix(name, digestSuffix); kept[base] || f.acquired(base) {
 				continue
 			}
 			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 				errs = append(errs, err)
 			}
 		case e.IsDir():
-			if kept[name] {
+			if kept[name] || f.acquired(name) {
 				continue
 			}
 			if err := os.RemoveAll(p); err != nil {
@@ -76,4 +79,36 @@ func (f *Fetcher) GC(keep map[string]bool) (removed int, err error) {
 		return removed, fmt.Errorf("removing checkouts: %w", err)
 	}
 	return removed, nil
+}
+
+// Acquire protects the checkout dir (an Artifact's Dir, or CheckoutDir's
+// result) from GC until release is called, so that a build can read it while
+// its repository moves on. Call Acquire before checking that dir exists: a
+// checkout that exists after Acquire stays until release. Acquires nest;
+// release is idempotent.
+func (f *Fetcher) Acquire(dir string) (release func()) {
+	name := filepath.Base(dir)
+	// Shared with Fetch, exclusive with GC: GC sees the count or, if it ran
+	// first, the directory is already gone.
+	f.mu.RLock()
+	f.inUseMu.Lock()
+	f.inUse[name]++
+	f.inUseMu.Unlock()
+	f.mu.RUnlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			f.inUseMu.Lock()
+			defer f.inUseMu.Unlock()
+			if f.inUse[name]--; f.inUse[name] <= 0 {
+				delete(f.inUse, name)
+			}
+		})
+	}
+}
+
+func (f *Fetcher) acquired(name string) bool {
+	f.inUseMu.Lock()
+	defer f.inUseMu.Unlock()
+	return f.inUse[name] > 0
 }

@@ -12,9 +12,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
-	"github.com/go-git/go-git/v5/storage/memory"
 )
 
 // remote is one upload-pack session with a repository. The ref listing and
@@ -82,9 +82,18 @@ func (r *remote) list(ctx context.Context) (*packp.AdvRefs, error) {
 }
 
 // fetch asks for want (a commit or an annotated tag) and the history below it
-// down to depth commits (0: all of it), and stores the objects in memory.
-// No haves are sent: the result is self-contained.
-func (r *remote) fetch(ctx context.Context, want plumbing.Hash, depth int) (*memory.Storage, error) {
+// down to depth commits (0: all of it), and writes the pack into st (on
+// disk: the objects are never all in memory). More than maxSize bytes of pack
+// (0: no limit) fail with ErrTooLarge. No haves are sent: the result is
+// self-contained.
+func (r *remote) fetch(ctx context.Context, st storer.Storer, want plumbing.Hash, depth int, maxSize int64) error {
+	return r.fetchFiltered(ctx, st, want, depth, "", maxSize)
+}
+
+// fetchFiltered is fetch with a partial-clone filter ("": none), which the
+// server must support (capability.Filter).
+func (r *remote) fetchFiltered(ctx context.Context, st storer.Storer, want plumbing.Hash, depth int,
+	filter packp.Filter, maxSize int64) error {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 
@@ -100,11 +109,15 @@ func (r *remote) fetch(ctx context.Context, want plumbing.Hash, depth int) (*mem
 		req.Depth = packp.DepthCommits(depth)
 		_ = req.Capabilities.Set(capability.Shallow)
 	}
+	if filter != "" {
+		_ = req.Capabilities.Set(capability.Filter)
+		req.Filter = filter
+	}
 	req.Wants = []plumbing.Hash{want}
 
 	resp, err := r.sess.UploadPack(ctx, req)
 	if err != nil {
-		return nil, withContextCause(ctx, err)
+		return withContextCause(ctx, err)
 	}
 	defer resp.Close()
 
@@ -115,11 +128,43 @@ func (r *remote) fetch(ctx context.Context, want plumbing.Hash, depth int) (*mem
 	case req.Capabilities.Supports(capability.Sideband):
 		pack = sideband.NewDemuxer(sideband.Sideband, resp)
 	}
-	st := memory.NewStorage()
-	if err := packfile.UpdateObjectStorage(st, pack); err != nil {
-		return nil, withContextCause(ctx, fmt.Errorf("reading pack: %w", err))
+	limited := &sizeLimit{r: pack, max: maxSize}
+	if err := packfile.UpdateObjectStorage(st, limited); err != nil {
+		if limited.exceeded {
+			return limited.err()
+		}
+		return withContextCause(ctx, fmt.Errorf("reading pack: %w", err))
 	}
-	return st, nil
+	return nil
+}
+
+// canFetchByID reports whether the server lets a client ask for any commit
+// reachable from its refs, not only for the commits its refs point at
+// (git's uploadpack.allowReachableSHA1InWant or allowAnySHA1InWant; GitHub,
+// GitLab and Gitea allow it).
+func canFetchByID(caps *capability.List) bool {
+	return caps.Supports(capability.AllowReachableSHA1InWant)
+}
+
+// sizeLimit fails a read once more than max bytes (0: no limit) were read.
+type sizeLimit struct {
+	r        io.Reader
+	max, n   int64
+	exceeded bool
+}
+
+func (l *sizeLimit) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	l.n += int64(n)
+	if l.max > 0 && l.n > l.max {
+		l.exceeded = true
+		return n, l.err()
+	}
+	return n, err
+}
+
+func (l *sizeLimit) err() error {
+	return fmt.Errorf("%w: more than the size limit of %d bytes to fetch (spec.maxSize)", ErrTooLarge, l.max)
 }
 
 // withContextCause makes a deadline or cancellation visible to errors.Is even

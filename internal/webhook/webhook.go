@@ -6,7 +6,9 @@
 // (Bitbucket Server / Data Center) and /hook/generic. A delivery is handled
 // in this order, and each step's answer is final:
 //
-//  1. unknown path: 404; any method but POST: 405.
+//  1. unknown path: 404; any method but POST: 405. More than
+//     Options.MaxConcurrent deliveries in progress at once: 503 with
+//     Retry-After, before the body is read.
 //  2. body over Options.MaxBodyBytes: 413.
 //  3. no event header: 400; a ping or test event: 200; any other non-push
 //     event: 200. Nothing is woken and no signature is needed: these answers
@@ -15,7 +17,9 @@
 //  5. malformed body, or no repository URL or ref in it: 400.
 //  6. candidates = every GitRepository, in any namespace, whose spec.url
 //     normalises (see NormalizeURL) to one of the payload's URLs, whatever
-//     its ref. The delivery is authenticated when it verifies with
+//     its ref. Only the candidates' webhook Secrets are read (Cluster.
+//     WebhookSecret, once per Secret): a delivery naming an unknown URL
+//     reads none. The delivery is authenticated when it verifies with
 //     Options.SharedSecret, or with the webhook secret of at least one
 //     candidate. Not authenticated: 401.
 //  7. authenticated: 202 with {"woken": N}, where the woken repositories are
@@ -81,7 +85,10 @@ type Repository struct {
 	// Branch, Tag, SemVer and Commit are spec.ref; all empty means the remote's
 	// default branch.
 	Branch, Tag, SemVer, Commit string
-	// Secret is the `token` key of the Secret that spec.webhookSecretRef names.
+	// SecretName is spec.webhookSecretRef.name, in Namespace; empty means none.
+	SecretName string
+	// Secret is the `token` key of the Secret that SecretName names, filled
+	// in by the receiver (Cluster.WebhookSecret) for candidates only.
 	// nil (or empty) means no webhook secret: no delivery signed per repository
 	// wakes it; only one signed with Options.SharedSecret does.
 	Secret []byte
@@ -89,8 +96,13 @@ type Repository struct {
 
 // Cluster is implemented by the controller package with the Kubernetes client.
 type Cluster interface {
-	// Repositories returns every GitRepository (all namespaces) with its webhook secret resolved.
+	// Repositories returns every GitRepository (all namespaces), without
+	// secrets: Secret is left nil, SecretName says which Secret to ask for.
 	Repositories(ctx context.Context) ([]Repository, error)
+	// WebhookSecret returns the `token` key of the Secret namespace/name; nil
+	// when it has none. The receiver asks only for the secrets of the
+	// repositories whose URL a delivery names.
+	WebhookSecret(ctx context.Context, namespace, name string) ([]byte, error)
 	// Wake sets gitsync.dev/requested-at on the GitRepository.
 	Wake(ctx context.Context, namespace, name string) error
 }
@@ -102,7 +114,18 @@ type Options struct {
 	SharedSecret []byte
 	// MaxBodyBytes caps a delivery's body; 0 means DefaultMaxBodyBytes (1 MiB).
 	MaxBodyBytes int64
+	// MaxConcurrent caps the deliveries handled at once; past it the answer
+	// is 503 with Retry-After. 0 means DefaultMaxConcurrent.
+	MaxConcurrent int
 }
+
+// DefaultMaxConcurrent is Options.MaxConcurrent's default: enough for the
+// bursts a Git provider sends (one delivery per push), small enough that a
+// flood costs the API server and the CPU a bounded amount.
+const DefaultMaxConcurrent = 16
+
+// retryAfterSeconds is the Retry-After of a 503 past the concurrency cap.
+const retryAfterSeconds = "5"
 
 // NewHandler returns the receiver. It serves POST /hook/{github,gitlab,gitea,bitbucket,generic}
 // and answers 404 for any other path; mount it at "/" or at "/hook/" without
@@ -111,17 +134,23 @@ func NewHandler(c Cluster, opts Options) http.Handler {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if opts.MaxConcurrent <= 0 {
+		opts.MaxConcurrent = DefaultMaxConcurrent
+	}
 	var shared []byte
 	if s := secretKey(opts.SharedSecret); s != nil {
 		shared = append([]byte(nil), s...)
 	}
-	return &handler{cluster: c, shared: shared, maxBody: opts.MaxBodyBytes}
+	return &handler{cluster: c, shared: shared, maxBody: opts.MaxBodyBytes,
+		slots: make(chan struct{}, opts.MaxConcurrent)}
 }
 
 type handler struct {
 	cluster Cluster
 	shared  []byte
 	maxBody int64
+	// slots holds one token per delivery in progress (a semaphore).
+	slots chan struct{}
 }
 
 // ServeHTTP routes, answers and counts one delivery.
@@ -137,7 +166,14 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		code = http.StatusMethodNotAllowed
 	default:
 		label = p.name
-		code, woken = h.handle(w, r, p)
+		select {
+		case h.slots <- struct{}{}:
+			code, woken = h.handle(w, r, p)
+			<-h.slots
+		default:
+			w.Header().Set("Retry-After", retryAfterSeconds)
+			code = http.StatusServiceUnavailable
+		}
 	}
 	requestsTotal.WithLabelValues(label, strconv.Itoa(code)).Inc()
 
@@ -200,7 +236,12 @@ func (h *handler) handle(w http.ResponseWriter, r *http.Request, p provider) (in
 		log.Error(err, "listing GitRepositories")
 		return http.StatusInternalServerError, 0
 	}
-	wake, ok := decide(repos, ev, sig, h.shared)
+	cands, err := h.withSecrets(r.Context(), candidates(repos, ev.urls))
+	if err != nil {
+		log.Error(err, "reading webhook secrets")
+		return http.StatusInternalServerError, 0
+	}
+	wake, ok := decide(cands, ev, sig, h.shared)
 	if !ok {
 		return reject(http.StatusUnauthorized, "signature verifies for no repository the payload names")
 	}
@@ -221,6 +262,29 @@ func (h *handler) handle(w http.ResponseWriter, r *http.Request, p provider) (in
 		return http.StatusInternalServerError, woken
 	}
 	return http.StatusAccepted, woken
+}
+
+// withSecrets fills in the webhook secrets of cands, reading each Secret once.
+// A Secret that is missing or unreadable leaves its repositories without a
+// secret (the Cluster logs why); only a cancelled request is an error.
+func (h *handler) withSecrets(ctx context.Context, cands []Repository) ([]Repository, error) {
+	read := map[[2]string][]byte{}
+	for i, c := range cands {
+		if c.SecretName == "" {
+			continue
+		}
+		key := [2]string{c.Namespace, c.SecretName}
+		token, done := read[key]
+		if !done {
+			t, err := h.cluster.WebhookSecret(ctx, c.Namespace, c.SecretName)
+			if err != nil && ctx.Err() != nil {
+				return nil, err
+			}
+			token, read[key] = t, t
+		}
+		cands[i].Secret = token
+	}
+	return cands, nil
 }
 
 // decoyKey keys the HMAC computed when a payload names no known repository,

@@ -39,19 +39,57 @@ func init() {
 	}, funcr.Options{Verbosity: 1}))
 }
 
-// fakeCluster is an in-memory Cluster that records Wake calls.
+// fakeCluster is an in-memory Cluster that records Wake calls and secret
+// reads. A repository's Secret stands for the token of a Secret named after
+// the repository.
 type fakeCluster struct {
-	mu      sync.Mutex
-	repos   []Repository
-	listErr error
-	wakeErr map[string]error // by "namespace/name"
-	woken   []string
+	mu          sync.Mutex
+	repos       []Repository
+	listErr     error
+	wakeErr     map[string]error // by "namespace/name"
+	woken       []string
+	secretReads []string // "namespace/name" of each WebhookSecret call
+	// block, when set, makes Repositories send on entered, then wait until
+	// block is closed.
+	block, entered chan struct{}
 }
 
 func (c *fakeCluster) Repositories(context.Context) ([]Repository, error) {
 	c.mu.Lock()
+	block := c.block
+	c.mu.Unlock()
+	if block != nil {
+		c.entered <- struct{}{}
+		<-block
+	}
+	c.mu.Lock()
 	defer c.mu.Unlock()
-	return slices.Clone(c.repos), c.listErr
+	out := slices.Clone(c.repos)
+	for i := range out {
+		if out[i].Secret != nil {
+			out[i].SecretName = "hook-" + out[i].Name
+		}
+		out[i].Secret = nil
+	}
+	return out, c.listErr
+}
+
+func (c *fakeCluster) WebhookSecret(_ context.Context, namespace, name string) ([]byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.secretReads = append(c.secretReads, namespace+"/"+name)
+	for _, r := range c.repos {
+		if r.Namespace == namespace && "hook-"+r.Name == name {
+			return r.Secret, nil
+		}
+	}
+	return nil, errors.New("not found")
+}
+
+func (c *fakeCluster) SecretReads() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.secretReads)
 }
 
 func (c *fakeCluster) Wake(_ context.Context, namespace, name string) error {

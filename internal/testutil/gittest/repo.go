@@ -197,3 +197,17 @@ func (s *Server) runGit(dir string, env []string, args ...string) (string, error
 	}
 	return strings.TrimSpace(stdout.String()), nil
 }
+
+// Config sets a git config key of the bare repository (e.g.
+// uploadpack.allowReachableSHA1InWant, which lets clients fetch a commit by
+// its id); an empty value unsets it.
+func (r *Repo) Config(key, value string) {
+	r.t.Helper()
+	if value == "" {
+		if _, err := r.s.runGit(r.path, nil, "config", "--unset", key); err != nil && !strings.Contains(err.Error(), "exit status 5") {
+			r.t.Fatalf("gittest: repository %s: %v", r.name, err)
+		}
+		return
+	}
+	r.git(r.path, nil, "config", key, value)
+}
