@@ -15,6 +15,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
@@ -301,6 +302,32 @@ func TestNotificationSeverityAndExclusion(t *testing.T) {
 	g := NewWithT(t)
 	g.Expect(f.count("/quiet", "BuildFailed")).To(BeZero(), f.bodies())
 	g.Expect(f.count("/errors", "Applied")).To(BeZero(), f.bodies())
+	g.Expect(counterValue(g, "gitsync_events_total", map[string]string{"kind": "Application", "type": "Warning", "reason": "BuildFailed"})).
+		To(BeNumerically(">=", 1))
+}
+
+// counterValue reads a counter with exactly these labels from controller-runtime's registry.
+func counterValue(g Gomega, name string, labels map[string]string) float64 {
+	families, err := metrics.Registry.Gather()
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range f.GetMetric() {
+			if len(m.GetLabel()) != len(labels) {
+				continue
+			}
+			for _, l := range m.GetLabel() {
+				if labels[l.GetName()] != l.GetValue() {
+					continue next
+				}
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	return 0
 }
 
 // Commit statuses: pending when the new commit is fetched, then success on the synced
@@ -390,6 +417,8 @@ func TestNotificationRetries(t *testing.T) {
 			g.Expect(apimeta.FindStatusCondition(a.Status.Conditions, gitsyncv1.ReadyCondition).Reason).To(Equal(gitsyncv1.DeliveryFailedReason))
 		}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
 		g.Consistently(func() int { return len(f.rcv.Requests()) }).WithTimeout(time.Second).Should(Equal(1))
+		g.Expect(counterValue(g, "gitsync_notification_deliveries_total", map[string]string{"type": "generic", "result": "failed"})).
+			To(BeNumerically(">=", 1))
 	})
 }
 
@@ -415,6 +444,9 @@ func TestNotificationHangingProvider(t *testing.T) {
 		Should(Equal(notificationTestOptions.QueueSize))
 	g.Consistently(func() int { return notifier.Queued(key) }).WithTimeout(time.Second).
 		Should(BeNumerically("<=", notificationTestOptions.QueueSize))
+
+	g.Expect(counterValue(g, "gitsync_notification_deliveries_total", map[string]string{"type": "generic", "result": "dropped"})).
+		To(BeNumerically(">=", 1000-notificationTestOptions.QueueSize-1))
 
 	// Syncs go on while the queue is full and the delivery hangs.
 	next := f.repo.Commit("main", "next", map[string]string{"cm.yaml": configMapYAML("cm", "v2")})

@@ -18,6 +18,13 @@ var deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Help: "Notifications by provider type and result: delivered, failed (after retries), dropped (queue full), deduplicated.",
 }, []string{"type", "result"})
 
+// events counts the events the reconcilers record, by kind, type and reason (reasons are
+// constants, so the label set stays small): e.g. DriftFight, BuildFailed.
+var events = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "gitsync_events_total",
+	Help: "Events recorded by gitsync's reconcilers, by object kind, type (Normal, Warning) and reason.",
+}, []string{"kind", "type", "reason"})
+
 func init() {
-	metrics.Registry.MustRegister(deliveries)
+	metrics.Registry.MustRegister(deliveries, events)
 }

@@ -27,10 +27,12 @@ func (r Recorder) AnnotatedEventf(regarding, related runtime.Object, annotations
 }
 
 func (r Recorder) dispatch(obj runtime.Object, eventtype, reason, action, note string, args []any) {
-	if r.Dispatcher == nil {
+	ev, ok := FromObject(obj, eventtype, reason, action, fmt.Sprintf(note, args...))
+	if !ok {
 		return
 	}
-	if ev, ok := FromObject(obj, eventtype, reason, action, fmt.Sprintf(note, args...)); ok {
+	events.WithLabelValues(ev.Kind, ev.Type, ev.Reason).Inc()
+	if r.Dispatcher != nil {
 		r.Dispatcher.Handle(ev)
 	}
 }

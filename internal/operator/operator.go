@@ -24,6 +24,7 @@ import (
 
 	"github.com/gitsync-dev/gitsync/internal/controller"
 	"github.com/gitsync-dev/gitsync/internal/localcluster"
+	"github.com/gitsync-dev/gitsync/internal/monitoring"
 	"github.com/gitsync-dev/gitsync/internal/notify"
 	"github.com/gitsync-dev/gitsync/internal/source"
 	"github.com/gitsync-dev/gitsync/internal/webhook"
@@ -101,6 +102,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	if err != nil {
 		return nil, err
 	}
+	monitoring.Default.Observe(mgr.GetClient()) // gitsync_resource_ready, read from the cache
 	repos := &controller.GitRepositoryReconciler{
 		Client:  mgr.GetClient(),
 		Fetcher: fetcher,
