@@ -30,6 +30,7 @@ var (
 	// Short backoff and a small queue so retries and overflow show quickly.
 	notificationTestOptions = notify.Options{
 		RetryBase: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond, Attempts: 3, Rate: 100, QueueSize: 50,
+		Idle: 2 * time.Second,
 	}
 )
 
@@ -394,6 +395,12 @@ func TestNotificationRetries(t *testing.T) {
 			g.Expect(ready.Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(ready.Message).To(ContainSubstring("succeeded"))
 		}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
+		// The worker that delivered stops when idle; the next message starts one again.
+		key := client.ObjectKey{Namespace: f.ns, Name: "p"}
+		g.Eventually(func() bool { return notifier.Running(key) }).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(BeFalse())
+		notifier.Handle(notify.Event{Kind: gitsyncv1.ApplicationKind, Namespace: f.ns, Name: "app", Type: corev1.EventTypeNormal,
+			Reason: "Test", Message: "after idle", Time: time.Now()})
+		f.waitRequest("/hook", "after idle")
 	})
 	t.Run("400", func(t *testing.T) {
 		t.Parallel()

@@ -26,6 +26,8 @@ type Options struct {
 	// Attempts is the most tries per delivery (5).
 	RetryBase, RetryMax time.Duration
 	Attempts            int
+	// Idle is how long a Provider's worker waits for a message before it stops (10m).
+	Idle time.Duration
 	// Rate is the most deliveries per second per Provider (5), with a burst of 2×Rate.
 	Rate float64
 	// OnResult is called after a Provider's delivery finished (delivered or given up).
@@ -75,6 +77,9 @@ func NewDispatcher(reader, secrets client.Reader, opts Options) *Dispatcher {
 	}
 	if opts.Attempts <= 0 {
 		opts.Attempts = 5
+	}
+	if opts.Idle <= 0 {
+		opts.Idle = 10 * time.Minute
 	}
 	if opts.Rate <= 0 {
 		opts.Rate = 5
@@ -244,14 +249,25 @@ func (d *Dispatcher) enqueue(provider types.NamespacedName, typ string, m Messag
 		return
 	}
 	d.sent[key] = now
+	defer d.mu.Unlock()
 	w := d.workers[provider]
 	if w == nil {
 		w = newWorker(d, provider, typ)
 		d.workers[provider] = w
 		go w.run(d.ctx)
 	}
-	d.mu.Unlock()
-	w.push(m)
+	w.push(m) // under d.mu: an idle worker leaves only with an empty queue (retire)
+}
+
+// retire removes an idle worker whose queue is empty; false when a message came in.
+func (d *Dispatcher) retire(w *worker) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if w.Len() > 0 {
+		return false
+	}
+	delete(d.workers, w.provider)
+	return true
 }
 
 func (d *Dispatcher) forgetOld() {
@@ -284,4 +300,11 @@ func (d *Dispatcher) Queued(provider types.NamespacedName) int {
 		return 0
 	}
 	return w.Len()
+}
+
+// Running reports whether the Provider has a worker (it stops after Options.Idle without messages).
+func (d *Dispatcher) Running(provider types.NamespacedName) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.workers[provider] != nil
 }

@@ -79,10 +79,18 @@ func (w *worker) run(ctx context.Context) {
 	for {
 		m, ok := w.pop()
 		if !ok {
+			idle := time.NewTimer(w.d.opts.Idle)
 			select {
 			case <-ctx.Done():
+				idle.Stop()
 				return
 			case <-w.wake:
+				idle.Stop()
+				continue
+			case <-idle.C:
+				if w.d.retire(w) {
+					return
+				}
 				continue
 			}
 		}
