@@ -389,6 +389,8 @@ func TestNotificationRetries(t *testing.T) {
 			return codes
 		}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Equal([]int{500, 200}))
 		g.Consistently(func() int { return len(f.rcv.Requests()) }).WithTimeout(time.Second).Should(Equal(2))
+		reqs := f.rcv.Requests()
+		g.Expect(string(reqs[1].Body)).To(Equal(string(reqs[0].Body)), "the retry sends the same message")
 		g.Eventually(func(g Gomega) {
 			ready := f.providerReady(g, "p")
 			g.Expect(ready).NotTo(BeNil())
