@@ -486,3 +486,20 @@ func TestNotificationRedactsSecretValues(t *testing.T) {
 		g.Expect(string(req.Body)).NotTo(ContainSubstring(providerToken))
 	}
 }
+
+// Drift events of an Application (detected with the manager, corrected) reach its Alerts.
+func TestNotificationDriftEvents(t *testing.T) {
+	f := newNotifyFixture(t)
+	f.provider("p", "generic", "/hook", nil)
+	f.alert("a", "p", func(a *gitsyncv1.Alert) { a.Spec.InclusionList = []string{"^ConfigMap/"} })
+	f.app("app")
+	f.waitApplied("app", f.start(map[string]string{"cm.yaml": configMapYAML("cm", "v1")}))
+
+	cm := &corev1.ConfigMap{}
+	g := NewWithT(t)
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: f.ns, Name: "cm"}, cm)).To(Succeed())
+	editAs(g, "kubectl-edit", cm, func() { cm.Data["value"] = "drifted" })
+
+	f.waitRequest("/hook", `"reason":"DriftDetected"`, "ConfigMap/"+f.ns+"/cm", "kubectl-edit")
+	f.waitRequest("/hook", `"reason":"DriftCorrected"`, "ConfigMap/"+f.ns+"/cm")
+}
