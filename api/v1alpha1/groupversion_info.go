@@ -1,4 +1,4 @@
-// Package v1alpha1 holds the gitsync.dev/v1alpha1 API: GitRepository and Application.
+// Package v1alpha1 holds the gitsync.dev/v1alpha1 API: GitRepository, Application, Provider and Alert.
 // +kubebuilder:object:generate=true
 // +groupName=gitsync.dev
 package v1alpha1

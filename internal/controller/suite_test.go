@@ -57,7 +57,13 @@ func runSuite(m *testing.M) int {
 		if err != nil {
 			return nil, err
 		}
+		events, dispatcher, err := SetupNotifications(mgr, notificationTestOptions)
+		if err != nil {
+			return nil, err
+		}
+		notifier, notifyingRecorder = dispatcher, events
 		repos := &GitRepositoryReconciler{Client: mgr.GetClient(), Fetcher: fetcher}
+		repos.Recorder = events
 		if err := repos.SetupWithManager(mgr, GitRepositoryOptions{
 			MaxConcurrentReconciles: 4,
 			RetryBase:               100 * time.Millisecond,
@@ -67,11 +73,13 @@ func runSuite(m *testing.M) int {
 		}
 		drift := NewDriftReconciler()
 		drift.Client = mgr.GetClient()
+		drift.Recorder = events
 		if err := drift.SetupWithManager(mgr, 4); err != nil {
 			return nil, err
 		}
 		driftReconciler = drift
 		apps := &ApplicationReconciler{Client: mgr.GetClient(), Storage: fetcher, Drift: drift, RetryInterval: 300 * time.Millisecond}
+		apps.Recorder = events
 		if err := apps.SetupWithManager(mgr, ApplicationOptions{
 			MaxConcurrentReconciles: 4,
 			RetryBase:               100 * time.Millisecond,

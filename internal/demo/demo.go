@@ -68,6 +68,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		defer os.RemoveAll(dir)
 		o.Dir = dir
 	}
+	o.Out = &lockedWriter{w: o.Out} // the notification receiver prints too
 	say := func(format string, args ...any) { fmt.Fprintf(o.Out, format+"\n", args...) }
 	if o.Logger != nil {
 		logPath := filepath.Join(o.Dir, "gitsync.log")
@@ -128,6 +129,11 @@ func Run(ctx context.Context, o Options) (err error) {
 	}()
 
 	c := mgr.GetClient()
+	stopNotifications, err := startNotifications(ctx, c, o.Out)
+	if err != nil {
+		return err
+	}
+	defer stopNotifications()
 	if err := createObjects(ctx, c, repo); err != nil {
 		return err
 	}
@@ -178,7 +184,7 @@ The demo runs until Ctrl-C. Try, in another shell:
 
 func createObjects(ctx context.Context, c client.Client, repo string) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}
-	if err := c.Create(ctx, ns); err != nil {
+	if err := client.IgnoreAlreadyExists(c.Create(ctx, ns)); err != nil { // startNotifications may have made it
 		return fmt.Errorf("creating namespace %s: %w", Namespace, err)
 	}
 	hookSecret := &corev1.Secret{

@@ -24,6 +24,8 @@ import (
 
 	"github.com/gitsync-dev/gitsync/internal/controller"
 	"github.com/gitsync-dev/gitsync/internal/localcluster"
+	"github.com/gitsync-dev/gitsync/internal/monitoring"
+	"github.com/gitsync-dev/gitsync/internal/notify"
 	"github.com/gitsync-dev/gitsync/internal/source"
 	"github.com/gitsync-dev/gitsync/internal/webhook"
 )
@@ -102,11 +104,18 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	if err != nil {
 		return nil, fmt.Errorf("preparing the storage path: %w", err)
 	}
+	// Every event of the reconcilers is also routed to the matching Alerts (notifications).
+	events, _, err := controller.SetupNotifications(mgr, notify.Options{})
+	if err != nil {
+		return nil, err
+	}
+	monitoring.Default.Observe(mgr.GetClient()) // gitsync_resource_ready, read from the cache
 	repos := &controller.GitRepositoryReconciler{
 		Client:  mgr.GetClient(),
 		Fetcher: fetcher,
 		Jitter:  controller.Jitter(0.1),
 	}
+	repos.Recorder = events
 	if err := repos.SetupWithManager(mgr, controller.GitRepositoryOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
 		return nil, fmt.Errorf("setting up the GitRepository controller: %w", err)
 	}
@@ -117,6 +126,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	}
 	drift := controller.NewDriftReconciler()
 	drift.Client = mgr.GetClient()
+	drift.Recorder = events
 	drift.Applier = applier
 	if err := drift.SetupWithManager(mgr, opts.Concurrent); err != nil {
 		return nil, fmt.Errorf("setting up the drift controller: %w", err)
@@ -131,6 +141,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		DefaultServiceAccount:   opts.DefaultServiceAccount,
 		AllowCrossNamespaceRefs: opts.AllowCrossNamespaceRefs,
 	}
+	apps.Recorder = events
 	if err := apps.SetupWithManager(mgr, controller.ApplicationOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
 		return nil, fmt.Errorf("setting up the Application controller: %w", err)
 	}

@@ -1,0 +1,74 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/notify"
+)
+
+// SetupNotifications starts the notification dispatcher and the Provider and Alert
+// controllers, and returns the event recorder the reconcilers should use: it records
+// events as before and also routes them to the matching Alerts.
+func SetupNotifications(mgr ctrl.Manager, opts notify.Options) (recorder.EventRecorder, *notify.Dispatcher, error) {
+	results := make(chan event.GenericEvent, 256)
+	opts.OnResult = func(p types.NamespacedName) {
+		select {
+		case results <- event.GenericEvent{Object: &gitsyncv1.Provider{ObjectMeta: objectMeta(p)}}:
+		default: // a reconcile is already due; the Provider reads the latest result then
+		}
+	}
+	d := notify.NewDispatcher(mgr.GetClient(), mgr.GetAPIReader(), opts)
+	d.Log = mgr.GetLogger().WithName("notify")
+	if err := mgr.Add(d); err != nil {
+		return nil, nil, err
+	}
+	providers := &ProviderReconciler{Client: mgr.GetClient(), Results: d}
+	if err := ctrl.NewControllerManagedBy(mgr).
+		For(&gitsyncv1.Provider{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WatchesRawSource(source.Channel(results, &handler.EnqueueRequestForObject{})).
+		Complete(providers); err != nil {
+		return nil, nil, fmt.Errorf("setting up the Provider controller: %w", err)
+	}
+	alerts := &AlertReconciler{Client: mgr.GetClient()}
+	if err := ctrl.NewControllerManagedBy(mgr).
+		For(&gitsyncv1.Alert{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&gitsyncv1.Provider{}, handler.EnqueueRequestsFromMapFunc(alertsOfProvider(mgr.GetClient()))).
+		Complete(alerts); err != nil {
+		return nil, nil, fmt.Errorf("setting up the Alert controller: %w", err)
+	}
+	return notify.Recorder{EventRecorder: mgr.GetEventRecorder("gitsync"), Dispatcher: d}, d, nil
+}
+
+func alertsOfProvider(c client.Client) handler.MapFunc {
+	return func(ctx context.Context, p client.Object) []reconcile.Request {
+		list := &gitsyncv1.AlertList{}
+		if err := c.List(ctx, list, client.InNamespace(p.GetNamespace())); err != nil {
+			return nil
+		}
+		var reqs []reconcile.Request
+		for i := range list.Items {
+			if list.Items[i].Spec.ProviderRef.Name == p.GetName() {
+				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+			}
+		}
+		return reqs
+	}
+}
+
+func objectMeta(key types.NamespacedName) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}
+}

@@ -1,0 +1,2 @@
+// Package notify routes gitsync's events to Providers (chat services, signed webhooks, forge commit statuses) and delivers them asynchronously.
+package notify

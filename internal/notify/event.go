@@ -1,0 +1,153 @@
+package notify
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+)
+
+// Event is what the dispatcher needs of one recorded event: copied out of the object
+// when the event is recorded, so later changes of the object do not show.
+type Event struct {
+	Kind, Namespace, Name string
+	Labels                map[string]string
+	// Type is Normal or Warning.
+	Type, Reason, Action, Message string
+	// Revision is the object's revision from its status (`main@sha1:<hex>`).
+	Revision string
+	// Source is the GitRepository the object follows (itself for a GitRepository).
+	Source string
+	Time   time.Time
+}
+
+// Warning reports whether the event is a Warning (the `error` severity).
+func (e Event) Warning() bool { return e.Type == corev1.EventTypeWarning }
+
+// Severity is `error` for Warning events, `info` otherwise.
+func (e Event) Severity() string {
+	if e.Warning() {
+		return gitsyncv1.SeverityError
+	}
+	return gitsyncv1.SeverityInfo
+}
+
+// Subject names the object: `Application/ns/name`.
+func (e Event) Subject() string { return e.Kind + "/" + e.Namespace + "/" + e.Name }
+
+// FromObject copies an event of a GitRepository or Application; ok is false for other
+// objects (they are not routed).
+func FromObject(obj any, eventtype, reason, action, message string) (Event, bool) {
+	ev := Event{Type: eventtype, Reason: reason, Action: action, Message: message, Time: time.Now()}
+	switch o := obj.(type) {
+	case *gitsyncv1.GitRepository:
+		ev.Kind, ev.Namespace, ev.Name = gitsyncv1.GitRepositoryKind, o.Namespace, o.Name
+		ev.Labels = copyLabels(o.Labels)
+		ev.Source = o.Name
+		if o.Status.Artifact != nil {
+			ev.Revision = o.Status.Artifact.Revision
+		}
+	case *gitsyncv1.Application:
+		ev.Kind, ev.Namespace, ev.Name = gitsyncv1.ApplicationKind, o.Namespace, o.Name
+		ev.Labels = copyLabels(o.Labels)
+		if o.Spec.SourceRef.Namespace == "" || o.Spec.SourceRef.Namespace == o.Namespace {
+			ev.Source = o.Spec.SourceRef.Name
+		}
+		ev.Revision = o.Status.LastAttemptedRevision
+		if ev.Revision == "" && o.Status.Sync != nil {
+			ev.Revision = o.Status.Sync.Revision
+		}
+		if ev.Revision == "" {
+			ev.Revision = o.Status.LastAppliedRevision
+		}
+	default:
+		return Event{}, false
+	}
+	return ev, true
+}
+
+func copyLabels(in map[string]string) map[string]string {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(in))
+	for k, v := range in {
+		out[k] = v
+	}
+	return out
+}
+
+// Commit returns the 40-hex SHA-1 of a revision (`main@sha1:<hex>` or `sha1:<hex>`), or "".
+func Commit(revision string) string {
+	i := strings.LastIndex(revision, "sha1:")
+	if i < 0 {
+		return ""
+	}
+	sha := revision[i+len("sha1:"):]
+	if len(sha) != 40 {
+		return ""
+	}
+	return sha
+}
+
+// Repo is a forge repository parsed from a Git URL.
+type Repo struct {
+	// Host is the forge's host name (with port, if any).
+	Host string
+	// Path is `owner/repo` (GitLab: `group/subgroup/project`), without `.git`.
+	Path string
+}
+
+// Owner and Name split Path at its last slash.
+func (r Repo) Owner() string { return r.Path[:max(strings.LastIndex(r.Path, "/"), 0)] }
+
+// Name is the repository's name (the last path element).
+func (r Repo) Name() string { return r.Path[strings.LastIndex(r.Path, "/")+1:] }
+
+// ParseRepo reads host and `owner/repo` from an https, ssh or scp-like Git URL.
+func ParseRepo(raw string) (Repo, error) {
+	var host, path string
+	if i := strings.Index(raw, "://"); i >= 0 {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return Repo{}, fmt.Errorf("parsing the repository URL: %w", err)
+		}
+		host, path = u.Host, u.Path
+		if u.Scheme == "ssh" {
+			host = u.Hostname()
+		}
+	} else if at, colon := strings.Index(raw, "@"), strings.Index(raw, ":"); at >= 0 && colon > at {
+		host, path = raw[at+1:colon], raw[colon+1:]
+	} else {
+		return Repo{}, fmt.Errorf("repository URL is not https, ssh or scp-like")
+	}
+	path = strings.TrimSuffix(strings.Trim(path, "/"), ".git")
+	if host == "" || !strings.Contains(path, "/") {
+		return Repo{}, fmt.Errorf("repository URL has no owner/repository path")
+	}
+	return Repo{Host: host, Path: path}, nil
+}
+
+// CommitURL is the web page of a commit on a known forge (github.com, gitlab.com,
+// bitbucket.org, codeberg.org), or "".
+func CommitURL(repoURL, sha string) string {
+	r, err := ParseRepo(repoURL)
+	if err != nil || sha == "" {
+		return ""
+	}
+	switch r.Host {
+	case "github.com":
+		return "https://github.com/" + r.Path + "/commit/" + sha
+	case "gitlab.com":
+		return "https://gitlab.com/" + r.Path + "/-/commit/" + sha
+	case "bitbucket.org":
+		return "https://bitbucket.org/" + r.Path + "/commits/" + sha
+	case "codeberg.org":
+		return "https://codeberg.org/" + r.Path + "/commit/" + sha
+	}
+	return ""
+}
