@@ -122,7 +122,7 @@ func (c *checker) dir(dir string, plugin bool) error {
 	}
 	var k map[string]any
 	if err := yaml.Unmarshal(data, &k); err != nil {
-		return fmt.Errorf("parsing %s: %w", name, err)
+		return fmt.Errorf("parsing %s: %w", name, redactError(err))
 	}
 	for _, key := range helmKeys {
 		if _, ok := k[key]; ok {
@@ -215,7 +215,7 @@ func (c *checker) pluginConfigs(name string, data []byte) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("parsing %s: %w", name, err)
+			return fmt.Errorf("parsing %s: %w", name, redactError(err))
 		}
 		if doc == nil {
 			continue

@@ -12,10 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// maxNodes bounds the values one document may expand to, so that a few lines of
-// nested aliases ("billion laughs") cannot exhaust memory.
-const maxNodes = 1 << 20
-
 // kustomizeGroup is the API group of kustomization files.
 const kustomizeGroup = "kustomize.config.k8s.io"
 
@@ -38,7 +34,7 @@ func decodeManifests(name string, data []byte) ([]*unstructured.Unstructured, er
 			return objs, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("parsing %s: %w", name, err)
+			return nil, fmt.Errorf("parsing %s: %w", name, redactError(err))
 		}
 		if len(n.Content) == 0 || n.Content[0].ShortTag() == "!!null" {
 			continue
@@ -48,7 +44,7 @@ func decodeManifests(name string, data []byte) ([]*unstructured.Unstructured, er
 		c := converter{}
 		v, err := c.value(top)
 		if err != nil {
-			return nil, fmt.Errorf("parsing %s: %w", where, err)
+			return nil, fmt.Errorf("parsing %s: %w", where, redactError(err))
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
@@ -214,7 +210,7 @@ func scalar(n *yaml.Node) (any, error) {
 	case "!!bool", "!!int", "!!float":
 		var v any
 		if err := n.Decode(&v); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("line %d: %w", n.Line, redactError(err))
 		}
 		switch v := v.(type) {
 		case int:

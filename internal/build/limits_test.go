@@ -1,0 +1,230 @@
+package build
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+)
+
+// aliasBomb is the held-out fault run's bomb: 14 lines whose aliases expand to 9^7
+// (4.8 million) values.
+func aliasBomb(name string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\ndata:\n", name)
+	b.WriteString("  l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n")
+	for i := 1; i <= 7; i++ {
+		fmt.Fprintf(&b, "  l%d: &l%d [", i, i)
+		for j := range 9 {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "*l%d", i-1)
+		}
+		b.WriteString("]\n")
+	}
+	b.WriteString("  x: done\n")
+	return b.String()
+}
+
+// allocated returns the bytes f allocated (the whole process's, so tests calling it do
+// not run in parallel).
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// Every YAML file kustomize reads is checked before kustomize parses (and expands) it,
+// whatever its name: kustomize parses any resource or patch file as YAML.
+func TestBuildKustomizeRefusesAliasBomb(t *testing.T) {
+	const cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\ndata: {a: b}\n"
+	tests := []struct {
+		name  string
+		files map[string]string
+		file  string // the file the error must name
+	}{
+		{
+			name:  "resource",
+			files: map[string]string{"app/kustomization.yaml": "resources: [bomb.yaml]\n", "app/bomb.yaml": aliasBomb("bomb")},
+			file:  "app/bomb.yaml",
+		},
+		{
+			name:  "resource with another extension",
+			files: map[string]string{"app/kustomization.yaml": "resources: [bomb.txt]\n", "app/bomb.txt": aliasBomb("bomb")},
+			file:  "app/bomb.txt",
+		},
+		{
+			name: "patch file",
+			files: map[string]string{
+				"app/kustomization.yaml": "resources: [cm.yaml]\npatches:\n- path: patch.yaml\n",
+				"app/cm.yaml":            cm,
+				"app/patch.yaml":         aliasBomb("bomb"),
+			},
+			file: "app/patch.yaml",
+		},
+		{
+			name: "strategic merge patch in a base",
+			files: map[string]string{
+				"app/kustomization.yaml":  "resources: [../base]\n",
+				"base/kustomization.yaml": "resources: [cm.yaml]\npatchesStrategicMerge: [patch.yaml]\n",
+				"base/cm.yaml":            cm,
+				"base/patch.yaml":         aliasBomb("bomb"),
+			},
+			file: "base/patch.yaml",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			root := t.TempDir()
+			writeFiles(t, root, tt.files)
+			var err error
+			alloc := allocated(func() { _, err = Build(root, "app") })
+			g.Expect(err).To(MatchError(ErrTooLarge))
+			g.Expect(err.Error()).To(ContainSubstring(tt.file + ": document 1 expands to more than 1048576 values through YAML aliases"))
+			// Expanded, the bomb is gigabytes; refused, it is the cost of reading 14 lines
+			// (and kustomize's set-up).
+			g.Expect(alloc).To(BeNumerically("<", 64<<20), "bytes allocated by the build")
+		})
+	}
+}
+
+// Aliases that expand to a sane size still build (kustomize expands them).
+func TestBuildKustomizeAllowsSmallAliases(t *testing.T) {
+	g := NewWithT(t)
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"app/kustomization.yaml": "resources: [cm.yaml]\n",
+		"app/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, labels: &l {a: b}}\ndata: {greeting: &g hi, again: *g}\n",
+	})
+	objs, err := Build(root, "app")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(objs).To(HaveLen(1))
+	g.Expect(objs[0].Object["data"]).To(Equal(map[string]any{"greeting": "hi", "again": "hi"}))
+}
+
+func TestExpansionSize(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(checkExpansion("f", []byte(laughs()))).To(MatchError(ErrTooLarge))
+	g.Expect(checkExpansion("f", []byte("a: &a [*a]\n"))).To(MatchError(ErrTooLarge), "an alias to its own ancestor")
+	g.Expect(checkExpansion("f", []byte("a: &a [x, y]\nb: [*a, *a]\n---\nc: d\n"))).To(Succeed())
+	g.Expect(checkExpansion("f", []byte("not: [yaml\n"))).To(Succeed(), "not YAML: for its reader to report")
+	g.Expect(checkExpansion("f", []byte("key=value\nother=1\n"))).To(Succeed())
+}
+
+// sparse creates a file of size bytes (below dir) that takes no disk space.
+func sparse(t *testing.T, dir, name string, size int64) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Truncate(size); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A file over MaxFileSize, or files over MaxRenderSize together, are refused before
+// they are read (so before they are parsed, on every retry).
+func TestBuildRefusesLargeFiles(t *testing.T) {
+	const cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"
+	tests := []struct {
+		name   string
+		files  map[string]string
+		sparse map[string]int64
+		padded []string // ConfigMaps padded with blank lines to 7 MiB
+		want   string
+	}{
+		{
+			name:   "plain file",
+			files:  map[string]string{"app/a.yaml": cm},
+			sparse: map[string]int64{"app/big.yaml": 50 << 20},
+			want:   "app/big.yaml is 50 MiB, over the 8 MiB limit for one file",
+		},
+		{
+			name:   "plain render",
+			files:  map[string]string{"app/a.yaml": cm},
+			sparse: map[string]int64{"app/b1.yaml": 7 << 20, "app/b2.yaml": 7 << 20, "app/b3.yaml": 7 << 20, "app/b4.yaml": 7 << 20, "app/b5.yaml": 7 << 20},
+			want:   "app/b5.yaml: the files read so far and this one are 35.0 MiB, over the 32 MiB limit for one build",
+		},
+		{
+			name:   "kustomize resource",
+			files:  map[string]string{"app/kustomization.yaml": "resources: [a.yaml, big.yaml]\n", "app/a.yaml": cm},
+			sparse: map[string]int64{"app/big.yaml": 50 << 20},
+			want:   "app/big.yaml is 50 MiB, over the 8 MiB limit for one file",
+		},
+		{
+			name:   "kustomize generator file",
+			files:  map[string]string{"app/kustomization.yaml": "configMapGenerator:\n- name: big\n  files: [big.bin]\n"},
+			sparse: map[string]int64{"app/big.bin": 9 << 20},
+			want:   "app/big.bin is 9 MiB, over the 8 MiB limit for one file",
+		},
+		{
+			name:   "kustomize render",
+			files:  map[string]string{"app/kustomization.yaml": "resources: [b1.yaml, b2.yaml, b3.yaml, b4.yaml, b5.yaml]\n"},
+			padded: []string{"app/b1.yaml", "app/b2.yaml", "app/b3.yaml", "app/b4.yaml", "app/b5.yaml"},
+			want:   "app/b5.yaml: the files read so far and this one are 35.0 MiB, over the 32 MiB limit for one build",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			root := t.TempDir()
+			writeFiles(t, root, tt.files)
+			for name, size := range tt.sparse {
+				sparse(t, root, name, size)
+			}
+			for i, name := range tt.padded {
+				cm := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c%d}\n", i)
+				writeFiles(t, root, map[string]string{name: cm + strings.Repeat("\n", 7<<20-len(cm))})
+			}
+			var err error
+			alloc := allocated(func() { _, err = Build(root, "app") })
+			g.Expect(err).To(MatchError(ErrTooLarge))
+			g.Expect(err.Error()).To(ContainSubstring(tt.want))
+			if tt.padded == nil {
+				g.Expect(alloc).To(BeNumerically("<", 16<<20), "bytes allocated: the large file is not read")
+			}
+		})
+	}
+}
+
+// Files up to the limits build.
+func TestBuildAllowsFilesUpToTheLimit(t *testing.T) {
+	g := NewWithT(t)
+	root := t.TempDir()
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata:\n  big: \"" + strings.Repeat("x", 7<<20) + "\"\n"
+	writeFiles(t, root, map[string]string{"app/cm.yaml": cm, "kust/kustomization.yaml": "resources: [../app/cm.yaml]\n"})
+	objs, err := Build(root, "app")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(objs).To(HaveLen(1))
+	objs, err = Build(root, "kust")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(objs).To(HaveLen(1))
+}
+
+func TestBudget(t *testing.T) {
+	g := NewWithT(t)
+	b := newBudget()
+	g.Expect(b.admit("a", MaxFileSize)).To(Succeed())
+	g.Expect(b.admit("a", MaxFileSize)).To(Succeed(), "a file read twice counts once")
+	g.Expect(b.admit("b", MaxFileSize+1)).To(MatchError(ContainSubstring("b is 8.0 MiB, over the 8 MiB limit for one file")))
+	for _, f := range []string{"c", "d", "e"} {
+		g.Expect(b.admit(f, MaxFileSize)).To(Succeed())
+	}
+	g.Expect(b.admit("f", 1)).To(MatchError(ErrTooLarge))
+	g.Expect(mib(1500)).To(Equal("2 KiB"))
+}
