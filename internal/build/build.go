@@ -154,7 +154,8 @@ func buildKustomize(fsys confinedFS, root, dir string) ([]*unstructured.Unstruct
 		return nil, fmt.Errorf("kustomize build %s: the output is %s, over the %s limit for one build: %w",
 			rel, mib(int64(len(out))), mib(MaxRenderSize), ErrTooLarge)
 	}
-	return decodeManifests("kustomize build "+rel, out)
+	// Its output is counted afresh: its inputs were, but bases used twice are built twice.
+	return decodeManifests("kustomize build "+rel, out, newBudget(maxRenderValues))
 }
 
 // runKustomize runs krusty on dir and returns its output as YAML.

@@ -63,7 +63,7 @@ func newConfinedFS(root string) (confinedFS, error) {
 	if err != nil {
 		return confinedFS{}, fmt.Errorf("confining the file system to the checkout: %w", err)
 	}
-	return confinedFS{FileSystem: secure, root: root, budget: newBudget()}, nil
+	return confinedFS{FileSystem: secure, root: root, budget: newBudget(maxKustomizeValues)}, nil
 }
 
 func (c confinedFS) abs(path string) string {
@@ -105,7 +105,7 @@ func (c confinedFS) ReadFile(path string) ([]byte, error) {
 		}
 		return nil, err // kustomize reads a directory first, to find that it is one
 	}
-	if err := checkExpansion(rel, data); err != nil {
+	if err := c.budget.checkYAML(rel, data); err != nil {
 		c.budget.refuse(err)
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	"go.yaml.in/yaml/v3"
 )
 
 // aliasBomb is the held-out fault run's bomb: 14 lines whose aliases expand to 9^7
@@ -113,11 +114,11 @@ func TestBuildKustomizeAllowsSmallAliases(t *testing.T) {
 
 func TestExpansionSize(t *testing.T) {
 	g := NewWithT(t)
-	g.Expect(checkExpansion("f", []byte(laughs()))).To(MatchError(ErrTooLarge))
-	g.Expect(checkExpansion("f", []byte("a: &a [*a]\n"))).To(MatchError(ErrTooLarge), "an alias to its own ancestor")
-	g.Expect(checkExpansion("f", []byte("a: &a [x, y]\nb: [*a, *a]\n---\nc: d\n"))).To(Succeed())
-	g.Expect(checkExpansion("f", []byte("not: [yaml\n"))).To(Succeed(), "not YAML: for its reader to report")
-	g.Expect(checkExpansion("f", []byte("key=value\nother=1\n"))).To(Succeed())
+	g.Expect(newBudget(maxRenderValues).checkYAML("f", []byte(laughs()))).To(MatchError(ErrTooLarge))
+	g.Expect(newBudget(maxRenderValues).checkYAML("f", []byte("a: &a [*a]\n"))).To(MatchError(ErrTooLarge), "an alias to its own ancestor")
+	g.Expect(newBudget(maxRenderValues).checkYAML("f", []byte("a: &a [x, y]\nb: [*a, *a]\n---\nc: d\n"))).To(Succeed())
+	g.Expect(newBudget(maxRenderValues).checkYAML("f", []byte("not: [yaml\n"))).To(Succeed(), "not YAML: for its reader to report")
+	g.Expect(newBudget(maxRenderValues).checkYAML("f", []byte("key=value\nother=1\n"))).To(Succeed())
 }
 
 // sparse creates a file of size bytes (below dir) that takes no disk space.
@@ -218,7 +219,7 @@ func TestBuildAllowsFilesUpToTheLimit(t *testing.T) {
 
 func TestBudget(t *testing.T) {
 	g := NewWithT(t)
-	b := newBudget()
+	b := newBudget(maxRenderValues)
 	g.Expect(b.admit("a", MaxFileSize)).To(Succeed())
 	g.Expect(b.admit("a", MaxFileSize)).To(Succeed(), "a file read twice counts once")
 	g.Expect(b.admit("b", MaxFileSize+1)).To(MatchError(ContainSubstring("b is 8.0 MiB, over the 8 MiB limit for one file")))
@@ -227,4 +228,97 @@ func TestBudget(t *testing.T) {
 	}
 	g.Expect(b.admit("f", 1)).To(MatchError(ErrTooLarge))
 	g.Expect(mib(1500)).To(Equal("2 KiB"))
+}
+
+// flowOnes is YAML's densest form: n values in size 2n.
+func flowOnes(n int) string {
+	return "[" + strings.Repeat("1,", n-1) + "1]\n"
+}
+
+// Memory follows values, not bytes: a file dense enough to hold more values than one
+// file may is refused before it is parsed, and a render whose documents together hold
+// too many is refused as it reaches the limit.
+func TestBuildRefusesTooManyValues(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		{
+			name:  "plain: one dense file",
+			files: map[string]string{"app/dense.yaml": flowOnes(600_000)},
+			want:  "app/dense.yaml: the file may hold up to 1200002 YAML values, over the 1048576 that one file may hold",
+		},
+		{
+			name:  "kustomize: one dense file",
+			files: map[string]string{"app/kustomization.yaml": "resources: [dense.yaml]\n", "app/dense.yaml": flowOnes(600_000)},
+			want:  "app/dense.yaml: the file may hold up to 1200002 YAML values",
+		},
+		{
+			name: "plain: many objects",
+			files: map[string]string{
+				"app/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: " + flowOnes(400_000),
+				"app/b.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\ndata: " + flowOnes(400_000),
+				"app/c.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: " + flowOnes(400_000),
+			},
+			want: "app/c.yaml: the documents parsed so far hold more than 1048576 values, over the limit for one build",
+		},
+		{
+			name: "kustomize: many objects",
+			files: map[string]string{
+				"app/kustomization.yaml": "resources: [a.yaml, b.yaml, c.yaml]\n",
+				"app/a.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: " + flowOnes(400_000),
+				"app/b.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\ndata: " + flowOnes(400_000),
+				"app/c.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: " + flowOnes(400_000),
+			},
+			want: "app/a.yaml: the documents parsed so far hold more than 262144 values",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			root := t.TempDir()
+			writeFiles(t, root, tt.files)
+			_, err := Build(root, "app")
+			g.Expect(err).To(MatchError(ErrTooLarge))
+			g.Expect(err.Error()).To(ContainSubstring(tt.want))
+		})
+	}
+}
+
+// The estimate is an upper bound of the nodes yaml.v3 makes, whatever the style.
+func TestEstimateNodesBoundsNodes(t *testing.T) {
+	samples := []string{
+		"a: b\n", "- - - a\n", "[1, [2, [3]], {a: b, c}]\n", "a:\n  b:\n    - c\n    -\n    - {}\n",
+		"? [a, b]\n: c\n", "a: &x [1, 2]\nb: *x\nc: !!str 3\n", "---\n---\na: b\n...\n---\n- x\n",
+		"key: |\n  text: with, indicators - inside\n", "{a: 1, b: [x, y, ], c: {d: e}}\n", flowOnes(100), "x\n", "",
+	}
+	for _, name := range []string{"testdata/kustomize/base/deployment.yaml", "testdata/kustomize/base/kustomization.yaml"} {
+		if data, err := os.ReadFile(name); err == nil {
+			samples = append(samples, string(data))
+		}
+	}
+	for _, s := range samples {
+		dec := yaml.NewDecoder(strings.NewReader(s))
+		nodes := 0
+		for {
+			var n yaml.Node
+			if err := dec.Decode(&n); err != nil {
+				break
+			}
+			nodes += countNodes(&n)
+		}
+		if est := estimateNodes([]byte(s)); est < nodes {
+			t.Errorf("estimateNodes(%q) = %d, below the %d nodes parsed", s, est, nodes)
+		}
+	}
+}
+
+// countNodes counts the nodes of a yaml.v3 tree as parsed (an alias is one node).
+func countNodes(n *yaml.Node) int {
+	total := 1
+	for _, c := range n.Content {
+		total += countNodes(c)
+	}
+	return total
 }

@@ -56,7 +56,7 @@ func buildPlain(root, dir string) ([]*unstructured.Unstructured, error) {
 	}
 	slices.SortFunc(w.files, func(a, b manifestFile) int { return cmp.Compare(a.rel, b.rel) })
 
-	b := newBudget()
+	b := newBudget(maxRenderValues)
 	for _, f := range w.files {
 		fi, err := os.Stat(f.real)
 		if err != nil {
@@ -73,7 +73,10 @@ func buildPlain(root, dir string) ([]*unstructured.Unstructured, error) {
 		if err != nil {
 			return nil, err
 		}
-		fileObjs, err := decodeManifests(f.rel, data)
+		if err := prescan(f.rel, data); err != nil {
+			return nil, err
+		}
+		fileObjs, err := decodeManifests(f.rel, data, b)
 		if err != nil {
 			return nil, err
 		}

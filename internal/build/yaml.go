@@ -24,7 +24,9 @@ const kustomizeGroup = "kustomize.config.k8s.io"
 // YAML is read with YAML 1.2 rules, as kustomize reads it, so that a directory
 // renders the same objects whether or not a kustomization lists its files: "yes"
 // stays a string, timestamps stay the text that was written.
-func decodeManifests(name string, data []byte) ([]*unstructured.Unstructured, error) {
+//
+// The values of every document are counted in b, against maxRenderValues.
+func decodeManifests(name string, data []byte, b *budget) ([]*unstructured.Unstructured, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var objs []*unstructured.Unstructured
 	for doc := 1; ; doc++ {
@@ -45,6 +47,9 @@ func decodeManifests(name string, data []byte) ([]*unstructured.Unstructured, er
 		v, err := c.value(top)
 		if err != nil {
 			return nil, fmt.Errorf("parsing %s: %w", where, redactError(err))
+		}
+		if err := b.count(name, c.nodes); err != nil {
+			return nil, err
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
@@ -103,6 +108,7 @@ func validateObject(obj *unstructured.Unstructured) error {
 
 // converter turns a yaml.Node into the JSON-compatible values unstructured objects
 // hold: map[string]any, []any, string, int64, float64, bool and nil.
+// It counts the values it makes, keys included (as checkYAML counts YAML nodes).
 type converter struct {
 	nodes  int
 	inside map[*yaml.Node]bool // anchors being expanded, to catch an alias to itself
@@ -164,6 +170,7 @@ func (c *converter) mapping(n *yaml.Node) (map[string]any, error) {
 		if _, dup := out[k.Value]; dup {
 			return nil, fmt.Errorf("line %d: mapping key %q already defined", k.Line, k.Value)
 		}
+		c.nodes++ // the key: values and keys are counted alike, as YAML nodes
 		val, err := c.value(v)
 		if err != nil {
 			return nil, err

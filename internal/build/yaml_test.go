@@ -27,7 +27,7 @@ spec:
   bool: true
   none: ~
   tagged: !custom text
-`))
+`), newBudget(maxRenderValues))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(objs).To(HaveLen(1))
 	spec := objs[0].Object["spec"].(map[string]any)
@@ -62,7 +62,7 @@ func TestDecodeManifestsErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			_, err := decodeManifests("f.yaml", []byte(tt.data))
+			_, err := decodeManifests("f.yaml", []byte(tt.data), newBudget(maxRenderValues))
 			g.Expect(err).To(MatchError(ContainSubstring(tt.want)))
 			g.Expect(err.Error()).To(ContainSubstring("f.yaml"))
 		})
