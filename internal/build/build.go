@@ -140,7 +140,11 @@ func kustomizeOptions() *krusty.Options {
 // buildKustomize runs kustomize on dir after checking the kustomizations it loads.
 func buildKustomize(fsys confinedFS, root, dir string) ([]*unstructured.Unstructured, error) {
 	rel := relToRoot(root, dir)
-	if err := newChecker(fsys, root).dir(dir, false); err != nil {
+	c := newChecker(fsys, root)
+	if err := c.dir(dir, false); err != nil {
+		return nil, fmt.Errorf("building %s: %w", rel, err)
+	}
+	if err := c.loads(dir); err != nil {
 		return nil, fmt.Errorf("building %s: %w", rel, err)
 	}
 	out, err := runKustomize(fsys, dir)

@@ -322,3 +322,36 @@ func countNodes(n *yaml.Node) int {
 	}
 	return total
 }
+
+// diamonds writes n levels of two overlays (prefixes x- and y-) of the next level, the
+// last holding one ConfigMap: kustomize builds it 2^n times.
+func diamonds(t *testing.T, root string, n int) {
+	files := map[string]string{}
+	for i := range n {
+		files[fmt.Sprintf("l%d/kustomization.yaml", i)] = fmt.Sprintf("resources: [../x%d, ../y%d]\n", i, i)
+		files[fmt.Sprintf("x%d/kustomization.yaml", i)] = fmt.Sprintf("namePrefix: x-\nresources: [../l%d]\n", i+1)
+		files[fmt.Sprintf("y%d/kustomization.yaml", i)] = fmt.Sprintf("namePrefix: y-\nresources: [../l%d]\n", i+1)
+	}
+	files[fmt.Sprintf("l%d/kustomization.yaml", n)] = "resources: [cm.yaml]\n"
+	files[fmt.Sprintf("l%d/cm.yaml", n)] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
+	writeFiles(t, root, files)
+}
+
+// A few lines of kustomizations that reach one base through many paths would keep
+// kustomize busy for hours (and every other build waiting for it): refused before
+// kustomize runs. Bases shared a few times still build.
+func TestBuildKustomizeRefusesBaseBomb(t *testing.T) {
+	g := NewWithT(t)
+	root := t.TempDir()
+	diamonds(t, root, 18)
+	_, err := Build(root, "l0")
+	g.Expect(err).To(MatchError(ErrTooLarge))
+	g.Expect(err.Error()).To(ContainSubstring("building l0: l0: kustomize would build its bases and components more than 10000 times"))
+
+	root = t.TempDir()
+	diamonds(t, root, 3)
+	objs, err := Build(root, "l0")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(ids(objs)).To(ConsistOf("ConfigMap/x-x-x-c", "ConfigMap/x-x-y-c", "ConfigMap/x-y-x-c", "ConfigMap/x-y-y-c",
+		"ConfigMap/y-x-x-c", "ConfigMap/y-x-y-c", "ConfigMap/y-y-x-c", "ConfigMap/y-y-y-c"))
+}
