@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -215,6 +216,9 @@ func scalar(n *yaml.Node) (any, error) {
 	case "!!null":
 		return nil, nil
 	case "!!bool", "!!int", "!!float":
+		if v, ok := decimal(n.Value); ok && n.ShortTag() == "!!int" {
+			return v, nil // the common case, without a decoder per value
+		}
 		var v any
 		if err := n.Decode(&v); err != nil {
 			return nil, fmt.Errorf("line %d: %w", n.Line, redactError(err))
@@ -238,6 +242,22 @@ func scalar(n *yaml.Node) (any, error) {
 	default:
 		return n.Value, nil
 	}
+}
+
+// decimal parses s if it is a plain decimal integer ("0", "42", "-7": no sign "+", no
+// leading zero, no "_", which YAML reads in other ways) that fits an int64.
+func decimal(s string) (int64, bool) {
+	digits := strings.TrimPrefix(s, "-")
+	if digits == "" || len(digits) > 18 || (digits[0] == '0' && len(digits) > 1) {
+		return 0, false
+	}
+	for _, c := range []byte(digits) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	return v, err == nil
 }
 
 // describe names the YAML type of a node for error messages.

@@ -86,3 +86,16 @@ func laughs() string {
 	}
 	return b.String()
 }
+
+func TestDecimal(t *testing.T) {
+	g := NewWithT(t)
+	for s, want := range map[string]int64{"0": 0, "42": 42, "-7": -7, "123456789012345678": 123456789012345678} {
+		v, ok := decimal(s)
+		g.Expect(ok).To(BeTrue(), s)
+		g.Expect(v).To(Equal(want), s)
+	}
+	for _, s := range []string{"", "-", "+1", "007", "0x1F", "0o17", "1_000", "1.5", "1e3", "9223372036854775807", "--1"} {
+		_, ok := decimal(s)
+		g.Expect(ok).To(BeFalse(), s) // left to yaml.v3
+	}
+}
