@@ -140,14 +140,26 @@ func kustomizeOptions() *krusty.Options {
 // buildKustomize runs kustomize on dir after checking the kustomizations it loads.
 func buildKustomize(fsys confinedFS, root, dir string) ([]*unstructured.Unstructured, error) {
 	rel := relToRoot(root, dir)
-	if err := newChecker(fsys, root).dir(dir, false); err != nil {
+	c := newChecker(fsys, root)
+	if err := c.dir(dir, false); err != nil {
+		return nil, fmt.Errorf("building %s: %w", rel, err)
+	}
+	if err := c.loads(dir); err != nil {
 		return nil, fmt.Errorf("building %s: %w", rel, err)
 	}
 	out, err := runKustomize(fsys, dir)
+	if err != nil && fsys.budget.refused != nil {
+		return nil, fmt.Errorf("kustomize build %s: %w", rel, fsys.budget.refused)
+	}
 	if err != nil {
 		return nil, relativeError(root, fmt.Errorf("kustomize build %s: %w", rel, err))
 	}
-	return decodeManifests("kustomize build "+rel, out)
+	if len(out) > MaxRenderSize {
+		return nil, fmt.Errorf("kustomize build %s: the output is %s, over the %s limit for one build: %w",
+			rel, mib(int64(len(out))), mib(MaxRenderSize), ErrTooLarge)
+	}
+	// Its output is counted afresh: its inputs were, but bases used twice are built twice.
+	return decodeManifests("kustomize build "+rel, out, newBudget(maxRenderValues))
 }
 
 // runKustomize runs krusty on dir and returns its output as YAML.
@@ -169,17 +181,10 @@ func runKustomize(fsys confinedFS, dir string) (out []byte, err error) {
 }
 
 // relativeError shortens the absolute paths kustomize prints to paths relative to
-// the checkout, keeping err for errors.Is and errors.As.
+// the checkout, keeping err for errors.Is and errors.As, and redacts the values it
+// quotes (see redactError).
 func relativeError(root string, err error) error {
 	msg := strings.ReplaceAll(err.Error(), root+string(filepath.Separator), "")
 	msg = strings.ReplaceAll(msg, root, ".")
-	return &rewordedError{msg: msg, err: err}
+	return redactMessage(msg, err)
 }
-
-type rewordedError struct {
-	msg string
-	err error
-}
-
-func (e *rewordedError) Error() string { return e.msg }
-func (e *rewordedError) Unwrap() error { return e.err }

@@ -74,9 +74,10 @@ func isRemote(ref string) bool {
 // config; checking here gives a clear message naming the file). Local references
 // leaving the checkout are refused here too, with the kustomization that made them.
 type checker struct {
-	fs   filesys.FileSystem // confined to root
-	root string
-	seen map[visit]bool
+	fs    filesys.FileSystem // confined to root
+	root  string
+	seen  map[visit]bool
+	edges map[string][]string // kustomization directory -> the directories it refers to
 }
 
 // visit is a directory checked as a kustomization or as a source of plugin configs.
@@ -86,7 +87,7 @@ type visit struct {
 }
 
 func newChecker(fsys filesys.FileSystem, root string) *checker {
-	return &checker{fs: fsys, root: root, seen: map[visit]bool{}}
+	return &checker{fs: fsys, root: root, seen: map[visit]bool{}, edges: map[string][]string{}}
 }
 
 // kustomizationFile returns the kustomization file in dir, or "" if there is none.
@@ -122,7 +123,7 @@ func (c *checker) dir(dir string, plugin bool) error {
 	}
 	var k map[string]any
 	if err := yaml.Unmarshal(data, &k); err != nil {
-		return fmt.Errorf("parsing %s: %w", name, err)
+		return fmt.Errorf("parsing %s: %w", name, redactError(err))
 	}
 	for _, key := range helmKeys {
 		if _, ok := k[key]; ok {
@@ -167,6 +168,7 @@ func (c *checker) entry(name, key, dir, entry string, plugin bool) error {
 	case p == "":
 		return nil // missing: kustomize reports it
 	case isDir:
+		c.edges[dir] = append(c.edges[dir], p)
 		return c.dir(p, plugin)
 	case plugin:
 		data, err := c.fs.ReadFile(p)
@@ -215,7 +217,7 @@ func (c *checker) pluginConfigs(name string, data []byte) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("parsing %s: %w", name, err)
+			return fmt.Errorf("parsing %s: %w", name, redactError(err))
 		}
 		if doc == nil {
 			continue

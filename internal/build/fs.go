@@ -39,14 +39,19 @@ func (e *OutsideError) Is(target error) bool { return target == ErrOutsideChecko
 //     the path relative to the checkout;
 //   - relative paths are taken relative to root, not to the process's working
 //     directory, so a build does not depend on where the process runs;
-//   - writes are refused.
+//   - writes are refused;
+//   - ReadFile, which kustomize reads every kustomization, resource, patch and
+//     generator input with, checks the file's size (MaxFileSize, MaxRenderSize)
+//     before reading it and the expansion of its YAML aliases before kustomize parses
+//     it (kustomize expands aliases when it loads a resource).
 //
 // The secure file system is built with MakeFsOnDiskSecure and no allowed prefixes:
 // MakeFsOnDiskSecureBuild would also admit kustomize's temporary clone directories,
 // which only matter for remote bases, and those are refused before kustomize runs.
 type confinedFS struct {
 	filesys.FileSystem
-	root string
+	root   string
+	budget *budget
 }
 
 var _ filesys.FileSystem = confinedFS{}
@@ -58,7 +63,7 @@ func newConfinedFS(root string) (confinedFS, error) {
 	if err != nil {
 		return confinedFS{}, fmt.Errorf("confining the file system to the checkout: %w", err)
 	}
-	return confinedFS{FileSystem: secure, root: root}, nil
+	return confinedFS{FileSystem: secure, root: root, budget: newBudget(maxKustomizeValues)}, nil
 }
 
 func (c confinedFS) abs(path string) string {
@@ -83,10 +88,28 @@ func (c confinedFS) Open(path string) (filesys.File, error) {
 	return f, c.translate(path, err)
 }
 
-// ReadFile reads path if it is inside the checkout.
+// ReadFile reads path if it is inside the checkout, within the build's size limits,
+// and if no YAML document in it expands beyond the limit through aliases.
 func (c confinedFS) ReadFile(path string) ([]byte, error) {
-	b, err := c.FileSystem.ReadFile(c.abs(path))
-	return b, c.translate(path, err)
+	abs := c.abs(path)
+	f, err := c.FileSystem.Open(abs)
+	if err != nil {
+		return nil, c.translate(path, err)
+	}
+	defer f.Close()
+	rel := relToRoot(c.root, abs)
+	data, err := c.budget.read(f, rel)
+	if err != nil {
+		if errors.Is(err, ErrTooLarge) {
+			c.budget.refuse(err)
+		}
+		return nil, err // kustomize reads a directory first, to find that it is one
+	}
+	if err := c.budget.checkYAML(rel, data); err != nil {
+		c.budget.refuse(err)
+		return nil, err
+	}
+	return data, nil
 }
 
 // ReadDir lists path if it is inside the checkout.

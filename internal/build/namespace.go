@@ -24,7 +24,9 @@ func SetDefaultNamespace(objs []*unstructured.Unstructured, ns string, isNamespa
 	if err != nil {
 		return err
 	}
-	for _, obj := range objs {
+	written := make([]string, len(objs)) // each object's namespace as written
+	for i, obj := range objs {
+		written[i] = obj.GetNamespace()
 		gk := obj.GroupVersionKind().GroupKind()
 		namespaced, known := scopes[gk]
 		if !known {
@@ -43,7 +45,41 @@ func SetDefaultNamespace(objs []*unstructured.Unstructured, ns string, isNamespa
 			obj.SetNamespace(ns)
 		}
 	}
+	return checkDefaultedDuplicates(objs, written)
+}
+
+// checkDefaultedDuplicates refuses two objects that became the same object when
+// namespaces were defaulted (or cleared, for cluster-scoped kinds): one written without
+// a namespace and one with the target namespace are both applied, the last one wins and
+// the inventory would list the object twice. Exact duplicates are refused by the build.
+func checkDefaultedDuplicates(objs []*unstructured.Unstructured, written []string) error {
+	first := make(map[string]int, len(objs))
+	for i, obj := range objs {
+		id := objectID(obj)
+		j, dup := first[id]
+		if !dup {
+			first[id] = i
+			continue
+		}
+		return fmt.Errorf("%s is defined twice once namespaces are defaulted: as object %d of the render (%s) and as object %d (%s); keep one",
+			id, j+1, asWritten(objs[j], written[j]), i+1, asWritten(obj, written[i]))
+	}
 	return nil
+}
+
+// asWritten says how an object was written, before its namespace was defaulted.
+func asWritten(obj *unstructured.Unstructured, ns string) string {
+	switch {
+	case ns == obj.GetNamespace():
+		if ns == "" {
+			return "without a namespace"
+		}
+		return "with namespace " + ns
+	case ns == "":
+		return "without a namespace, defaulted to " + obj.GetNamespace()
+	default:
+		return fmt.Sprintf("with namespace %s, cleared: the kind is cluster-scoped", ns)
+	}
 }
 
 // crdScopes maps the kinds defined by the CRDs in objs to whether they are namespaced.

@@ -98,6 +98,36 @@ func TestSetDefaultNamespace(t *testing.T) {
 			wantErr: "Mystery.example.com m: cannot tell whether Mystery.example.com is namespaced: no matches for kind",
 		},
 		{
+			name: "same object once the namespace is defaulted",
+			objs: []*unstructured.Unstructured{
+				object("v1", "ConfigMap", "", "other"),
+				object("v1", "ConfigMap", "", "web"),
+				object("v1", "ConfigMap", "apps", "web"),
+			},
+			wantErr: "ConfigMap apps/web is defined twice once namespaces are defaulted: " +
+				"as object 2 of the render (without a namespace, defaulted to apps) and as object 3 (with namespace apps)",
+		},
+		{
+			name: "same cluster-scoped object once the namespace is cleared",
+			objs: []*unstructured.Unstructured{
+				object("rbac.authorization.k8s.io/v1", "ClusterRole", "team", "reader"),
+				object("rbac.authorization.k8s.io/v1", "ClusterRole", "", "reader"),
+			},
+			wantErr: "ClusterRole.rbac.authorization.k8s.io reader is defined twice once namespaces are defaulted: " +
+				"as object 1 of the render (with namespace team, cleared: the kind is cluster-scoped) and as object 2 (without a namespace)",
+		},
+		{
+			name: "same name in other namespaces or of other kinds is not a duplicate",
+			objs: []*unstructured.Unstructured{
+				object("v1", "ConfigMap", "", "web"),
+				object("v1", "ConfigMap", "other", "web"),
+				object("apps/v1", "Deployment", "", "web"),
+				crd("example.com", "Widget", "Namespaced"),
+				object("example.com/v1", "Widget", "", "web"),
+			},
+			want: []string{"apps", "other", "apps", "", "apps"},
+		},
+		{
 			name:    "CRD without a valid scope",
 			objs:    []*unstructured.Unstructured{crd("example.com", "Widget", "")},
 			wantErr: `spec.scope must be Namespaced or Cluster, not ""`,
@@ -143,4 +173,34 @@ func TestSetDefaultNamespaceErrorWrapsLookup(t *testing.T) {
 	g.Expect(err).To(MatchError(errNoMatch))
 	g.Expect(SetDefaultNamespace([]*unstructured.Unstructured{object("v1", "ConfigMap", "", "a")}, "apps", nil)).
 		To(MatchError(ContainSubstring("cannot tell whether ConfigMap is namespaced")))
+}
+
+// The held-out fault: one file without a namespace, one with the target namespace.
+// Both build (they differ as written); defaulting the namespace makes them one object.
+func TestBuildThenDefaultNamespaceRefusesDuplicates(t *testing.T) {
+	for name, files := range map[string]map[string]string{
+		"plain": {
+			"app/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\ndata: {v: a}\n",
+			"app/b.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: apps}\ndata: {v: b}\n",
+		},
+		"kustomize": {
+			"app/kustomization.yaml": "resources: [a.yaml, b.yaml]\n",
+			"app/a.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\ndata: {v: a}\n",
+			"app/b.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: apps}\ndata: {v: b}\n",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			root := t.TempDir()
+			writeFiles(t, root, files)
+			objs, err := Build(root, "app")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(objs).To(HaveLen(2))
+			calls := 0
+			err = SetDefaultNamespace(objs, "apps", builtinScopes(&calls))
+			g.Expect(err).To(MatchError(ContainSubstring("ConfigMap apps/web is defined twice once namespaces are defaulted")))
+			g.Expect(err.Error()).To(ContainSubstring("without a namespace, defaulted to apps"))
+			g.Expect(err.Error()).To(ContainSubstring("with namespace apps"))
+		})
+	}
 }

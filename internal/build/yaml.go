@@ -6,15 +6,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
-
-// maxNodes bounds the values one document may expand to, so that a few lines of
-// nested aliases ("billion laughs") cannot exhaust memory.
-const maxNodes = 1 << 20
 
 // kustomizeGroup is the API group of kustomization files.
 const kustomizeGroup = "kustomize.config.k8s.io"
@@ -28,7 +25,9 @@ const kustomizeGroup = "kustomize.config.k8s.io"
 // YAML is read with YAML 1.2 rules, as kustomize reads it, so that a directory
 // renders the same objects whether or not a kustomization lists its files: "yes"
 // stays a string, timestamps stay the text that was written.
-func decodeManifests(name string, data []byte) ([]*unstructured.Unstructured, error) {
+//
+// The values of every document are counted in b, against maxRenderValues.
+func decodeManifests(name string, data []byte, b *budget) ([]*unstructured.Unstructured, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var objs []*unstructured.Unstructured
 	for doc := 1; ; doc++ {
@@ -38,7 +37,7 @@ func decodeManifests(name string, data []byte) ([]*unstructured.Unstructured, er
 			return objs, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("parsing %s: %w", name, err)
+			return nil, fmt.Errorf("parsing %s: %w", name, redactError(err))
 		}
 		if len(n.Content) == 0 || n.Content[0].ShortTag() == "!!null" {
 			continue
@@ -48,7 +47,10 @@ func decodeManifests(name string, data []byte) ([]*unstructured.Unstructured, er
 		c := converter{}
 		v, err := c.value(top)
 		if err != nil {
-			return nil, fmt.Errorf("parsing %s: %w", where, err)
+			return nil, fmt.Errorf("parsing %s: %w", where, redactError(err))
+		}
+		if err := b.count(name, c.nodes); err != nil {
+			return nil, err
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
@@ -110,6 +112,7 @@ func validateObject(obj *unstructured.Unstructured) error {
 
 // converter turns a yaml.Node into the JSON-compatible values unstructured objects
 // hold: map[string]any, []any, string, int64, float64, bool and nil.
+// It counts the values it makes, keys included (as checkYAML counts YAML nodes).
 type converter struct {
 	nodes  int
 	inside map[*yaml.Node]bool // anchors being expanded, to catch an alias to itself
@@ -171,6 +174,7 @@ func (c *converter) mapping(n *yaml.Node) (map[string]any, error) {
 		if _, dup := out[k.Value]; dup {
 			return nil, fmt.Errorf("line %d: mapping key %q already defined", k.Line, k.Value)
 		}
+		c.nodes++ // the key: values and keys are counted alike, as YAML nodes
 		val, err := c.value(v)
 		if err != nil {
 			return nil, err
@@ -215,9 +219,12 @@ func scalar(n *yaml.Node) (any, error) {
 	case "!!null":
 		return nil, nil
 	case "!!bool", "!!int", "!!float":
+		if v, ok := decimal(n.Value); ok && n.ShortTag() == "!!int" {
+			return v, nil // the common case, without a decoder per value
+		}
 		var v any
 		if err := n.Decode(&v); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("line %d: %w", n.Line, redactError(err))
 		}
 		switch v := v.(type) {
 		case int:
@@ -238,6 +245,22 @@ func scalar(n *yaml.Node) (any, error) {
 	default:
 		return n.Value, nil
 	}
+}
+
+// decimal parses s if it is a plain decimal integer ("0", "42", "-7": no sign "+", no
+// leading zero, no "_", which YAML reads in other ways) that fits an int64.
+func decimal(s string) (int64, bool) {
+	digits := strings.TrimPrefix(s, "-")
+	if digits == "" || len(digits) > 18 || (digits[0] == '0' && len(digits) > 1) {
+		return 0, false
+	}
+	for _, c := range []byte(digits) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	return v, err == nil
 }
 
 // describe names the YAML type of a node for error messages.

@@ -27,7 +27,7 @@ spec:
   bool: true
   none: ~
   tagged: !custom text
-`))
+`), newBudget(maxRenderValues))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(objs).To(HaveLen(1))
 	spec := objs[0].Object["spec"].(map[string]any)
@@ -62,7 +62,7 @@ func TestDecodeManifestsErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			_, err := decodeManifests("f.yaml", []byte(tt.data))
+			_, err := decodeManifests("f.yaml", []byte(tt.data), newBudget(maxRenderValues))
 			g.Expect(err).To(MatchError(ContainSubstring(tt.want)))
 			g.Expect(err.Error()).To(ContainSubstring("f.yaml"))
 		})
@@ -85,4 +85,17 @@ func laughs() string {
 		b.WriteString("]\n")
 	}
 	return b.String()
+}
+
+func TestDecimal(t *testing.T) {
+	g := NewWithT(t)
+	for s, want := range map[string]int64{"0": 0, "42": 42, "-7": -7, "123456789012345678": 123456789012345678} {
+		v, ok := decimal(s)
+		g.Expect(ok).To(BeTrue(), s)
+		g.Expect(v).To(Equal(want), s)
+	}
+	for _, s := range []string{"", "-", "+1", "007", "0x1F", "0o17", "1_000", "1.5", "1e3", "9223372036854775807", "--1"} {
+		_, ok := decimal(s)
+		g.Expect(ok).To(BeFalse(), s) // left to yaml.v3
+	}
 }

@@ -53,13 +53,27 @@ type Options struct {
 	Out io.Writer
 	// Logger, when set, makes the operator's logger, writing to <Dir>/gitsync.log.
 	Logger func(io.Writer) logr.Logger
+
+	// skipNameValidation lets tests run the demo more than once in a process.
+	skipNameValidation bool
 }
 
 // Run runs the demo until ctx ends (or until ready, with ExitWhenReady), then cleans up.
+// Ending ctx (Ctrl-C or SIGTERM in `gitsync demo`) is how the demo is meant to stop, at
+// any point, even while it starts: Run then cleans up and returns nil.
 func Run(ctx context.Context, o Options) (err error) {
 	if o.Out == nil {
 		o.Out = os.Stdout
 	}
+	defer func() {
+		if err != nil && ctx.Err() != nil {
+			// Interrupted: the step that was running failed because of it (a wait was
+			// cancelled, or the local API server, in the same process group as the
+			// demo, got the same Ctrl-C). That is not a failure of the demo.
+			err = nil
+			fmt.Fprintln(o.Out, "interrupted: stopped")
+		}
+	}()
 	if o.Dir == "" {
 		dir, err := os.MkdirTemp("", "gitsync-demo-")
 		if err != nil {
@@ -114,6 +128,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		HealthProbeBindAddress: "0",
 		StoragePath:            filepath.Join(o.Dir, "storage"),
 		WebhookBindAddress:     webhookAddr,
+		SkipNameValidation:     o.skipNameValidation,
 	})
 	if err != nil {
 		return err
