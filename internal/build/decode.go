@@ -12,14 +12,21 @@ type File struct {
 	Data []byte
 }
 
-// Decode reads rendered manifests with the checks of a build: every document an object
-// with apiVersion, kind and name (generateName for hooks), lists unwrapped, and no object
-// defined twice.
+// Decode reads rendered manifests with the checks and limits of a build: the size and
+// value caps, every document an object with apiVersion, kind and name (generateName for
+// hooks), lists unwrapped, and no object defined twice.
 func Decode(files []File) ([]*unstructured.Unstructured, error) {
 	var objs []*unstructured.Unstructured
 	seen := map[string]string{}
+	b := newBudget(maxRenderValues)
 	for _, f := range files {
-		fileObjs, err := decodeManifests(f.Name, f.Data)
+		if err := b.admit(f.Name, int64(len(f.Data))); err != nil {
+			return nil, err
+		}
+		if err := prescan(f.Name, f.Data); err != nil {
+			return nil, err
+		}
+		fileObjs, err := decodeManifests(f.Name, f.Data, b)
 		if err != nil {
 			return nil, err
 		}

@@ -133,8 +133,8 @@ func (w *plainWalk) stillThere() error {
 // nothing of it renders, and a kustomization below the path, before anything is parsed.
 func (w *plainWalk) unsupported() error {
 	if len(w.charts) > 0 {
-		return fmt.Errorf("%s holds a Helm chart (%s): Helm charts are not rendered yet, only plain YAML and kustomize "+
-			"(a kustomization's helmCharts are refused too); commit the rendered manifests instead", w.charts[0], path.Base(w.charts[0]))
+		return fmt.Errorf("%s holds a Helm chart (%s): a chart is rendered when it is the Application's path itself; "+
+			"set spec.path to %s (a kustomization's helmCharts are refused)", w.charts[0], path.Base(w.charts[0]), path.Dir(w.charts[0]))
 	}
 	for _, f := range w.files {
 		if slices.Contains(konfig.RecognizedKustomizationFileNames(), path.Base(f.rel)) {

@@ -106,12 +106,12 @@ func TestBuildPlainSaysWhyNothingRenders(t *testing.T) {
 				"app/values.yaml":               "replicas: 1\n",
 				"app/templates/deployment.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n",
 			},
-			want: []string{"building app: app/Chart.yaml holds a Helm chart (Chart.yaml): Helm charts are not rendered yet, only plain YAML and kustomize"},
+			want: []string{"building app: app/Chart.yaml holds a Helm chart (Chart.yaml): a chart is rendered when it is the Application's path itself"},
 		},
 		{
 			name:  "helm chart below the path",
 			files: map[string]string{"app/cm.yaml": fmt.Sprintf(configMap, "a"), "app/charts/web/Chart.yaml": "apiVersion: v2\nname: web\n"},
-			want:  []string{"app/charts/web/Chart.yaml holds a Helm chart"},
+			want:  []string{"app/charts/web/Chart.yaml holds a Helm chart", "set spec.path to app/charts/web"},
 		},
 		{
 			name:  "kustomization without apiVersion below the path",
