@@ -89,8 +89,8 @@ type Options struct {
 //     Exception: an object whose kind is defined by a CRD of the same set, or whose
 //     Namespace is created by the same set, cannot be judged before that definition
 //     exists. When such an object fails its dry-run, the first stage (the set's CRDs,
-//     Namespaces and ClusterRoles) is applied and becomes ready, then those objects
-//     are dry-run again; if one still fails, Apply returns a *DryRunError and nothing
+//     Namespaces and ClusterRoles) is applied and becomes ready (CRDs Established and
+//     their kinds served by discovery), then those objects are dry-run again; if one still fails, Apply returns a *DryRunError and nothing
 //     past the first stage is written.
 //  4. The set is applied in stages by ssa (CRDs, Namespaces and ClusterRoles first,
 //     then classes, then the rest); objects whose dry-run shows no change are not
@@ -128,20 +128,27 @@ func (m *Manager) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 	ssaOpts.WaitTimeout = stageWaitTimeout
 
 	result := &Result{}
-	if len(later) > 0 {
-		var first, rest []*unstructured.Unstructured
-		for _, o := range set {
-			if utils.IsClusterDefinition(o) {
-				first = append(first, o)
-			} else {
-				rest = append(rest, o)
-			}
+	var first, rest []*unstructured.Unstructured
+	for _, o := range set {
+		if utils.IsClusterDefinition(o) {
+			first = append(first, o)
+		} else {
+			rest = append(rest, o)
 		}
+	}
+	// With CRDs in the first stage, the rest is applied only once their kinds are
+	// served (ssa's own staging waits for Established, not for discovery).
+	if len(later) > 0 || (len(rest) > 0 && len(servedKinds(first)) > 0) {
 		if err := m.applyStaged(ctx, first, ssaOpts, result); err != nil {
 			return result, err
 		}
-		if _, err := m.dryRunAll(ctx, later, definitions{}, opts.Force); err != nil {
+		if err := m.waitServed(ctx, first); err != nil {
 			return result, err
+		}
+		if len(later) > 0 {
+			if _, err := m.dryRunAll(ctx, later, definitions{}, opts.Force); err != nil {
+				return result, err
+			}
 		}
 		set = rest
 	}
