@@ -29,7 +29,7 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *gitsyncv1.App
 			if err != nil {
 				return err
 			}
-			pruned, err := manager.Prune(ctx, apply.Stale(entries, nil))
+			pruned, err := manager.Prune(ctx, apply.Stale(entries, nil), r.pruneOptions(app))
 			if err != nil {
 				r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, gitsyncv1.PruneFailedReason, "Delete", "pruning on deletion: %v", err)
 				return fmt.Errorf("pruning on deletion: %w", err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -165,7 +166,9 @@ func (r *ApplicationReconciler) reconcileApply(ctx context.Context, s *syncRun) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, app.GetTimeout().Duration)
 	defer cancel()
-	result, err := manager.Apply(ctx, s.objects, apply.Options{Force: app.Spec.Force, Previous: previous})
+	result, err := manager.Apply(ctx, s.objects, apply.Options{Force: app.Spec.Force, Previous: previous,
+		OwnerReleased: r.ownerReleased(app),
+		Ignore:        func(o *unstructured.Unstructured) []string { return ignorePointers(app, o) }})
 	if err != nil && result != nil {
 		// Part of the set (its first stage: CRDs, Namespaces) was written before the
 		// failure: keep it in the inventory so that a later prune can remove it.
@@ -174,7 +177,8 @@ func (r *ApplicationReconciler) reconcileApply(ctx context.Context, s *syncRun) 
 	if err != nil {
 		var conflict *apply.ConflictError
 		if errors.As(err, &conflict) {
-			return r.stalledRevision(s, gitsyncv1.ApplyFailedReason, err.Error())
+			// Retried with backoff: the other Application may let go of it.
+			return r.failRevision(s, gitsyncv1.ApplyFailedReason, err)
 		}
 		return r.failRevision(s, gitsyncv1.ApplyFailedReason, fmt.Errorf("applying revision %s: %w", s.revision, err))
 	}
@@ -198,7 +202,7 @@ func (r *ApplicationReconciler) reconcilePrune(ctx context.Context, s *syncRun) 
 	if app.Spec.Prune {
 		stale := apply.Stale(previous, current)
 		if len(stale) > 0 {
-			pruned, err := s.manager.Prune(ctx, stale)
+			pruned, err := s.manager.Prune(ctx, stale, r.pruneOptions(app))
 			s.pruned = pruned
 			if err != nil {
 				// What was applied is recorded; the stale objects stay in the inventory

@@ -156,7 +156,7 @@ func (r *DriftReconciler) check(ctx context.Context, app *gitsyncv1.Application,
 	if current, _ := r.desiredObject(client.ObjectKeyFromObject(app), ref); current == nil {
 		return 0, nil // a sync removed it from Git meanwhile: a prune, not drift
 	}
-	if err := manager.Correct(ctx, obj); err != nil {
+	if err := manager.Correct(ctx, obj, ignorePointers(app, obj)...); err != nil {
 		if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
 			r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, "DriftNotCorrected", "Drift", "%s: %v", subject, err)
 			return 0, nil
