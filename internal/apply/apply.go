@@ -102,9 +102,9 @@ type Options struct {
 //     Namespace is created by the same set, cannot be judged before that definition
 //     exists. When such an object fails its dry-run, the first stage (the set's CRDs,
 //     Namespaces and ClusterRoles) is applied and becomes ready (CRDs Established and
-//     their kinds served by discovery), then those objects are dry-run again; if one still fails, Apply returns a *DryRunError and nothing
-//     past the first stage is written.
-//     Objects that opts.Ignore names fields of keep their live values there.
+//     their kinds served by discovery), then those objects are dry-run again; if one
+//     still fails, Apply returns a *DryRunError and nothing past the first stage is
+//     written. Objects that opts.Ignore names fields of keep their live values there.
 //  4. The set is applied in stages by ssa (CRDs, Namespaces and ClusterRoles first,
 //     then classes, then the rest); objects whose dry-run shows no change are not
 //     written, so their resourceVersion does not move.

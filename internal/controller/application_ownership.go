@@ -24,7 +24,7 @@ import (
 //     exists, or is being deleted): Y takes it over (ownerReleased). X's next prune
 //     skips it, since its labels name Y.
 //   - X first: X's prune (or its deletion) skips an object that an Application on the
-//     same source renders now (pruneClaimed); Y then finds it labelled for X, which no
+//     same source renders now (pruneOptions); Y then finds it labelled for X, which no
 //     longer lists nor renders it, and takes it over.
 // An object that X still renders stays X's: Y reports the conflict and retries.
 
