@@ -69,6 +69,12 @@ const (
 	FieldManager = "gitsync"
 	// Finalizer is set on Applications that prune on deletion.
 	Finalizer = "gitsync.dev/finalizer"
+	// PruneAnnotation set to PruneDisabled on an object keeps it when it leaves Git and
+	// when its Application is deleted (Flux's kustomize.toolkit.fluxcd.io/prune: disabled
+	// and Argo CD's argocd.argoproj.io/sync-options: Prune=false are honoured too).
+	PruneAnnotation = "gitsync.dev/prune"
+	// PruneDisabled is the value of PruneAnnotation that turns pruning off.
+	PruneDisabled = "disabled"
 )
 
 // Kinds.

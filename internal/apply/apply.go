@@ -79,22 +79,35 @@ type Options struct {
 	// Previous is the last inventory: only objects that are not in it are checked
 	// for another owner (one GET each).
 	Previous []Entry
+	// OwnerReleased, when set, lets Apply take over an object labelled for another
+	// Application that has let go of it (moved to this Application in Git, or the
+	// other Application was renamed or deleted): the object is relabelled in place,
+	// never deleted. Without it such an object is a *ConflictError.
+	OwnerReleased ReleasedFunc
+	// Ignore, when set, returns the JSON pointers (RFC 6901) of an object's fields
+	// that spec.ignoreDifferences leaves to others: an object that exists keeps its
+	// live values there (a missing live field is left out of the apply), so an
+	// apply does not reset, say, replicas that an autoscaler set. New objects get
+	// Git's values.
+	Ignore func(*unstructured.Unstructured) []string
 }
 
 // Apply applies objs as one unit; objs themselves are not modified.
 //
 //  1. Each object gets the owner labels.
 //  2. Each object that is not in opts.Previous is read: if it exists with the labels of
-//     another Application, Apply returns a *ConflictError and writes nothing.
+//     another Application that has not released it (opts.OwnerReleased), Apply
+//     returns a *ConflictError and writes nothing.
 //  3. Every object is dry-run (server-side apply, dry-run). If any fails (invalid,
 //     forbidden, an immutable field changed without Force...), Apply returns a
 //     *DryRunError naming every failing object and writes nothing.
 //     Exception: an object whose kind is defined by a CRD of the same set, or whose
 //     Namespace is created by the same set, cannot be judged before that definition
 //     exists. When such an object fails its dry-run, the first stage (the set's CRDs,
-//     Namespaces and ClusterRoles) is applied and becomes ready, then those objects
-//     are dry-run again; if one still fails, Apply returns a *DryRunError and nothing
-//     past the first stage is written.
+//     Namespaces and ClusterRoles) is applied and becomes ready (CRDs Established and
+//     their kinds served by discovery), then those objects are dry-run again; if one
+//     still fails, Apply returns a *DryRunError and nothing past the first stage is
+//     written. Objects that opts.Ignore names fields of keep their live values there.
 //  4. The set is applied in stages by ssa (CRDs, Namespaces and ClusterRoles first,
 //     then classes, then the rest); objects whose dry-run shows no change are not
 //     written, so their resourceVersion does not move.
@@ -109,7 +122,10 @@ func (m *Manager) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 	}
 	sort.Sort(ssa.SortableUnstructureds(set))
 
-	if err := m.checkOwners(ctx, set, opts.Previous); err != nil {
+	if err := m.checkOwners(ctx, set, opts.Previous, opts.OwnerReleased); err != nil {
+		return nil, err
+	}
+	if err := m.respectIgnored(ctx, set, opts.Ignore); err != nil {
 		return nil, err
 	}
 	// ssa's ApplyAll dry-runs every object of a stage before it writes any, so a set of
@@ -131,20 +147,27 @@ func (m *Manager) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 	ssaOpts.WaitTimeout = stageWaitTimeout
 
 	result := &Result{}
-	if len(later) > 0 {
-		var first, rest []*unstructured.Unstructured
-		for _, o := range set {
-			if utils.IsClusterDefinition(o) {
-				first = append(first, o)
-			} else {
-				rest = append(rest, o)
-			}
+	var first, rest []*unstructured.Unstructured
+	for _, o := range set {
+		if utils.IsClusterDefinition(o) {
+			first = append(first, o)
+		} else {
+			rest = append(rest, o)
 		}
+	}
+	// With CRDs in the first stage, the rest is applied only once their kinds are
+	// served (ssa's own staging waits for Established, not for discovery).
+	if len(later) > 0 || (len(rest) > 0 && len(servedKinds(first)) > 0) {
 		if err := m.applyStaged(ctx, first, ssaOpts, result); err != nil {
 			return result, err
 		}
-		if _, err := m.dryRunAll(ctx, later, definitions{}, opts.Force); err != nil {
+		if err := m.waitServed(ctx, first); err != nil {
 			return result, err
+		}
+		if len(later) > 0 {
+			if _, err := m.dryRunAll(ctx, later, definitions{}, opts.Force); err != nil {
+				return result, err
+			}
 		}
 		set = rest
 	}

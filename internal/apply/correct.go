@@ -34,9 +34,16 @@ func (m *Manager) Compare(ctx context.Context, obj *unstructured.Unstructured) (
 
 // Correct applies Git's version of one object (server-side apply, field manager gitsync,
 // taking back the fields others changed), recreating it if it was deleted: one request.
-func (m *Manager) Correct(ctx context.Context, obj *unstructured.Unstructured) error {
+// The fields at ignore (JSON pointers, spec.ignoreDifferences) keep their live values,
+// as in Apply (one more request, a GET, when there are any).
+func (m *Manager) Correct(ctx context.Context, obj *unstructured.Unstructured, ignore ...string) error {
 	o := obj.DeepCopy()
 	m.owner.setLabels(o)
+	if len(ignore) > 0 {
+		if err := m.keepLive(ctx, o, ignore); err != nil {
+			return err
+		}
+	}
 	if err := m.client.Patch(ctx, o, client.Apply, client.ForceOwnership, client.FieldOwner(gitsyncv1.FieldManager)); err != nil {
 		return fmt.Errorf("applying %s: %w", Subject(obj), err)
 	}

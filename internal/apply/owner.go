@@ -11,7 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 )
@@ -73,12 +75,13 @@ func (e *ConflictError) Error() string {
 const listThreshold = 4
 
 // checkOwners looks at the objects that are not in previous and returns a
-// *ConflictError, in apply order, for the first one labelled for another Owner. Objects
+// *ConflictError, in apply order, for the first one labelled for another Owner that
+// has not released it (see ReleasedFunc; nil: none has). Objects
 // that do not exist yet (or whose kind does not exist yet) are fine. New objects are
 // read one GET each, or, when there are listThreshold or more of one kind in one
 // namespace, with one metadata LIST of that kind's objects carrying an owner label
 // (a cold start of 20 ConfigMaps is one request, not 20).
-func (m *Manager) checkOwners(ctx context.Context, objs []*unstructured.Unstructured, previous []Entry) error {
+func (m *Manager) checkOwners(ctx context.Context, objs []*unstructured.Unstructured, previous []Entry, released ReleasedFunc) error {
 	known := make(map[string]bool, len(previous))
 	for _, e := range previous {
 		known[e.ID] = true
@@ -119,20 +122,20 @@ func (m *Manager) checkOwners(ctx context.Context, objs []*unstructured.Unstruct
 					// Not allowed to list (an impersonated account may only get):
 					// read them one by one.
 					for _, i := range idx {
-						errs[i] = m.checkOwner(ctx, objs[i])
+						errs[i] = m.checkOwner(ctx, objs[i], released)
 					}
 					return
 				}
 				for _, i := range idx {
-					if other, ok := owners[objs[i].GetName()]; ok && other != m.owner {
-						errs[i] = &ConflictError{Subject: utils.FmtUnstructured(objs[i]), Owner: other}
+					if other, ok := owners[objs[i].GetName()]; ok {
+						errs[i] = m.conflict(ctx, objs[i], other, released)
 					}
 				}
 			})
 			continue
 		}
 		for _, i := range idx {
-			run(func() { errs[i] = m.checkOwner(ctx, objs[i]) })
+			run(func() { errs[i] = m.checkOwner(ctx, objs[i], released) })
 		}
 	}
 	wg.Wait()
@@ -168,7 +171,7 @@ func (m *Manager) listOwners(ctx context.Context, gvk schema.GroupVersionKind, n
 	return owners, nil
 }
 
-func (m *Manager) checkOwner(ctx context.Context, obj *unstructured.Unstructured) error {
+func (m *Manager) checkOwner(ctx context.Context, obj *unstructured.Unstructured, released ReleasedFunc) error {
 	existing := &metav1.PartialObjectMetadata{}
 	existing.SetGroupVersionKind(obj.GroupVersionKind())
 	err := m.client.Get(ctx, client.ObjectKeyFromObject(obj), existing)
@@ -178,8 +181,34 @@ func (m *Manager) checkOwner(ctx context.Context, obj *unstructured.Unstructured
 	case err != nil:
 		return fmt.Errorf("checking the owner of %s: %w", utils.FmtUnstructured(obj), err)
 	}
-	if other, ok := ownerOf(existing.GetLabels()); ok && other != m.owner {
-		return &ConflictError{Subject: utils.FmtUnstructured(obj), Owner: other}
+	if other, ok := ownerOf(existing.GetLabels()); ok {
+		return m.conflict(ctx, obj, other, released)
 	}
 	return nil
+}
+
+// ReleasedFunc says whether the Application owner has let go of the object of an
+// inventory ID: it no longer lists it in its inventory, no longer renders it, or no
+// longer exists.
+type ReleasedFunc func(ctx context.Context, owner types.NamespacedName, id string) (bool, error)
+
+// conflict returns a *ConflictError when obj, labelled for other, may not be taken
+// over: other is another Application and released (when set) does not say that it
+// let go of obj.
+func (m *Manager) conflict(ctx context.Context, obj *unstructured.Unstructured, other Owner, released ReleasedFunc) error {
+	if other == m.owner {
+		return nil
+	}
+	if released != nil {
+		ok, err := released(ctx, types.NamespacedName{Namespace: other.Namespace, Name: other.Name}, EntryOf(obj).ID)
+		if err != nil {
+			return fmt.Errorf("checking whether Application %s released %s: %w", other, utils.FmtUnstructured(obj), err)
+		}
+		if ok {
+			log.FromContext(ctx).Info("taking over an object released by another Application",
+				"object", utils.FmtUnstructured(obj), "from", other.String())
+			return nil
+		}
+	}
+	return &ConflictError{Subject: utils.FmtUnstructured(obj), Owner: other}
 }

@@ -34,7 +34,7 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *gitsyncv1.App
 			if err != nil {
 				return err
 			}
-			pruned, orphaned, err := pruneOrOrphan(ctx, manager, apply.Stale(entries, nil))
+			pruned, orphaned, err := pruneOrOrphan(ctx, manager, apply.Stale(entries, nil), r.pruneOptions(app))
 			if err != nil {
 				r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, gitsyncv1.PruneFailedReason, "Delete", "pruning on deletion: %v", err)
 				return fmt.Errorf("pruning on deletion: %w", err)
@@ -57,10 +57,10 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *gitsyncv1.App
 // pruneOrOrphan deletes the entries one by one; those refused as Forbidden or
 // Unauthorized (the identity lost its rights, or its service account is gone) come back
 // as orphaned (Action "orphaned"), other failures as the error.
-func pruneOrOrphan(ctx context.Context, manager *apply.Manager, entries []apply.Entry) (pruned, orphaned []apply.Change, err error) {
+func pruneOrOrphan(ctx context.Context, manager *apply.Manager, entries []apply.Entry, opts apply.PruneOptions) (pruned, orphaned []apply.Change, err error) {
 	var errs []error
 	for _, e := range entries {
-		changes, err := manager.Prune(ctx, []apply.Entry{e})
+		changes, err := manager.Prune(ctx, []apply.Entry{e}, opts)
 		pruned = append(pruned, changes...)
 		switch {
 		case err == nil:

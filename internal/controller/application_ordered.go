@@ -116,7 +116,7 @@ func (r *ApplicationReconciler) recordHooks(s *syncRun, runs []phase.HookRun) {
 
 // pruneInWaveOrder prunes the stale objects in reverse wave order (the wave read from
 // each live object's annotations: a stale object is no longer in Git).
-func pruneInWaveOrder(ctx context.Context, manager *apply.Manager, stale []apply.Entry) ([]apply.Change, error) {
+func pruneInWaveOrder(ctx context.Context, manager *apply.Manager, stale []apply.Entry, opts apply.PruneOptions) ([]apply.Change, error) {
 	waves := make([]int, len(stale))
 	for i, e := range stale {
 		gvk, err := e.GroupVersionKind()
@@ -138,7 +138,7 @@ func pruneInWaveOrder(ctx context.Context, manager *apply.Manager, stale []apply
 	}
 	var pruned []apply.Change
 	for _, group := range reverseWaves(stale, waves) {
-		changes, err := manager.Prune(ctx, group)
+		changes, err := manager.Prune(ctx, group, opts)
 		pruned = append(pruned, changes...)
 		if err != nil {
 			return pruned, err

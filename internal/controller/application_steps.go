@@ -207,7 +207,9 @@ func (r *ApplicationReconciler) reconcileApply(ctx context.Context, s *syncRun) 
 	ctx, cancel := context.WithTimeout(ctx, app.GetTimeout().Duration)
 	defer cancel()
 	s.applyTried = true
-	result, err := r.applyLocked(ctx, s, apply.Options{Force: app.Spec.Force, Previous: previous})
+	result, err := r.applyLocked(ctx, s, apply.Options{Force: app.Spec.Force, Previous: previous,
+		OwnerReleased: r.ownerReleased(app),
+		Ignore:        func(o *unstructured.Unstructured) []string { return ignorePointers(app, o) }})
 	if err != nil && result != nil {
 		// Part of the set (its first stage: CRDs, Namespaces) was written before the
 		// failure: keep it in the inventory so that a later prune can remove it.
@@ -216,7 +218,8 @@ func (r *ApplicationReconciler) reconcileApply(ctx context.Context, s *syncRun) 
 	if err != nil {
 		var conflict *apply.ConflictError
 		if errors.As(err, &conflict) {
-			return r.stalledRevision(s, gitsyncv1.ApplyFailedReason, err.Error())
+			// Retried with backoff: the other Application may let go of it.
+			return r.failRevision(s, gitsyncv1.ApplyFailedReason, err)
 		}
 		var hook *hookError
 		if errors.As(err, &hook) {
@@ -263,7 +266,7 @@ func (r *ApplicationReconciler) reconcilePrune(ctx context.Context, s *syncRun) 
 	if app.Spec.Prune {
 		stale := apply.Stale(previous, current)
 		if len(stale) > 0 {
-			pruned, err := pruneInWaveOrder(ctx, s.manager, stale)
+			pruned, err := pruneInWaveOrder(ctx, s.manager, stale, r.pruneOptions(app))
 			s.pruned = pruned
 			if err != nil {
 				// What was applied is recorded; the stale objects stay in the inventory

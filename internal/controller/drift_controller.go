@@ -195,7 +195,7 @@ func (r *DriftReconciler) check(ctx context.Context, app *gitsyncv1.Application,
 	if hook := r.beforeCorrect.Load(); hook != nil {
 		(*hook)(client.ObjectKeyFromObject(app), subject)
 	}
-	if err := manager.Correct(ctx, obj); err != nil {
+	if err := manager.Correct(ctx, obj, ignorePointers(app, obj)...); err != nil {
 		if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
 			r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, "DriftNotCorrected", "Drift", "%s: %v", subject, err)
 			return 0, nil

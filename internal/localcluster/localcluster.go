@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -55,6 +56,11 @@ func Start() (*Cluster, error) {
 		BinaryAssetsDirectory: assets,
 		CRDs:                  crds,
 		ErrorIfCRDPathMissing: true,
+	}
+	if os.Getenv("KUBEBUILDER_CONTROLPLANE_START_TIMEOUT") == "" {
+		// envtest's 20 s is not enough for kube-apiserver on a loaded 2-core machine
+		// (a parallel build): packages then fail before any test runs.
+		env.ControlPlaneStartTimeout = 2 * time.Minute
 	}
 	cfg, err := env.Start()
 	if err != nil {

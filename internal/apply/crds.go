@@ -1,0 +1,104 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/fluxcd/pkg/ssa/utils"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// servedPollInterval is how often waitServed looks again at a CRD that is not served yet.
+const servedPollInterval = 100 * time.Millisecond
+
+// servedKinds returns the kinds (one per served version) that the CRDs among objs define.
+func servedKinds(objs []*unstructured.Unstructured) map[string][]schema.GroupVersionKind {
+	kinds := map[string][]schema.GroupVersionKind{}
+	for _, o := range objs {
+		if !utils.IsCRD(o) {
+			continue
+		}
+		group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
+		versions, _, _ := unstructured.NestedSlice(o.Object, "spec", "versions")
+		for _, v := range versions {
+			version, ok := v.(map[string]any)
+			if !ok || version["served"] != true {
+				continue
+			}
+			name, _ := version["name"].(string)
+			kinds[o.GetName()] = append(kinds[o.GetName()], schema.GroupVersionKind{Group: group, Version: name, Kind: kind})
+		}
+	}
+	return kinds
+}
+
+// waitServed waits until every CRD among objs is Established and the client's RESTMapper
+// maps each kind and served version it defines. A CRD is Established before discovery
+// serves its group, and a RESTMapper may have cached discovery from before the CRD
+// existed: without this wait, the next dry-run or apply of a custom resource of the
+// same set fails with `no matches for kind`. A mapper that can be reset
+// (meta.ResettableRESTMapper, e.g. a memory-cached discovery mapper) is reset while
+// a kind is missing; controller-runtime's dynamic mapper looks a missing group up again
+// by itself.
+func (m *Manager) waitServed(ctx context.Context, objs []*unstructured.Unstructured) error {
+	kinds := servedKinds(objs)
+	if len(kinds) == 0 {
+		return nil
+	}
+	mapper := m.client.RESTMapper()
+	var missing string
+	err := wait.PollUntilContextTimeout(ctx, servedPollInterval, stageWaitTimeout, true, func(ctx context.Context) (bool, error) {
+		for name, gvks := range kinds {
+			established, err := m.established(ctx, name)
+			if err != nil {
+				return false, err
+			}
+			if !established {
+				missing = fmt.Sprintf("CustomResourceDefinition %s to be Established", name)
+				return false, nil
+			}
+			for _, gvk := range gvks {
+				_, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+				if meta.IsNoMatchError(err) {
+					if r, ok := mapper.(meta.ResettableRESTMapper); ok {
+						r.Reset()
+					}
+					missing = fmt.Sprintf("kind %s to be served", gvk)
+					return false, nil
+				}
+				if err != nil {
+					return false, fmt.Errorf("mapping kind %s: %w", gvk, err)
+				}
+			}
+			delete(kinds, name)
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for %s: %w", missing, err)
+	}
+	return nil
+}
+
+// established reads the Established condition of the CRD named name.
+func (m *Manager) established(ctx context.Context, name string) (bool, error) {
+	crd := &unstructured.Unstructured{}
+	crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+	if err := m.reader.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+		return false, fmt.Errorf("reading CustomResourceDefinition %s: %w", name, err)
+	}
+	conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
+	for _, c := range conds {
+		cond, ok := c.(map[string]any)
+		if ok && cond["type"] == "Established" {
+			return cond["status"] == "True", nil
+		}
+	}
+	return false, nil
+}

@@ -1,0 +1,80 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/restmapper"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// widget returns a Widget of the group of a crd() in ns.
+func widget(t *testing.T, group, ns, name string) *unstructured.Unstructured {
+	return parse(t, `
+apiVersion: %s/v1
+kind: Widget
+metadata: {name: %s, namespace: %s}
+spec: {size: 3}
+`, group, name, ns)
+}
+
+// A RESTMapper that caches discovery (as kubectl's does) still maps the kinds of the
+// set's CRDs before their custom resources are dry-run and applied: it is reset until
+// the new kinds are served.
+func TestApplyCRDAndCustomResourceWithCachedDiscovery(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ns := env.Namespace(t)
+	dc, err := discovery.NewDiscoveryClientForConfig(env.Config)
+	g.Expect(err).NotTo(HaveOccurred())
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
+	c, err := client.New(env.Config, client.Options{Scheme: env.Scheme, Mapper: mapper})
+	g.Expect(err).NotTo(HaveOccurred())
+	m := New(c, c, Owner{Name: "app", Namespace: ns})
+
+	def, group := crd(t)
+	cr := widget(t, group, ns, "w")
+	res, err := m.Apply(context.Background(), []*unstructured.Unstructured{cr, def}, Options{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Count("created")).To(Equal(2))
+	g.Expect(current(t, cr).Object["spec"]).To(Equal(map[string]any{"size": int64(3)}))
+}
+
+// Several sets of new CRDs with their custom resources, each applied through a client
+// with a fresh mapper (as after a restart), concurrently: every one applies at once.
+func TestApplyManyCRDsAndCustomResourcesWithFreshMappers(t *testing.T) {
+	t.Parallel()
+	ns := env.Namespace(t)
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Go(func() {
+			c, err := client.New(env.Config, client.Options{Scheme: env.Scheme})
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			var objs []*unstructured.Unstructured
+			for j := range 3 {
+				def, group := crd(t)
+				objs = append(objs, def, widget(t, group, ns, fmt.Sprintf("w-%d-%d", i, j)))
+			}
+			res, err := New(c, c, Owner{Name: fmt.Sprintf("app-%d", i), Namespace: ns}).Apply(context.Background(), objs, Options{})
+			if err == nil && res.Count("created") != 6 {
+				err = fmt.Errorf("created %d objects, want 6", res.Count("created"))
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	g := NewWithT(t)
+	for i, err := range errs {
+		g.Expect(err).NotTo(HaveOccurred(), "set %d", i)
+	}
+}

@@ -1,0 +1,150 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/apply"
+)
+
+// Ownership hand-off. An object moves from Application X to Application Y when one
+// commit takes it out of X's path and puts it into Y's, or when X is renamed to Y
+// (Y created, X deleted). Whichever syncs first, the object is relabelled in place,
+// never deleted and recreated (a PVC keeps its data):
+//   - Y first: the object carries X's labels, but X no longer renders it (or no longer
+//     exists, or is being deleted): Y takes it over (ownerReleased). X's next prune
+//     skips it, since its labels name Y.
+//   - X first: X's prune (or its deletion) skips an object that an Application on the
+//     same source renders now (pruneOptions); Y then finds it labelled for X, which no
+//     longer lists nor renders it, and takes it over.
+// An object that X still renders stays X's: Y reports the conflict and retries.
+
+// ownerReleased returns the apply.ReleasedFunc of app: the other Application has let go
+// of an object when it does not exist or is being deleted, or when it does not render
+// the object at its source's current artifact (when that render cannot be made: when
+// its inventory does not list the object). One render per other Application per sync.
+func (r *ApplicationReconciler) ownerReleased(app *gitsyncv1.Application) apply.ReleasedFunc {
+	renders := r.renderCache()
+	return func(ctx context.Context, owner types.NamespacedName, id string) (bool, error) {
+		if owner == client.ObjectKeyFromObject(app) {
+			return false, nil
+		}
+		other := &gitsyncv1.Application{}
+		if err := r.APIReader.Get(ctx, owner, other); err != nil {
+			if apierrors.IsNotFound(err) {
+				return true, nil
+			}
+			return false, fmt.Errorf("reading Application %s: %w", owner, err)
+		}
+		if !other.DeletionTimestamp.IsZero() {
+			return true, nil
+		}
+		ids, err := renders(ctx, other)
+		if err != nil {
+			for _, e := range inventoryEntries(other) {
+				if e.ID == id {
+					return false, nil
+				}
+			}
+			return true, nil
+		}
+		return !ids[id], nil
+	}
+}
+
+// pruneOptions returns the prune options of app: an object that another Application on
+// the same source (not suspended, not being deleted) renders now is left for it.
+func (r *ApplicationReconciler) pruneOptions(app *gitsyncv1.Application) apply.PruneOptions {
+	renders := r.renderCache()
+	var (
+		once     sync.Once
+		siblings []*gitsyncv1.Application
+		listErr  error
+	)
+	return apply.PruneOptions{Claimed: func(ctx context.Context, id string) (bool, error) {
+		once.Do(func() {
+			apps := &gitsyncv1.ApplicationList{}
+			if listErr = r.List(ctx, apps, client.MatchingFields{applicationSourceIndex: sourceKey(app).String()}); listErr != nil {
+				return
+			}
+			for i := range apps.Items {
+				other := &apps.Items[i]
+				if other.UID != app.UID && other.DeletionTimestamp.IsZero() && !other.Spec.Suspend {
+					siblings = append(siblings, other)
+				}
+			}
+		})
+		if listErr != nil {
+			return false, fmt.Errorf("listing the Applications of source %s: %w", sourceKey(app), listErr)
+		}
+		for _, other := range siblings {
+			ids, err := renders(ctx, other)
+			if err != nil {
+				continue // it cannot take the object over now
+			}
+			if ids[id] {
+				return true, nil
+			}
+		}
+		return false, nil
+	}}
+}
+
+// renderCache returns a function that renders an Application at its source's current
+// artifact, as its own sync would, once per Application, and returns the inventory IDs.
+func (r *ApplicationReconciler) renderCache() func(context.Context, *gitsyncv1.Application) (map[string]bool, error) {
+	type rendered struct {
+		ids map[string]bool
+		err error
+	}
+	var mu sync.Mutex
+	cache := map[types.UID]*rendered{}
+	return func(ctx context.Context, app *gitsyncv1.Application) (map[string]bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if c, ok := cache[app.UID]; ok {
+			return c.ids, c.err
+		}
+		objs, err := r.renderCurrent(ctx, app)
+		c := &rendered{err: err}
+		if err == nil {
+			c.ids = make(map[string]bool, len(objs))
+			for _, o := range objs {
+				c.ids[apply.EntryOf(o).ID] = true
+			}
+		}
+		cache[app.UID] = c
+		return c.ids, c.err
+	}
+}
+
+// renderCurrent renders app's path at its source's current artifact, as its sync would.
+func (r *ApplicationReconciler) renderCurrent(ctx context.Context, app *gitsyncv1.Application) ([]*unstructured.Unstructured, error) {
+	repo := &gitsyncv1.GitRepository{}
+	if err := r.Get(ctx, sourceKey(app), repo); err != nil {
+		return nil, fmt.Errorf("reading source %s: %w", sourceKey(app), err)
+	}
+	artifact := currentArtifact(repo)
+	if artifact == nil {
+		return nil, fmt.Errorf("source %s has no artifact", sourceKey(app))
+	}
+	dir := r.Storage.CheckoutDir(artifact.Commit, ignoreLines(repo.Spec.Ignore))
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("checkout of %s: %w", artifact.Revision, err)
+	}
+	release := r.Storage.Acquire(dir)
+	defer release()
+	objs, _, err := r.render(ctx, dir, app)
+	if err != nil {
+		return nil, fmt.Errorf("building %s: %w", pathOf(app), err)
+	}
+	return objs, nil
+}
