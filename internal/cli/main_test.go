@@ -209,3 +209,18 @@ func localCopy(t *testing.T, files map[string]string) string {
 	}
 	return filepath.Join(dir, "app")
 }
+
+// setAutoSync sets spec.autoSync and waits until the controller has seen it.
+func (f *fixture) setAutoSync(t *testing.T, on bool) {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(f.app), f.app)).To(Succeed())
+	base := client.MergeFrom(f.app.DeepCopy())
+	f.app.Spec.AutoSync = &on
+	g.Expect(env.Client.Patch(ctx, f.app, base)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(f.app), f.app)).To(Succeed())
+		g.Expect(f.app.Status.ObservedGeneration).To(Equal(f.app.Generation))
+	}).WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
+}
