@@ -46,20 +46,24 @@ func (b *buildOptions) run(ctx context.Context, args []string) error {
 	if k, err := parseKind(args[0]); err != nil || k != kindApp {
 		return fmt.Errorf("build works on apps: gitsync build app NAME")
 	}
-	ns, err := b.namespace()
-	if err != nil {
-		return err
-	}
 	var app *gitsyncv1.Application
 	var c client.Client
+	var err error
 	if b.fromFile != "" {
 		if app, err = readApplication(b.fromFile, args[1]); err != nil {
 			return err
 		}
 		if app.Namespace == "" {
-			app.Namespace = ns
+			// -n, else the kubeconfig's namespace when there is one, else "default".
+			if app.Namespace, err = b.namespace(); err != nil {
+				app.Namespace = "default"
+			}
 		}
 	} else {
+		ns, err := b.namespace()
+		if err != nil {
+			return err
+		}
 		if c, err = b.client(); err != nil {
 			return err
 		}

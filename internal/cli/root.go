@@ -134,6 +134,9 @@ func (o *options) client() (client.WithWatch, error) {
 
 // namespace is -n, else the kubeconfig context's namespace, else "default".
 func (o *options) namespace() (string, error) {
+	if o.flags.Namespace != nil && *o.flags.Namespace != "" {
+		return *o.flags.Namespace, nil
+	}
 	ns, _, err := o.flags.ToRawKubeConfigLoader().Namespace()
 	if err != nil {
 		return "", fmt.Errorf("reading the namespace from the kubeconfig: %w", err)
