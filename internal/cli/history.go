@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -111,7 +112,7 @@ func (o *options) newEventsCommand() *cobra.Command {
 			now := time.Now()
 			for _, e := range all {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s/%s\t%s\n", duration.HumanDuration(now.Sub(eventTime(e))), e.Type, e.Reason,
-					e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Message)
+					e.InvolvedObject.Kind, e.InvolvedObject.Name, strings.ReplaceAll(strings.TrimSpace(e.Message), "\n", "; "))
 			}
 			return tw.Flush()
 		},

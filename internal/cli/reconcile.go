@@ -62,22 +62,47 @@ func (r *reconcileOptions) run(ctx context.Context, args []string) error {
 		if srcKey.Namespace == "" {
 			srcKey.Namespace = ns
 		}
-		if err := r.reconcile(ctx, c, kindSource, srcKey); err != nil {
+		src, err := r.reconcile(ctx, c, kindSource, srcKey)
+		if err != nil {
 			return err
 		}
+		r.printOutcome(src, kindSource, srcKey)
+		// The controller reads the source from its cache, which may not hold the new
+		// artifact yet when it handles the request: ask again (a few times at most)
+		// until the Application has handled the source's revision.
+		want := ""
+		if a := src.(*gitsyncv1.GitRepository).Status.Artifact; a != nil {
+			want = a.Revision
+		}
+		for i := 0; ; i++ {
+			obj, err := r.reconcile(ctx, c, kindApp, key)
+			if err != nil {
+				return err
+			}
+			app := obj.(*gitsyncv1.Application)
+			if want == "" || app.Status.LastAttemptedRevision == want || i == 2 {
+				r.printOutcome(obj, kindApp, key)
+				return nil
+			}
+		}
 	}
-	return r.reconcile(ctx, c, k, key)
+	obj, err := r.reconcile(ctx, c, k, key)
+	if err != nil {
+		return err
+	}
+	r.printOutcome(obj, k, key)
+	return nil
 }
 
-// reconcile requests a reconcile of one object, waits for it to be handled, prints the
-// outcome and fails when it failed.
-func (r *reconcileOptions) reconcile(ctx context.Context, c client.WithWatch, k kind, key client.ObjectKey) error {
+// reconcile requests a reconcile of one object, waits for it to be handled and fails
+// when it failed.
+func (r *reconcileOptions) reconcile(ctx context.Context, c client.WithWatch, k kind, key client.ObjectKey) (client.Object, error) {
 	obj := k.newObject()
 	if err := c.Get(ctx, key, obj); err != nil {
-		return notFoundOr(err, k, key.Namespace, key.Name)
+		return nil, notFoundOr(err, k, key.Namespace, key.Name)
 	}
 	if suspended(obj) {
-		return fmt.Errorf("%s %s is suspended: resume it first (gitsync resume %s %s -n %s)", k.kindName(), key, k, key.Name, key.Namespace)
+		return nil, fmt.Errorf("%s %s is suspended: resume it first (gitsync resume %s %s -n %s)", k.kindName(), key, k, key.Name, key.Namespace)
 	}
 	requested := time.Now().UTC().Format(time.RFC3339Nano)
 	base := client.MergeFrom(obj.DeepCopyObject().(client.Object))
@@ -88,19 +113,25 @@ func (r *reconcileOptions) reconcile(ctx context.Context, c client.WithWatch, k 
 	ann[gitsyncv1.RequestedAtAnnotation] = requested
 	obj.SetAnnotations(ann)
 	if err := c.Patch(ctx, obj, base); err != nil {
-		return fmt.Errorf("requesting a reconcile of %s %s: %w", k.kindName(), key, err)
+		return nil, fmt.Errorf("requesting a reconcile of %s %s: %w", k.kindName(), key, err)
 	}
 	fmt.Fprintf(r.Out, "► reconcile of %s %s requested\n", k.kindName(), key)
 	obj, err := waitFor(ctx, c, k, key, func(o client.Object) (bool, error) {
 		return handledAt(o) == requested, nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ready := apimeta.FindStatusCondition(conditionsOf(obj), gitsyncv1.ReadyCondition)
 	if ready != nil && ready.Status == metav1.ConditionFalse {
-		return fmt.Errorf("%s %s failed: %s: %s", k.kindName(), key, ready.Reason, ready.Message)
+		return nil, fmt.Errorf("%s %s failed: %s: %s", k.kindName(), key, ready.Reason, ready.Message)
 	}
+	return obj, nil
+}
+
+// printOutcome says what the reconcile did: the revision, and for an Application the
+// counts of its last sync and its health.
+func (r *reconcileOptions) printOutcome(obj client.Object, k kind, key client.ObjectKey) {
 	switch o := obj.(type) {
 	case *gitsyncv1.GitRepository:
 		rev := "-"
@@ -118,7 +149,6 @@ func (r *reconcileOptions) reconcile(ctx context.Context, c client.WithWatch, k 
 		}
 		fmt.Fprintln(r.Out)
 	}
-	return nil
 }
 
 func handledAt(obj client.Object) string {

@@ -83,14 +83,15 @@ func waitGoal(forWhat string) (func(*gitsyncv1.Application) (bool, error), error
 		return nil, fmt.Errorf("--for %q: use synced, healthy or ready", forWhat)
 	}
 	return func(a *gitsyncv1.Application) (bool, error) {
+		if a.Spec.Suspend {
+			// A suspended Application's status does not move.
+			return false, fmt.Errorf("Application %s/%s is suspended (gitsync resume app %s)", a.Namespace, a.Name, a.Name)
+		}
 		if a.Status.ObservedGeneration != a.Generation {
 			return false, nil
 		}
 		if reached(a) {
 			return true, nil
-		}
-		if a.Spec.Suspend {
-			return false, fmt.Errorf("Application %s/%s is suspended (gitsync resume app %s)", a.Namespace, a.Name, a.Name)
 		}
 		if a.Status.Health != nil && a.Status.Health.Status == gitsyncv1.HealthStatusDegraded {
 			return false, fmt.Errorf("Application %s/%s is Degraded: %s", a.Namespace, a.Name, a.Status.Health.Message)
