@@ -81,7 +81,7 @@ func (b *buildOptions) run(ctx context.Context, args []string) error {
 	case c == nil:
 		return fmt.Errorf("--from-file needs --path: the source's revision is read from the cluster")
 	default:
-		r, err = renderFromSource(ctx, c, app, "", mapperScope(c.RESTMapper()))
+		r, err = renderFromSource(ctx, c, app, pinnedRevision(app), mapperScope(c.RESTMapper()))
 	}
 	if err != nil {
 		return err

@@ -86,7 +86,7 @@ func (d *diffOptions) run(ctx context.Context, args []string) (bool, error) {
 	if d.path != "" {
 		r, err = renderLocal(d.path, app, scope)
 	} else {
-		r, err = renderFromSource(ctx, c, app, "", scope)
+		r, err = renderFromSource(ctx, c, app, pinnedRevision(app), scope)
 	}
 	if err != nil {
 		return false, err

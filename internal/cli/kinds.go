@@ -106,6 +106,9 @@ func rowOf(obj client.Object, now time.Time) row {
 		if o.Status.LastAppliedRevision != "" {
 			r.Revision = o.Status.LastAppliedRevision
 		}
+		if pin := pinnedRevision(o); pin != "" {
+			r.Message = "pinned to " + pin + " (gitsync resume to follow the source); " + r.Message
+		}
 		r.Suspended = o.Spec.Suspend
 	}
 	if r.Suspended {

@@ -212,6 +212,9 @@ func (o *options) setSuspend(ctx context.Context, args []string, suspend bool) e
 		t.Spec.Suspend = suspend
 	case *gitsyncv1.Application:
 		t.Spec.Suspend = suspend
+		if !suspend {
+			t.Spec.PinnedRevision = "" // resume also ends a rollback
+		}
 	}
 	if !suspend {
 		// Resuming reconciles at once.

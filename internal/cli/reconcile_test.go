@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -127,4 +129,52 @@ func TestHistoryTreeEvents(t *testing.T) {
 		g.Expect(r.code).To(Equal(1), verb)
 		g.Expect(r.err).To(ContainSubstring(`Application "nope" not found`), verb)
 	}
+}
+
+// rollback pins the Application to a revision of its history: applied at once, a later
+// commit is not applied, drift is corrected back to the pin, and resume applies the newest.
+func TestRollbackThenResume(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	f := newFixture(t, nil)
+	first := "main@sha1:" + f.sha
+	second := f.repo.Commit("main", "v2", appFiles("nginx:2.0", "old-s3cret-value"))
+	g.Expect(gitsync(t, "reconcile", "app", "web", "-n", f.ns, "--with-source").code).To(Equal(0))
+
+	r := gitsync(t, "rollback", "app", "web", "-n", f.ns, "--to", f.sha[:10])
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(r.out).To(ContainSubstring("pinned to " + first))
+	g.Expect(r.out).To(ContainSubstring("applied revision " + first))
+	image := func() string {
+		d := &appsv1.Deployment{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "web"}, d)).To(Succeed())
+		return d.Spec.Template.Spec.Containers[0].Image
+	}
+	g.Expect(image()).To(Equal("nginx:1.0"))
+	r = gitsync(t, "get", "app", "web", "-n", f.ns)
+	g.Expect(r.out).To(ContainSubstring("pinned to " + first))
+
+	// A newer commit is fetched by the source but not applied.
+	third := f.repo.Commit("main", "v3", appFiles("nginx:3.0", "old-s3cret-value"))
+	r = gitsync(t, "reconcile", "app", "web", "-n", f.ns, "--with-source")
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(r.out).To(ContainSubstring("revision main@sha1:" + third))
+	g.Expect(r.out).To(ContainSubstring("applied revision " + first))
+	g.Expect(image()).To(Equal("nginx:1.0"))
+	r = gitsync(t, "diff", "app", "web", "-n", f.ns)
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(r.out).To(ContainSubstring("revision " + first))
+
+	r = gitsync(t, "rollback", "app", "web", "-n", f.ns, "--to", "0000000")
+	g.Expect(r.code).To(Equal(1))
+	g.Expect(r.err).To(ContainSubstring("is not in the history"))
+
+	r = gitsync(t, "resume", "app", "web", "-n", f.ns)
+	g.Expect(r.code).To(Equal(0), r.String())
+	f.waitApplied(t, third)
+	g.Expect(image()).To(Equal("nginx:3.0"))
+	app := &gitsyncv1.Application{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(f.app), app)).To(Succeed())
+	g.Expect(app.Spec.PinnedRevision).To(BeEmpty())
+	_ = second
 }
