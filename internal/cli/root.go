@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -72,7 +73,7 @@ func NewRootCommand(streams Streams, extra ...*cobra.Command) *cobra.Command {
 		o.newGetCommand(), o.newDiffCommand(), o.newBuildCommand(),
 		o.newReconcileCommand(), o.newSuspendCommand(true), o.newSuspendCommand(false),
 		o.newWaitCommand(), o.newHistoryCommand(), o.newEventsCommand(), o.newTreeCommand(),
-		o.newRollbackCommand(),
+		o.newRollbackCommand(), o.newInstallCommand(), o.newVersionCommand(),
 	} {
 		o.addKubeFlags(c)
 		root.AddCommand(c)
@@ -109,6 +110,7 @@ func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(gitsyncv1.AddToScheme(s))
+	utilruntime.Must(apiextensionsv1.AddToScheme(s))
 	return s
 }
 
