@@ -40,6 +40,7 @@ A dry-run apply needs patch permission on the objects in Kubernetes.`,
   gitsync diff app web --path ./apps/web/overlays/prod`,
 		Args:              cobra.ExactArgs(2),
 		ValidArgsFunction: o.completeAppName,
+		Annotations:       map[string]string{errorExitCodeAnnotation: "true"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			changes, err := d.run(cmd.Context(), args)
 			if err != nil {

@@ -68,6 +68,10 @@ func TestDiff(t *testing.T) {
 		r = gitsync(t, "diff", "app", "missing", "-n", f.ns)
 		g.Expect(r.code).To(Equal(2), r.String())
 		g.Expect(r.err).To(ContainSubstring(`Application "missing" not found`))
+		// Usage errors are errors too.
+		g.Expect(gitsync(t, "diff", "app", "-n", f.ns).code).To(Equal(2))
+		g.Expect(gitsync(t, "diff", "app", "web", "--no-such-flag").code).To(Equal(2))
+		g.Expect(gitsync(t, "diff", "sources", "app-repo", "-n", f.ns).code).To(Equal(2))
 	})
 
 	t.Run("Secret values are never printed", func(t *testing.T) {

@@ -86,7 +86,7 @@ func NewRootCommand(streams Streams, extra ...*cobra.Command) *cobra.Command {
 // written to root's error stream.
 func Execute(ctx context.Context, root *cobra.Command, args []string) int {
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
 	}
@@ -98,8 +98,16 @@ func Execute(ctx context.Context, root *cobra.Command, args []string) int {
 		return exit.Code
 	}
 	fmt.Fprintln(root.ErrOrStderr(), "error:", err)
+	if cmd != nil && cmd.Annotations[errorExitCodeAnnotation] != "" {
+		// e.g. diff: a bad flag or argument is an error (2), never "changes" (1).
+		return ExitError
+	}
 	return 1
 }
+
+// errorExitCodeAnnotation marks a command whose usage errors (caught by cobra before
+// RunE) exit with ExitError.
+const errorExitCodeAnnotation = "gitsync.dev/usage-errors-exit-2"
 
 // addKubeFlags gives a verb kubectl's kubeconfig flags (--kubeconfig, --context, -n ...).
 func (o *options) addKubeFlags(c *cobra.Command) {
