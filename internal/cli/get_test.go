@@ -65,6 +65,13 @@ func TestGet(t *testing.T) {
 	r = gitsync(t, "get", "app", "nope", "-n", f.ns)
 	g.Expect(r.code).To(Equal(1))
 	g.Expect(r.err).To(Equal(`error: Application "nope" not found in namespace ` + f.ns + "\n"))
+	// Forbidden: exit 1 with the API server's reason.
+	r = gitsync(t, "get", "apps", "-n", f.ns, "--as", "nobody")
+	g.Expect(r.code).To(Equal(1))
+	g.Expect(r.err).To(ContainSubstring(`applications.gitsync.dev is forbidden: User "nobody" cannot list`))
+	r = gitsync(t, "reconcile", "app", "web", "-n", f.ns, "--as", "nobody")
+	g.Expect(r.code).To(Equal(1))
+	g.Expect(r.err).To(ContainSubstring("forbidden"))
 	r = gitsync(t, "get", "widgets")
 	g.Expect(r.code).To(Equal(1))
 	g.Expect(r.err).To(ContainSubstring(`unknown kind "widgets"`))
