@@ -36,6 +36,13 @@ bench: envtest ## Benchmarks (figures, not pass/fail); quote medians of the -cou
 	KUBEBUILDER_ASSETS="$$(bash hack/setup-envtest.sh)" go test -run '^$$' -bench . -benchtime 5x -count 3 ./internal/source/
 	KUBEBUILDER_ASSETS="$$(bash hack/setup-envtest.sh)" go test -run '^$$' -bench . -benchtime 1x -count 5 -timeout 60m ./bench/
 
+BUNDLE_VERSION ?= 0.1.0
+BUNDLE_IMG ?= ghcr.io/gitsync-dev/gitsync:v$(BUNDLE_VERSION)
+
+.PHONY: bundle
+bundle: generate ## Regenerate the OLM bundle (bundle/) from config/; internal/bundle's test fails when it is stale.
+	go run ./hack/bundle -version $(BUNDLE_VERSION) -image $(BUNDLE_IMG) -dir bundle
+
 .PHONY: build
 build:
 	CGO_ENABLED=0 go build -o bin/gitsync ./cmd/gitsync

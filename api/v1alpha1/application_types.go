@@ -91,6 +91,15 @@ type ApplicationSpec struct {
 	// suspend stops all syncing and drift correction while true.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
+
+	// pinnedRevision, when set, is the revision that is applied instead of the source's
+	// current one (`<ref>@sha1:<40 hex>` as in status.history, or `sha1:<40 hex>`): new
+	// commits are not applied, and drift correction holds this revision, until it is
+	// cleared. `gitsync rollback app NAME --to REVISION` sets it, `gitsync resume app NAME`
+	// clears it. A commit whose checkout is no longer in storage is fetched again.
+	// +optional
+	// +kubebuilder:validation:Pattern="^([^@]+@)?sha1:[0-9a-f]{40}$"
+	PinnedRevision string `json:"pinnedRevision,omitempty"`
 }
 
 // SourceReference names the source of an Application.
@@ -336,6 +345,7 @@ type ApplicationStatus struct {
 // +kubebuilder:printcolumn:name="Health",type=string,JSONPath=`.status.health.status`
 // +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.lastAppliedRevision`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Pinned",type=string,JSONPath=`.spec.pinnedRevision`,priority=1
 type Application struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -1,5 +1,6 @@
-// Command gitsync is the gitsync operator: `gitsync run` against a cluster, `gitsync demo`
-// against a local API server and a local Git repository.
+// Command gitsync is the gitsync operator and its CLI: `gitsync run` against a cluster,
+// `gitsync demo` against a local API server and a local Git repository, and the verbs of
+// internal/cli (get, diff, build, reconcile, ...).
 package main
 
 import (
@@ -9,27 +10,24 @@ import (
 	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/gitsync-dev/gitsync/internal/cli"
 )
 
 func main() {
 	logOpts := zap.Options{}
-	root := &cobra.Command{
-		Use:           "gitsync",
-		Short:         "GitOps operator: keeps a Kubernetes cluster equal to Git",
-		SilenceUsage:  true,
-		SilenceErrors: false,
-		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
-			if cmd.Name() != "demo" { // the demo logs to a file of its own
-				ctrl.SetLogger(zap.New(zap.UseFlagOptions(&logOpts)))
-			}
-		},
-	}
+	run, demo := newRunCommand(), newDemoCommand(&logOpts)
 	logFlags := flag.NewFlagSet("log", flag.ExitOnError)
 	logOpts.BindFlags(logFlags)
-	root.PersistentFlags().AddGoFlagSet(logFlags)
-
-	root.AddCommand(newRunCommand(), newDemoCommand(&logOpts))
-	if err := root.ExecuteContext(ctrl.SetupSignalHandler()); err != nil {
-		os.Exit(1)
+	// The operator's log flags belong to the commands that run it.
+	for _, c := range []*cobra.Command{run, demo} {
+		c.Flags().AddGoFlagSet(logFlags)
 	}
+	root := cli.NewRootCommand(cli.Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, run, demo)
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+		if cmd.Name() != "demo" { // the demo logs to a file of its own
+			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&logOpts)))
+		}
+	}
+	os.Exit(cli.Execute(ctrl.SetupSignalHandler(), root, os.Args[1:]))
 }

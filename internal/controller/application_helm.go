@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"sync"
 
+	"helm.sh/helm/v4/pkg/engine"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,12 +30,45 @@ type chartRef struct{ name, version string }
 // reason ValuesNotFound.
 type valuesError struct{ error }
 
-// renderChart renders the chart in chartDir (the Application's path) with spec.helm:
-// valuesFiles from the checkout, valuesFrom read with the Application's identity,
-// inline values last; capabilities from the cluster; lookup through the Application's
-// identity; .Release.IsUpgrade once the Application has an inventory. The chart's
-// crds/ come first, per spec.helm.crds.
+// chartDeps are what a chart render takes from the cluster; each may be nil for an
+// offline render (Helm's default capabilities, lookup finds nothing, every CRD of crds/
+// is kept, and valuesFrom is an error).
+type chartDeps struct {
+	// values reads a valuesFrom reference (nil when optional and missing).
+	values    func(context.Context, gitsyncv1.ValuesReference) (map[string]any, error)
+	discovery discovery.DiscoveryInterface
+	lookup    engine.ClientProvider
+	// crds reads the cluster's CRDs, for the Create policy.
+	crds client.Reader
+}
+
+// renderChart renders the chart in chartDir (the Application's path) as a sync does:
+// valuesFrom read with the Application's identity, capabilities from the cluster,
+// lookup through the Application's identity, .Release.IsUpgrade once the Application
+// has an inventory.
 func (r *ApplicationReconciler) renderChart(ctx context.Context, app *gitsyncv1.Application, root, chartDir string) ([]*unstructured.Unstructured, chartRef, error) {
+	deps := chartDeps{discovery: r.Discovery, crds: r.APIReader}
+	deps.values = func(ctx context.Context, ref gitsyncv1.ValuesReference) (map[string]any, error) {
+		manager, err := r.Applier(app)
+		if err != nil {
+			return nil, err
+		}
+		return readValuesFrom(ctx, manager.Client(), app.Namespace, ref)
+	}
+	if r.Config != nil {
+		user := identity(app, r.DefaultServiceAccount)
+		if user == operatorIdentity {
+			user = ""
+		}
+		deps.lookup = r.lookups.provider(r.Config, r.Mapper, user)
+	}
+	return renderChartWith(ctx, app, root, chartDir, deps)
+}
+
+// renderChartWith renders the chart in chartDir with spec.helm: valuesFiles from the
+// checkout, then valuesFrom, then inline values, over the chart's values.yaml. The
+// chart's crds/ come first, per spec.helm.crds.
+func renderChartWith(ctx context.Context, app *gitsyncv1.Application, root, chartDir string, deps chartDeps) ([]*unstructured.Unstructured, chartRef, error) {
 	var none chartRef
 	spec := app.Spec.Helm
 	if spec == nil {
@@ -51,19 +86,16 @@ func (r *ApplicationReconciler) renderChart(ctx context.Context, app *gitsyncv1.
 		}
 		values = append(values, v)
 	}
-	if len(spec.ValuesFrom) > 0 {
-		manager, err := r.Applier(app)
+	for _, ref := range spec.ValuesFrom {
+		if deps.values == nil {
+			return nil, none, fmt.Errorf("spec.helm.valuesFrom %s %s is read from the cluster: render it with a cluster", ref.Kind, ref.Name)
+		}
+		v, err := deps.values(ctx, ref)
 		if err != nil {
 			return nil, none, err
 		}
-		for _, ref := range spec.ValuesFrom {
-			v, err := readValuesFrom(ctx, manager.Client(), app.Namespace, ref)
-			if err != nil {
-				return nil, none, err
-			}
-			if v != nil {
-				values = append(values, v)
-			}
+		if v != nil {
+			values = append(values, v)
 		}
 	}
 	if spec.Values != nil && len(spec.Values.Raw) > 0 {
@@ -79,28 +111,21 @@ func (r *ApplicationReconciler) renderChart(ctx context.Context, app *gitsyncv1.
 		IsUpgrade:   app.Status.Inventory != nil && len(app.Status.Inventory.Entries) > 0,
 		Values:      values,
 		SkipCRDs:    spec.CRDs == gitsyncv1.HelmCRDsSkip,
+		Lookup:      deps.lookup,
 	}
 	if opts.ReleaseName == "" {
 		opts.ReleaseName = app.Name
 	}
-	if r.Discovery != nil {
-		if opts.Capabilities, err = helm.ClusterCapabilities(r.Discovery); err != nil {
+	if deps.discovery != nil {
+		if opts.Capabilities, err = helm.ClusterCapabilities(deps.discovery); err != nil {
 			return nil, none, err
 		}
-	}
-	if r.Config != nil {
-		user := identity(app, r.DefaultServiceAccount)
-		if user == operatorIdentity {
-			user = ""
-		}
-		opts.Lookup = r.lookups.provider(r.Config, r.Mapper, user)
 	}
 	rendered, err := helm.Render(ctx, c, opts)
 	if err != nil {
 		return nil, none, err
 	}
 	chart := chartRef{name: rendered.Chart, version: rendered.Version}
-
 	files := make([]build.File, 0, len(rendered.Templates))
 	for _, m := range rendered.Templates {
 		files = append(files, build.File{Name: m.Name, Data: m.Data})
@@ -109,7 +134,7 @@ func (r *ApplicationReconciler) renderChart(ctx context.Context, app *gitsyncv1.
 	if err != nil {
 		return nil, none, err
 	}
-	crds, err := r.chartCRDs(ctx, rendered.CRDs, spec.CRDs)
+	crds, err := chartCRDs(ctx, deps.crds, rendered.CRDs, spec.CRDs)
 	if err != nil {
 		return nil, none, err
 	}
@@ -118,20 +143,20 @@ func (r *ApplicationReconciler) renderChart(ctx context.Context, app *gitsyncv1.
 
 // chartCRDs decodes the chart's crds/ files. With the Create policy, CRDs that exist
 // already are left out (never updated); CreateReplace applies them all.
-func (r *ApplicationReconciler) chartCRDs(ctx context.Context, manifests []helm.Manifest, policy string) ([]*unstructured.Unstructured, error) {
+func chartCRDs(ctx context.Context, reader client.Reader, manifests []helm.Manifest, policy string) ([]*unstructured.Unstructured, error) {
 	files := make([]build.File, 0, len(manifests))
 	for _, m := range manifests {
 		files = append(files, build.File{Name: m.Name, Data: m.Data})
 	}
 	crds, err := build.Decode(files)
-	if err != nil || policy == gitsyncv1.HelmCRDsCreateReplace {
+	if err != nil || policy == gitsyncv1.HelmCRDsCreateReplace || reader == nil {
 		return crds, err
 	}
 	var out []*unstructured.Unstructured
 	for _, crd := range crds {
 		existing := &metav1.PartialObjectMetadata{}
 		existing.SetGroupVersionKind(crd.GroupVersionKind())
-		err := r.APIReader.Get(ctx, client.ObjectKey{Name: crd.GetName()}, existing)
+		err := reader.Get(ctx, client.ObjectKey{Name: crd.GetName()}, existing)
 		switch {
 		case apierrors.IsNotFound(err):
 			out = append(out, crd)

@@ -68,6 +68,9 @@ func (r *ApplicationReconciler) reconcileSource(ctx context.Context, s *syncRun)
 		return r.notReady(s, gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("source GitRepository %s has no artifact yet", key))
 	}
 	s.revision = artifact.Revision
+	if app.Spec.PinnedRevision != "" { // a rollback: see application_pin.go
+		return r.reconcilePinned(ctx, s, repo)
+	}
 
 	requested := app.GetAnnotations()[gitsyncv1.RequestedAtAnnotation]
 	newRequest := requested != "" && requested != app.Status.LastHandledReconcileAt

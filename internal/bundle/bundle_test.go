@@ -1,0 +1,74 @@
+package bundle
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/yaml"
+
+	"github.com/gitsync-dev/gitsync/config"
+)
+
+// The committed bundle/ is what `make bundle` generates from config/ now, at the version
+// and image it names: the test fails when config/ (CRDs, RBAC, the Deployment) changed
+// without the bundle being regenerated.
+func TestBundleIsCurrent(t *testing.T) {
+	g := NewWithT(t)
+	dir := filepath.Join("..", "..", "bundle")
+	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(CSVFile)))
+	g.Expect(err).NotTo(HaveOccurred(), "run make bundle")
+	committed := &CSV{}
+	g.Expect(yaml.Unmarshal(data, committed)).To(Succeed())
+	image := committed.Annotations["containerImage"]
+	g.Expect(committed.Name).To(Equal(Package + ".v" + committed.Spec.Version))
+
+	want, err := Generate(committed.Spec.Version, image)
+	g.Expect(err).NotTo(HaveOccurred())
+	got := map[string][]byte{}
+	g.Expect(filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		got[filepath.ToSlash(rel)], err = os.ReadFile(p)
+		return err
+	})).To(Succeed())
+	for name := range want {
+		g.Expect(got).To(HaveKey(name), "bundle/%s is missing: run make bundle", name)
+		g.Expect(bytes.Equal(got[name], want[name])).To(BeTrue(), "bundle/%s is stale: run make bundle", name)
+	}
+	for name := range got {
+		g.Expect(want).To(HaveKey(name), "bundle/%s is not generated any more: run make bundle", name)
+	}
+
+	// What it holds: every CRD of config/, the manager at the CSV's image.
+	crds, err := config.CRDs()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(committed.Spec.CustomResourceDefinitions.Owned).To(HaveLen(len(crds)))
+	for _, crd := range crds {
+		g.Expect(want).To(HaveKey("manifests/" + crd.Name + ".crd.yaml"))
+	}
+	deployments := committed.Spec.Install.Spec.DeploymentSpecs
+	g.Expect(deployments).To(HaveLen(1))
+	g.Expect(deployments[0].Spec.Template.Spec.Containers[0].Image).To(Equal(image))
+	g.Expect(committed.Spec.Install.Spec.ClusterPermissions).NotTo(BeEmpty())
+	g.Expect(committed.Spec.Install.Spec.ClusterPermissions[0].ServiceAccountName).To(Equal(deployments[0].Spec.Template.Spec.ServiceAccountName))
+}
+
+// A change in config/ makes the comparison fail: a different image is a different CSV.
+func TestGenerateFollowsInputs(t *testing.T) {
+	g := NewWithT(t)
+	a, err := Generate("0.1.0", "img:a")
+	g.Expect(err).NotTo(HaveOccurred())
+	b, err := Generate("0.2.0", "img:b")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(b[CSVFile])).To(ContainSubstring("name: gitsync.v0.2.0"))
+	g.Expect(strings.Count(string(b[CSVFile]), "img:b")).To(Equal(2))
+	g.Expect(bytes.Equal(a[CSVFile], b[CSVFile])).To(BeFalse())
+	g.Expect(a["manifests/applications.gitsync.dev.crd.yaml"]).To(Equal(b["manifests/applications.gitsync.dev.crd.yaml"]))
+}

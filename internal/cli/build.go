@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/apply"
+)
+
+type buildOptions struct {
+	*options
+	path        string
+	fromFile    string
+	showSecrets bool
+}
+
+func (o *options) newBuildCommand() *cobra.Command {
+	b := &buildOptions{options: o}
+	cmd := &cobra.Command{
+		Use:   "build app NAME [--path DIR] [--from-file app.yaml] [--show-secrets]",
+		Short: "Render an Application to stdout as multi-document YAML, as its next sync would apply it",
+		Long: `Renders the Application from DIR, or else from its source's current revision, with the
+owner labels and namespace defaulting of a sync. With --from-file (the Application's
+YAML) and --path no cluster is needed. Secret values are masked unless --show-secrets.`,
+		Example: `  gitsync build app web -n team-a
+  gitsync build app web --from-file app.yaml --path ./apps/web`,
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: o.completeAppName,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return b.run(cmd.Context(), args)
+		},
+	}
+	cmd.Flags().StringVar(&b.path, "path", "", "directory to render instead of the source's revision")
+	cmd.Flags().StringVar(&b.fromFile, "from-file", "", "read the Application from this YAML file instead of the cluster")
+	cmd.Flags().BoolVar(&b.showSecrets, "show-secrets", false, "print Secret values instead of ***")
+	return cmd
+}
+
+func (b *buildOptions) run(ctx context.Context, args []string) error {
+	if k, err := parseKind(args[0]); err != nil || k != kindApp {
+		return fmt.Errorf("build works on apps: gitsync build app NAME")
+	}
+	var app *gitsyncv1.Application
+	var c client.Client
+	var err error
+	if b.fromFile != "" {
+		if app, err = readApplication(b.fromFile, args[1]); err != nil {
+			return err
+		}
+		if app.Namespace == "" {
+			// -n, else the kubeconfig's namespace when there is one, else "default".
+			if app.Namespace, err = b.namespace(); err != nil {
+				app.Namespace = "default"
+			}
+		}
+	} else {
+		ns, err := b.namespace()
+		if err != nil {
+			return err
+		}
+		if c, err = b.client(); err != nil {
+			return err
+		}
+		app = &gitsyncv1.Application{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: args[1]}, app); err != nil {
+			return notFoundOr(err, kindApp, ns, args[1])
+		}
+	}
+	var r *rendered
+	switch {
+	case b.path != "" && c == nil:
+		r, err = renderLocal(b.path, app, offlineScope)
+	case b.path != "":
+		r, err = renderLocal(b.path, app, mapperScope(c.RESTMapper()))
+	case c == nil:
+		return fmt.Errorf("--from-file needs --path: the source's revision is read from the cluster")
+	default:
+		r, err = renderFromSource(ctx, c, app, pinnedRevision(app), mapperScope(c.RESTMapper()))
+	}
+	if err != nil {
+		return err
+	}
+	owner := apply.Owner{Name: app.Name, Namespace: app.Namespace}
+	for i, obj := range r.objects {
+		out := obj.DeepCopy()
+		labels := out.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		for k, v := range owner.Labels() {
+			labels[k] = v
+		}
+		out.SetLabels(labels)
+		if !b.showSecrets {
+			maskSecret(out, nil)
+		}
+		if err := writeDocument(b, i, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeDocument(b *buildOptions, i int, obj *unstructured.Unstructured) error {
+	data, err := yaml.Marshal(obj.Object)
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", apply.Subject(obj), err)
+	}
+	if i > 0 {
+		fmt.Fprintln(b.Out, "---")
+	}
+	_, err = b.Out.Write(data)
+	return err
+}

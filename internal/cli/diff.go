@@ -1,0 +1,236 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/pmezard/go-difflib/difflib"
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/controller"
+	"github.com/gitsync-dev/gitsync/internal/drift"
+)
+
+type diffOptions struct {
+	*options
+	path     string
+	exitCode bool
+}
+
+func (o *options) newDiffCommand() *cobra.Command {
+	d := &diffOptions{options: o}
+	cmd := &cobra.Command{
+		Use:   "diff app NAME [--path DIR]",
+		Short: "Show what the next sync of an Application would change (server-side dry-run; exit 0 none, 1 changes, 2 error)",
+		Long: `Renders the Application (from DIR, or else from its source's current revision) the way
+a sync does, and compares every object with the cluster by a server-side dry-run apply,
+field by field, with the same owner labels and ignoreDifferences as the drift detector.
+Secret values are never printed. Exit codes: 0 no change, 1 changes, 2 any error.
+A dry-run apply needs patch permission on the objects in Kubernetes.`,
+		Example: `  gitsync diff app web -n team-a
+  gitsync diff app web --path ./apps/web/overlays/prod`,
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: o.completeAppName,
+		Annotations:       map[string]string{errorExitCodeAnnotation: "true"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			changes, err := d.run(cmd.Context(), args)
+			if err != nil {
+				return &ExitCodeError{Code: ExitError, Err: err}
+			}
+			if changes && d.exitCode {
+				return &ExitCodeError{Code: ExitChanges}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&d.path, "path", "", "directory to render instead of the source's revision (the kustomization or YAML directory itself; confined to its Git worktree)")
+	cmd.Flags().BoolVar(&d.exitCode, "exit-code", true, "exit 1 when there are changes; false: exit 0 unless an error occurs")
+	return cmd
+}
+
+// outcome of one object in a diff.
+type outcome struct {
+	subject string
+	action  string // created, configured, unchanged, pruned
+	fields  []drift.Field
+	diff    string
+}
+
+// run prints the diff and says whether anything would change.
+func (d *diffOptions) run(ctx context.Context, args []string) (bool, error) {
+	if k, err := parseKind(args[0]); err != nil || k != kindApp {
+		return false, fmt.Errorf("diff works on apps: gitsync diff app NAME")
+	}
+	c, err := d.client()
+	if err != nil {
+		return false, err
+	}
+	ns, err := d.namespace()
+	if err != nil {
+		return false, err
+	}
+	app := &gitsyncv1.Application{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: args[1]}, app); err != nil {
+		return false, notFoundOr(err, kindApp, ns, args[1])
+	}
+	scope := mapperScope(c.RESTMapper())
+	var r *rendered
+	if d.path != "" {
+		r, err = renderLocal(d.path, app, scope)
+	} else {
+		r, err = renderFromSource(ctx, c, app, pinnedRevision(app), scope)
+	}
+	if err != nil {
+		return false, err
+	}
+	objs, err := controller.MainSet(r.objects)
+	if err != nil {
+		return false, err
+	}
+	outcomes, err := compare(ctx, c, app, objs)
+	if err != nil {
+		return false, err
+	}
+	return report(d.Out, app, r.from, outcomes), nil
+}
+
+// compare dry-runs each object (as the Application's sync would, with its owner labels)
+// and diffs it with the live one through drift.Diff, the drift detector's engine.
+func compare(ctx context.Context, c client.Client, app *gitsyncv1.Application, objs []*unstructured.Unstructured) ([]outcome, error) {
+	manager := apply.New(c, c, apply.Owner{Name: app.Name, Namespace: app.Namespace})
+	var out []outcome
+	var current []apply.Entry
+	for _, obj := range objs {
+		current = append(current, apply.EntryOf(obj))
+		subject := apply.Subject(obj)
+		live, desired, err := manager.Compare(ctx, obj)
+		if err != nil {
+			if dependsOnCreated(obj, objs, err) {
+				out = append(out, outcome{subject: subject, action: "created"})
+				continue
+			}
+			if apierrors.IsForbidden(err) {
+				return nil, fmt.Errorf("%w (a server-side dry-run apply needs patch permission on the object in Kubernetes, and get to read it)", err)
+			}
+			return nil, err
+		}
+		if live == nil {
+			out = append(out, outcome{subject: subject, action: "created"})
+			continue
+		}
+		ignore := controller.IgnorePointers(app, obj)
+		fields, err := drift.Diff(live, desired, ignore)
+		if err != nil {
+			return nil, fmt.Errorf("comparing %s: %w", subject, err)
+		}
+		if len(fields) == 0 {
+			out = append(out, outcome{subject: subject, action: "unchanged"})
+			continue
+		}
+		text, err := unifiedDiff(live, desired, ignore)
+		if err != nil {
+			return nil, fmt.Errorf("comparing %s: %w", subject, err)
+		}
+		out = append(out, outcome{subject: subject, action: "configured", fields: fields, diff: text})
+	}
+	if app.Spec.Prune {
+		for _, e := range apply.Stale(inventoryOf(app), current) {
+			out = append(out, outcome{subject: e.Subject(), action: "pruned"})
+		}
+	}
+	return out, nil
+}
+
+// dependsOnCreated says whether obj could not be dry-run only because its Namespace or
+// its kind's CRD is created by the same set (as the sync applies those first).
+func dependsOnCreated(obj *unstructured.Unstructured, objs []*unstructured.Unstructured, err error) bool {
+	if !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) && !strings.Contains(err.Error(), "no matches for kind") {
+		return false
+	}
+	gvk := obj.GroupVersionKind()
+	for _, o := range objs {
+		ogvk := o.GroupVersionKind()
+		if ogvk.Group == "" && ogvk.Kind == "Namespace" && o.GetName() == obj.GetNamespace() && obj.GetNamespace() != "" {
+			return true
+		}
+		if ogvk.Group == "apiextensions.k8s.io" && ogvk.Kind == "CustomResourceDefinition" {
+			group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+			kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
+			if group == gvk.Group && kind == gvk.Kind {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func inventoryOf(app *gitsyncv1.Application) []apply.Entry {
+	if app.Status.Inventory == nil {
+		return nil
+	}
+	out := make([]apply.Entry, 0, len(app.Status.Inventory.Entries))
+	for _, e := range app.Status.Inventory.Entries {
+		out = append(out, apply.Entry{ID: e.ID, Version: e.V})
+	}
+	return out
+}
+
+// unifiedDiff is a unified YAML diff of live and desired, Secret values masked.
+func unifiedDiff(live, desired *unstructured.Unstructured, ignore []string) (string, error) {
+	a, b := forDisplay(live, ignore), forDisplay(desired, ignore)
+	aMasked, bMasked := a.DeepCopy(), b.DeepCopy()
+	maskSecret(aMasked, nil)
+	maskSecret(bMasked, a)
+	ay, err := yaml.Marshal(aMasked.Object)
+	if err != nil {
+		return "", err
+	}
+	by, err := yaml.Marshal(bMasked.Object)
+	if err != nil {
+		return "", err
+	}
+	return difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: difflib.SplitLines(string(ay)), B: difflib.SplitLines(string(by)),
+		FromFile: "live", ToFile: "git", Context: 3,
+	})
+}
+
+// report prints the outcomes and returns whether anything would change.
+func report(w io.Writer, app *gitsyncv1.Application, from string, outcomes []outcome) bool {
+	fmt.Fprintf(w, "Application %s/%s, %s\n", app.Namespace, app.Name, from)
+	counts := map[string]int{}
+	for _, o := range outcomes {
+		counts[o.action]++
+		switch o.action {
+		case "created", "pruned":
+			fmt.Fprintf(w, "%-10s %s\n", o.action, o.subject)
+		case "configured":
+			fmt.Fprintf(w, "%-10s %s\n", o.action, o.subject)
+			for _, f := range o.fields {
+				fmt.Fprintf(w, "    %s\n", f.Path)
+			}
+			for _, line := range strings.SplitAfter(o.diff, "\n") {
+				if line != "" {
+					fmt.Fprintf(w, "    %s", line)
+				}
+			}
+		}
+	}
+	changes := counts["created"] + counts["configured"] + counts["pruned"]
+	if changes == 0 {
+		fmt.Fprintf(w, "no changes (%d unchanged)\n", counts["unchanged"])
+		return false
+	}
+	fmt.Fprintf(w, "%d created, %d configured, %d pruned, %d unchanged\n",
+		counts["created"], counts["configured"], counts["pruned"], counts["unchanged"])
+	return true
+}

@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+)
+
+// getApp reads the Application NAME of `VERB app NAME`.
+func (o *options) getApp(ctx context.Context, args []string, verb string) (client.WithWatch, *gitsyncv1.Application, error) {
+	if k, err := parseKind(args[0]); err != nil || k != kindApp {
+		return nil, nil, fmt.Errorf("%s works on apps: gitsync %s app NAME", verb, verb)
+	}
+	c, err := o.client()
+	if err != nil {
+		return nil, nil, err
+	}
+	ns, err := o.namespace()
+	if err != nil {
+		return nil, nil, err
+	}
+	app := &gitsyncv1.Application{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: args[1]}, app); err != nil {
+		return nil, nil, notFoundOr(err, kindApp, ns, args[1])
+	}
+	return c, app, nil
+}
+
+func (o *options) newHistoryCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:               "history app NAME",
+		Short:             "Show an Application's last syncs (status.history), newest first",
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: o.completeAppName,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, app, err := o.getApp(cmd.Context(), args, "history")
+			if err != nil {
+				return err
+			}
+			if len(app.Status.History) == 0 {
+				fmt.Fprintf(o.ErrOut, "Application %s/%s has no sync history yet.\n", app.Namespace, app.Name)
+				return nil
+			}
+			tw := tabwriter.NewWriter(o.Out, 0, 4, 3, ' ', 0)
+			fmt.Fprintln(tw, "REVISION\tRESULT\tSTARTED\tDURATION\tCREATED\tCONFIGURED\tUNCHANGED\tPRUNED\tMESSAGE")
+			now := time.Now()
+			for _, h := range app.Status.History {
+				took := "-"
+				if h.FinishedAt != nil {
+					took = h.FinishedAt.Sub(h.StartedAt.Time).Round(time.Millisecond).String()
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s ago\t%s\t%d\t%d\t%d\t%d\t%s\n", h.Revision, h.Result,
+					duration.HumanDuration(now.Sub(h.StartedAt.Time)), took, h.Created, h.Configured, h.Unchanged, h.Pruned, h.Message)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func (o *options) newEventsCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:               "events app NAME",
+		Short:             "Show the events of an Application and of the objects it applied, newest last",
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: o.completeAppName,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			c, app, err := o.getApp(ctx, args, "events")
+			if err != nil {
+				return err
+			}
+			type ref struct{ ns, kind, name string }
+			refs := []ref{{app.Namespace, gitsyncv1.ApplicationKind, app.Name}}
+			for _, e := range inventoryOf(app) {
+				m, err := e.ObjMetadata()
+				if err != nil {
+					continue
+				}
+				refs = append(refs, ref{m.Namespace, m.GroupKind.Kind, m.Name})
+			}
+			var all []corev1.Event
+			for _, r := range refs {
+				list := &corev1.EventList{}
+				sel := fields.Set{"involvedObject.kind": r.kind, "involvedObject.name": r.name}
+				opts := []client.ListOption{client.MatchingFieldsSelector{Selector: sel.AsSelector()}}
+				if r.ns != "" {
+					opts = append(opts, client.InNamespace(r.ns))
+				}
+				if err := c.List(ctx, list, opts...); err != nil {
+					return fmt.Errorf("listing events of %s %s/%s: %w", r.kind, r.ns, r.name, err)
+				}
+				all = append(all, list.Items...)
+			}
+			if len(all) == 0 {
+				fmt.Fprintf(o.ErrOut, "No events for Application %s/%s.\n", app.Namespace, app.Name)
+				return nil
+			}
+			sort.SliceStable(all, func(i, j int) bool { return eventTime(all[i]).Before(eventTime(all[j])) })
+			tw := tabwriter.NewWriter(o.Out, 0, 4, 3, ' ', 0)
+			fmt.Fprintln(tw, "LAST SEEN\tTYPE\tREASON\tOBJECT\tMESSAGE")
+			now := time.Now()
+			for _, e := range all {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s/%s\t%s\n", duration.HumanDuration(now.Sub(eventTime(e))), e.Type, e.Reason,
+					e.InvolvedObject.Kind, e.InvolvedObject.Name, strings.ReplaceAll(strings.TrimSpace(e.Message), "\n", "; "))
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func eventTime(e corev1.Event) time.Time {
+	switch {
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	case e.Series != nil:
+		return e.Series.LastObservedTime.Time
+	}
+	return e.CreationTimestamp.Time
+}

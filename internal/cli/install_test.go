@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// install --export | kubectl apply --dry-run=server -f - succeeds on the API server.
+func TestInstallExportDryRun(t *testing.T) {
+	g := NewWithT(t)
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not installed")
+	}
+	r := gitsync(t, "install", "--export", "--image", "registry.example/gitsync:v9.9.9")
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(r.out).To(ContainSubstring("kind: CustomResourceDefinition"))
+	g.Expect(r.out).To(ContainSubstring("image: registry.example/gitsync:v9.9.9"))
+	g.Expect(strings.Index(r.out, "kind: CustomResourceDefinition")).To(BeNumerically("<", strings.Index(r.out, "kind: Deployment")))
+
+	// Objects in a Namespace cannot be dry-run before it exists: create it for real.
+	g.Expect(client.IgnoreAlreadyExists(env.Client.Create(context.Background(),
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "gitsync-system"}}))).To(Succeed())
+	cmd := exec.Command(kubectl, "apply", "--dry-run=server", "--server-side", "-f", "-", "--kubeconfig", kubeconfigPath)
+	cmd.Stdin = strings.NewReader(r.out)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	g.Expect(cmd.Run()).To(Succeed(), out.String())
+	g.Expect(out.String()).To(ContainSubstring("deployment.apps/gitsync serverside-applied (server dry run)"))
+}
+
+func TestInstallAndVersion(t *testing.T) {
+	g := NewWithT(t)
+	r := gitsync(t, "install", "--wait=false", "--image", "registry.example/gitsync:v1.2.3")
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(r.out).To(ContainSubstring("applied CustomResourceDefinition/applications.gitsync.dev"))
+	g.Expect(r.out).To(ContainSubstring("CRDs established"))
+	ctx := context.Background()
+	crd := &unstructured.Unstructured{}
+	crd.SetAPIVersion("apiextensions.k8s.io/v1")
+	crd.SetKind("CustomResourceDefinition")
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "applications.gitsync.dev"}, crd)).To(Succeed())
+	d := &appsv1.Deployment{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "gitsync-system", Name: "gitsync"}, d)).To(Succeed())
+	g.Expect(d.Spec.Template.Spec.Containers[0].Image).To(Equal("registry.example/gitsync:v1.2.3"))
+
+	r = gitsync(t, "version")
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(r.out).To(MatchRegexp(`client: \S+\nkubernetes: v1\.\d+\.\d+.*\nserver: v1\.2\.3 \(gitsync-system\)\n`))
+
+	var out syncBuffer
+	root := NewRootCommand(Streams{In: strings.NewReader(""), Out: &out, ErrOut: &out})
+	g.Expect(Execute(ctx, root, []string{"version", "--kubeconfig", "/nonexistent"})).To(Equal(0))
+	g.Expect(out.String()).To(MatchRegexp(`client: \S+\nserver: unreachable`))
+}
+
+func TestCompletion(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, nil)
+	for _, shell := range []string{"bash", "zsh", "fish"} {
+		var out syncBuffer
+		root := NewRootCommand(Streams{In: strings.NewReader(""), Out: &out, ErrOut: &out})
+		g.Expect(Execute(context.Background(), root, []string{"completion", shell})).To(Equal(0))
+		g.Expect(out.String()).To(ContainSubstring("gitsync"), shell)
+	}
+	complete := func(args ...string) string {
+		var out syncBuffer
+		root := NewRootCommand(Streams{In: strings.NewReader(""), Out: &out, ErrOut: &out})
+		g.Expect(Execute(context.Background(), root, append([]string{"__complete"}, args...))).To(Equal(0))
+		return out.String()
+	}
+	g.Expect(complete("get", "")).To(HavePrefix("sources\napps\n"))
+	g.Expect(complete("get", "apps", "-n", f.ns, "--kubeconfig", kubeconfigPath, "w")).To(HavePrefix("web\n"))
+	g.Expect(complete("diff", "app", "-n", f.ns, "--kubeconfig", kubeconfigPath, "")).To(HavePrefix("web\n"))
+	g.Expect(complete("reconcile", "source", "-n", f.ns, "--kubeconfig", kubeconfigPath, "")).To(HavePrefix("app-repo\n"))
+}

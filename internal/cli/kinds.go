@@ -1,0 +1,167 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+)
+
+// kind is one of the CLI's object kinds: "source" (GitRepository) or "app" (Application).
+type kind string
+
+const (
+	kindSource kind = "source"
+	kindApp    kind = "app"
+)
+
+// parseKind accepts the singular, plural and short names kubectl users type.
+func parseKind(s string) (kind, error) {
+	switch strings.ToLower(s) {
+	case "source", "sources", "gitrepo", "gitrepos", "gitrepository", "gitrepositories":
+		return kindSource, nil
+	case "app", "apps", "gsapp", "gsapps", "application", "applications":
+		return kindApp, nil
+	}
+	return "", fmt.Errorf("unknown kind %q: use sources or apps", s)
+}
+
+func (k kind) kindName() string {
+	if k == kindSource {
+		return gitsyncv1.GitRepositoryKind
+	}
+	return gitsyncv1.ApplicationKind
+}
+
+func (k kind) newObject() client.Object {
+	if k == kindSource {
+		return &gitsyncv1.GitRepository{}
+	}
+	return &gitsyncv1.Application{}
+}
+
+func (k kind) newList() client.ObjectList {
+	if k == kindSource {
+		return &gitsyncv1.GitRepositoryList{}
+	}
+	return &gitsyncv1.ApplicationList{}
+}
+
+// items returns the objects of a list of k.
+func items(list client.ObjectList) []client.Object {
+	var out []client.Object
+	switch l := list.(type) {
+	case *gitsyncv1.GitRepositoryList:
+		for i := range l.Items {
+			out = append(out, &l.Items[i])
+		}
+	case *gitsyncv1.ApplicationList:
+		for i := range l.Items {
+			out = append(out, &l.Items[i])
+		}
+	}
+	return out
+}
+
+// row is what `get` shows of one object.
+type row struct {
+	Namespace, Name, Ready, Sync, Health, Revision, Age, Message string
+	Suspended                                                    bool
+}
+
+func conditionsOf(obj client.Object) []metav1.Condition {
+	switch o := obj.(type) {
+	case *gitsyncv1.GitRepository:
+		return o.Status.Conditions
+	case *gitsyncv1.Application:
+		return o.Status.Conditions
+	}
+	return nil
+}
+
+func rowOf(obj client.Object, now time.Time) row {
+	r := row{Namespace: obj.GetNamespace(), Name: obj.GetName(), Ready: "Unknown", Sync: "-", Health: "-", Revision: "-"}
+	if c := apimeta.FindStatusCondition(conditionsOf(obj), gitsyncv1.ReadyCondition); c != nil {
+		r.Ready, r.Message = string(c.Status), c.Message
+	}
+	switch o := obj.(type) {
+	case *gitsyncv1.GitRepository:
+		if o.Status.Artifact != nil {
+			r.Revision = o.Status.Artifact.Revision
+		}
+		r.Suspended = o.Spec.Suspend
+	case *gitsyncv1.Application:
+		if o.Status.Sync != nil {
+			r.Sync = o.Status.Sync.Status
+		}
+		if o.Status.Health != nil {
+			r.Health = o.Status.Health.Status
+		}
+		if o.Status.LastAppliedRevision != "" {
+			r.Revision = o.Status.LastAppliedRevision
+		}
+		if pin := pinnedRevision(o); pin != "" {
+			r.Message = "pinned to " + pin + " (gitsync resume to follow the source); " + r.Message
+		}
+		r.Suspended = o.Spec.Suspend
+	}
+	if r.Suspended {
+		r.Message = "suspended; " + r.Message
+	}
+	if ts := obj.GetCreationTimestamp(); !ts.IsZero() {
+		r.Age = duration.HumanDuration(now.Sub(ts.Time))
+	}
+	r.Message = strings.TrimSuffix(strings.ReplaceAll(r.Message, "\n", " "), "; ")
+	return r
+}
+
+// statusSelector filters rows by ready=, sync=, health= and suspended= (comma-separated,
+// all must match, case-insensitive).
+type statusSelector map[string]string
+
+func parseStatusSelector(s string) (statusSelector, error) {
+	sel := statusSelector{}
+	if s == "" {
+		return sel, nil
+	}
+	for _, term := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(term), "=")
+		k = strings.ToLower(strings.TrimSpace(k))
+		if !ok || v == "" {
+			return nil, fmt.Errorf("--status-selector %q: want key=value terms, e.g. ready=false", s)
+		}
+		switch k {
+		case "ready", "sync", "health", "suspended":
+		default:
+			return nil, fmt.Errorf("--status-selector: unknown key %q (ready, sync, health, suspended)", k)
+		}
+		sel[k] = strings.TrimSpace(v)
+	}
+	return sel, nil
+}
+
+func (sel statusSelector) matches(r row) bool {
+	for k, want := range sel {
+		var got string
+		switch k {
+		case "ready":
+			got = r.Ready
+		case "sync":
+			got = r.Sync
+		case "health":
+			got = r.Health
+		case "suspended":
+			got = fmt.Sprint(r.Suspended)
+		}
+		if !strings.EqualFold(got, want) {
+			return false
+		}
+	}
+	return true
+}

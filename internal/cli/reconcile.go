@@ -1,0 +1,237 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+)
+
+type reconcileOptions struct {
+	*options
+	withSource bool
+	timeout    time.Duration
+}
+
+func (o *options) newReconcileCommand() *cobra.Command {
+	r := &reconcileOptions{options: o}
+	cmd := &cobra.Command{
+		Use:   "reconcile source|app NAME [--with-source]",
+		Short: "Reconcile now (sets gitsync.dev/requested-at), wait until it is handled and print the outcome",
+		Example: `  gitsync reconcile app web --with-source
+  gitsync reconcile source app-repo`,
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: o.completeKindAndName,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return r.run(cmd.Context(), args)
+		},
+	}
+	cmd.Flags().BoolVar(&r.withSource, "with-source", false, "reconcile the Application's GitRepository first, so that a new commit is fetched")
+	cmd.Flags().DurationVar(&r.timeout, "timeout", 5*time.Minute, "how long to wait for the outcome")
+	return cmd
+}
+
+func (r *reconcileOptions) run(ctx context.Context, args []string) error {
+	k, err := parseKind(args[0])
+	if err != nil {
+		return err
+	}
+	c, err := r.client()
+	if err != nil {
+		return err
+	}
+	ns, err := r.namespace()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	key := client.ObjectKey{Namespace: ns, Name: args[1]}
+	if k == kindApp && r.withSource {
+		app := &gitsyncv1.Application{}
+		if err := c.Get(ctx, key, app); err != nil {
+			return notFoundOr(err, kindApp, ns, args[1])
+		}
+		srcKey := client.ObjectKey{Namespace: app.Spec.SourceRef.Namespace, Name: app.Spec.SourceRef.Name}
+		if srcKey.Namespace == "" {
+			srcKey.Namespace = ns
+		}
+		src, err := r.reconcile(ctx, c, kindSource, srcKey)
+		if err != nil {
+			return err
+		}
+		r.printOutcome(src, kindSource, srcKey)
+		// The controller reads the source from its cache, which may not hold the new
+		// artifact yet when it handles the request: ask again (a few times at most)
+		// until the Application has handled the source's revision.
+		want := ""
+		if a := src.(*gitsyncv1.GitRepository).Status.Artifact; a != nil {
+			want = a.Revision
+		}
+		for i := 0; ; i++ {
+			obj, err := r.reconcile(ctx, c, kindApp, key)
+			if err != nil {
+				return err
+			}
+			app := obj.(*gitsyncv1.Application)
+			if want == "" || app.Status.LastAttemptedRevision == want || i == 2 {
+				r.printOutcome(obj, kindApp, key)
+				return nil
+			}
+		}
+	}
+	obj, err := r.reconcile(ctx, c, k, key)
+	if err != nil {
+		return err
+	}
+	r.printOutcome(obj, k, key)
+	return nil
+}
+
+// reconcile requests a reconcile of one object, waits for it to be handled and fails
+// when it failed.
+func (r *reconcileOptions) reconcile(ctx context.Context, c client.WithWatch, k kind, key client.ObjectKey) (client.Object, error) {
+	obj := k.newObject()
+	if err := c.Get(ctx, key, obj); err != nil {
+		return nil, notFoundOr(err, k, key.Namespace, key.Name)
+	}
+	if suspended(obj) {
+		return nil, fmt.Errorf("%s %s is suspended: resume it first (gitsync resume %s %s -n %s)", k.kindName(), key, k, key.Name, key.Namespace)
+	}
+	requested := time.Now().UTC().Format(time.RFC3339Nano)
+	base := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+	ann := obj.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[gitsyncv1.RequestedAtAnnotation] = requested
+	obj.SetAnnotations(ann)
+	if err := c.Patch(ctx, obj, base); err != nil {
+		return nil, fmt.Errorf("requesting a reconcile of %s %s: %w", k.kindName(), key, err)
+	}
+	fmt.Fprintf(r.Out, "► reconcile of %s %s requested\n", k.kindName(), key)
+	obj, err := waitFor(ctx, c, k, key, func(o client.Object) (bool, error) {
+		return handledAt(o) == requested, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	ready := apimeta.FindStatusCondition(conditionsOf(obj), gitsyncv1.ReadyCondition)
+	if ready != nil && ready.Status == metav1.ConditionFalse {
+		return nil, fmt.Errorf("%s %s failed: %s: %s", k.kindName(), key, ready.Reason, ready.Message)
+	}
+	return obj, nil
+}
+
+// printOutcome says what the reconcile did: the revision, and for an Application the
+// counts of its last sync and its health.
+func (r *reconcileOptions) printOutcome(obj client.Object, k kind, key client.ObjectKey) {
+	switch o := obj.(type) {
+	case *gitsyncv1.GitRepository:
+		rev := "-"
+		if o.Status.Artifact != nil {
+			rev = o.Status.Artifact.Revision
+		}
+		fmt.Fprintf(r.Out, "✔ %s %s: revision %s\n", k.kindName(), key, rev)
+	case *gitsyncv1.Application:
+		fmt.Fprintf(r.Out, "✔ %s %s: applied revision %s", k.kindName(), key, o.Status.LastAppliedRevision)
+		if h := o.Status.History; len(h) > 0 && h[0].Revision == o.Status.LastAppliedRevision {
+			fmt.Fprintf(r.Out, " (%d created, %d configured, %d unchanged, %d pruned)", h[0].Created, h[0].Configured, h[0].Unchanged, h[0].Pruned)
+		}
+		if o.Status.Health != nil {
+			fmt.Fprintf(r.Out, ", health %s", o.Status.Health.Status)
+		}
+		fmt.Fprintln(r.Out)
+	}
+}
+
+func handledAt(obj client.Object) string {
+	switch o := obj.(type) {
+	case *gitsyncv1.GitRepository:
+		return o.Status.LastHandledReconcileAt
+	case *gitsyncv1.Application:
+		return o.Status.LastHandledReconcileAt
+	}
+	return ""
+}
+
+func suspended(obj client.Object) bool {
+	switch o := obj.(type) {
+	case *gitsyncv1.GitRepository:
+		return o.Spec.Suspend
+	case *gitsyncv1.Application:
+		return o.Spec.Suspend
+	}
+	return false
+}
+
+// newSuspendCommand is `suspend` (suspend true) or `resume`.
+func (o *options) newSuspendCommand(suspend bool) *cobra.Command {
+	verb, short := "resume", "Resume a suspended GitRepository or Application (and clear an Application's rollback pin)"
+	if suspend {
+		verb, short = "suspend", "Suspend a GitRepository or Application: nothing is fetched, synced or corrected until resume"
+	}
+	return &cobra.Command{
+		Use:               verb + " source|app NAME",
+		Short:             short,
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: o.completeKindAndName,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.setSuspend(cmd.Context(), args, suspend)
+		},
+	}
+}
+
+func (o *options) setSuspend(ctx context.Context, args []string, suspend bool) error {
+	k, err := parseKind(args[0])
+	if err != nil {
+		return err
+	}
+	c, err := o.client()
+	if err != nil {
+		return err
+	}
+	ns, err := o.namespace()
+	if err != nil {
+		return err
+	}
+	obj := k.newObject()
+	key := client.ObjectKey{Namespace: ns, Name: args[1]}
+	if err := c.Get(ctx, key, obj); err != nil {
+		return notFoundOr(err, k, ns, args[1])
+	}
+	base := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+	switch t := obj.(type) {
+	case *gitsyncv1.GitRepository:
+		t.Spec.Suspend = suspend
+	case *gitsyncv1.Application:
+		t.Spec.Suspend = suspend
+		if !suspend {
+			t.Spec.PinnedRevision = "" // resume also ends a rollback
+		}
+	}
+	if !suspend {
+		// Resuming reconciles at once.
+		ann := obj.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann[gitsyncv1.RequestedAtAnnotation] = time.Now().UTC().Format(time.RFC3339Nano)
+		obj.SetAnnotations(ann)
+	}
+	if err := c.Patch(ctx, obj, base); err != nil {
+		return fmt.Errorf("patching %s %s: %w", k.kindName(), key, err)
+	}
+	state := "suspended"
+	if !suspend {
+		state = "resumed"
+	}
+	fmt.Fprintf(o.Out, "%s %s %s\n", k.kindName(), key, state)
+	return nil
+}

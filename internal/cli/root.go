@@ -1,0 +1,156 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+)
+
+// Exit codes. Diff uses all three; the other verbs exit 0 or 1.
+const (
+	ExitOK      = 0
+	ExitChanges = 1
+	ExitError   = 2
+)
+
+// ExitError carries the process exit code of a failed command.
+type ExitCodeError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitCodeError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit code %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitCodeError) Unwrap() error { return e.Err }
+
+// Streams are where a command reads and writes.
+type Streams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// options are shared by every verb: the kubeconfig flags and the streams.
+type options struct {
+	Streams
+	flags         *genericclioptions.ConfigFlags
+	allNamespaces bool
+	// newClient is set by tests that need a client of their own; nil builds one from flags.
+	scheme *runtime.Scheme
+}
+
+// NewRootCommand returns `gitsync` with every CLI verb; extra adds commands that are not
+// the CLI's (`run`, `demo`).
+func NewRootCommand(streams Streams, extra ...*cobra.Command) *cobra.Command {
+	o := &options{Streams: streams, flags: genericclioptions.NewConfigFlags(true), scheme: newScheme()}
+	root := &cobra.Command{
+		Use:           "gitsync",
+		Short:         "GitOps operator: keeps a Kubernetes cluster equal to Git",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	for _, c := range []*cobra.Command{
+		o.newGetCommand(), o.newDiffCommand(), o.newBuildCommand(),
+		o.newReconcileCommand(), o.newSuspendCommand(true), o.newSuspendCommand(false),
+		o.newWaitCommand(), o.newHistoryCommand(), o.newEventsCommand(), o.newTreeCommand(),
+		o.newRollbackCommand(), o.newInstallCommand(), o.newVersionCommand(),
+	} {
+		o.addKubeFlags(c)
+		root.AddCommand(c)
+	}
+	root.AddCommand(extra...)
+	return root
+}
+
+// Execute runs root with args and returns the process exit code; the error, if any, is
+// written to root's error stream.
+func Execute(ctx context.Context, root *cobra.Command, args []string) int {
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var exit *ExitCodeError
+	if errors.As(err, &exit) {
+		if exit.Err != nil {
+			fmt.Fprintln(root.ErrOrStderr(), "error:", exit.Err)
+		}
+		return exit.Code
+	}
+	fmt.Fprintln(root.ErrOrStderr(), "error:", err)
+	if cmd != nil && cmd.Annotations[errorExitCodeAnnotation] != "" {
+		// e.g. diff: a bad flag or argument is an error (2), never "changes" (1).
+		return ExitError
+	}
+	return 1
+}
+
+// errorExitCodeAnnotation marks a command whose usage errors (caught by cobra before
+// RunE) exit with ExitError.
+const errorExitCodeAnnotation = "gitsync.dev/usage-errors-exit-2"
+
+// addKubeFlags gives a verb kubectl's kubeconfig flags (--kubeconfig, --context, -n ...).
+func (o *options) addKubeFlags(c *cobra.Command) {
+	o.flags.AddFlags(c.PersistentFlags())
+}
+
+func newScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(gitsyncv1.AddToScheme(s))
+	utilruntime.Must(apiextensionsv1.AddToScheme(s))
+	return s
+}
+
+func (o *options) restConfig() (*rest.Config, error) {
+	cfg, err := o.flags.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	return cfg, nil
+}
+
+// client returns a direct (uncached) client that can also watch.
+func (o *options) client() (client.WithWatch, error) {
+	cfg, err := o.restConfig()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: o.scheme})
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the cluster: %w", err)
+	}
+	return c, nil
+}
+
+// namespace is -n, else the kubeconfig context's namespace, else "default".
+func (o *options) namespace() (string, error) {
+	if o.flags.Namespace != nil && *o.flags.Namespace != "" {
+		return *o.flags.Namespace, nil
+	}
+	ns, _, err := o.flags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return "", fmt.Errorf("reading the namespace from the kubeconfig: %w", err)
+	}
+	return ns, nil
+}

@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+)
+
+// transientReasons of Ready=False that wait keeps waiting through.
+var transientReasons = map[string]bool{
+	gitsyncv1.ProgressingReason:        true,
+	gitsyncv1.DependencyNotReadyReason: true,
+	gitsyncv1.ArtifactNotReadyReason:   true,
+}
+
+func (o *options) newWaitCommand() *cobra.Command {
+	var forWhat string
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:               "wait app NAME --for synced|healthy|ready [--timeout D]",
+		Short:             "Wait (a watch) until an Application is synced, healthy or ready; fail fast when it is Degraded or its sync failed",
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: o.completeAppName,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if k, err := parseKind(args[0]); err != nil || k != kindApp {
+				return fmt.Errorf("wait works on apps: gitsync wait app NAME --for synced")
+			}
+			goal, err := waitGoal(forWhat)
+			if err != nil {
+				return err
+			}
+			c, err := o.client()
+			if err != nil {
+				return err
+			}
+			ns, err := o.namespace()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeoutCause(cmd.Context(), timeout, fmt.Errorf("timed out after %s", timeout))
+			defer cancel()
+			obj, err := waitFor(ctx, c, kindApp, client.ObjectKey{Namespace: ns, Name: args[1]}, func(obj client.Object) (bool, error) {
+				return goal(obj.(*gitsyncv1.Application))
+			})
+			if err != nil {
+				return err
+			}
+			app := obj.(*gitsyncv1.Application)
+			fmt.Fprintf(o.Out, "Application %s/%s is %s (revision %s)\n", app.Namespace, app.Name, forWhat, app.Status.LastAppliedRevision)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&forWhat, "for", "ready", "synced, healthy or ready")
+	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait")
+	return cmd
+}
+
+// waitGoal returns the check for --for: done when reached, an error when it cannot be
+// reached without a change (Degraded health, a failed sync, Stalled).
+func waitGoal(forWhat string) (func(*gitsyncv1.Application) (bool, error), error) {
+	var reached func(*gitsyncv1.Application) bool
+	switch forWhat {
+	case "synced":
+		reached = func(a *gitsyncv1.Application) bool {
+			return a.Status.Sync != nil && a.Status.Sync.Status == gitsyncv1.SyncStatusSynced
+		}
+	case "healthy":
+		reached = func(a *gitsyncv1.Application) bool {
+			return a.Status.Health != nil && a.Status.Health.Status == gitsyncv1.HealthStatusHealthy
+		}
+	case "ready":
+		reached = func(a *gitsyncv1.Application) bool {
+			return apimeta.IsStatusConditionTrue(a.Status.Conditions, gitsyncv1.ReadyCondition)
+		}
+	default:
+		return nil, fmt.Errorf("--for %q: use synced, healthy or ready", forWhat)
+	}
+	return func(a *gitsyncv1.Application) (bool, error) {
+		if a.Spec.Suspend {
+			// A suspended Application's status does not move.
+			return false, fmt.Errorf("Application %s/%s is suspended (gitsync resume app %s)", a.Namespace, a.Name, a.Name)
+		}
+		if a.Status.ObservedGeneration != a.Generation {
+			return false, nil
+		}
+		if reached(a) {
+			return true, nil
+		}
+		if a.Status.Health != nil && a.Status.Health.Status == gitsyncv1.HealthStatusDegraded {
+			return false, fmt.Errorf("Application %s/%s is Degraded: %s", a.Namespace, a.Name, a.Status.Health.Message)
+		}
+		if c := apimeta.FindStatusCondition(a.Status.Conditions, gitsyncv1.ReadyCondition); c != nil &&
+			c.Status == metav1.ConditionFalse && !transientReasons[c.Reason] {
+			return false, fmt.Errorf("Application %s/%s failed: %s: %s", a.Namespace, a.Name, c.Reason, c.Message)
+		}
+		return false, nil
+	}, nil
+}

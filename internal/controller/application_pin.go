@@ -1,0 +1,72 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/source"
+)
+
+// commitFetcher is what the pin needs of the storage to bring back a checkout that is no
+// longer there (source.Fetcher has it).
+type commitFetcher interface {
+	Fetch(ctx context.Context, req source.Request) (*source.Artifact, error)
+}
+
+// reconcilePinned replaces the source's artifact with spec.pinnedRevision (a rollback):
+// that revision is applied at once, whatever autoSync says, and newer commits are not,
+// until the pin is cleared. When the pinned commit's checkout is not in storage it is
+// fetched again from the GitRepository's URL. Sets Ready=False/ArtifactNotReady when the
+// revision cannot be checked out.
+func (r *ApplicationReconciler) reconcilePinned(ctx context.Context, s *syncRun, repo *gitsyncv1.GitRepository) (ctrl.Result, error) {
+	pinned := s.app.Spec.PinnedRevision
+	commit := pinnedCommit(pinned)
+	if commit == "" {
+		return r.notReady(s, gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("spec.pinnedRevision %q names no commit", pinned))
+	}
+	s.revision = pinned
+	s.dir = r.Storage.CheckoutDir(commit, ignoreLines(repo.Spec.Ignore))
+	if _, err := os.Stat(s.dir); err == nil {
+		return ctrl.Result{}, nil
+	}
+	fetcher, ok := r.Storage.(commitFetcher)
+	if !ok {
+		return r.notReady(s, gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("checkout of pinned revision %s is not in storage", pinned))
+	}
+	reader := r.APIReader
+	if reader == nil {
+		reader = r.Client
+	}
+	auth, err := (&GitRepositoryReconciler{APIReader: reader}).auth(ctx, repo)
+	if err != nil {
+		return r.notReady(s, gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("fetching pinned revision %s: %v", pinned, err))
+	}
+	ref := source.Ref{Commit: commit}
+	if repo.Spec.Ref != nil {
+		ref.Branch = repo.Spec.Ref.Branch
+	}
+	artifact, err := fetcher.Fetch(ctx, source.Request{
+		URL: repo.Spec.URL, Ref: ref, Auth: auth, Ignore: ignoreLines(repo.Spec.Ignore), Timeout: repo.GetTimeout().Duration,
+	})
+	if err != nil {
+		return r.notReady(s, gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("fetching pinned revision %s of %s: %v",
+			pinned, client.ObjectKeyFromObject(repo), err))
+	}
+	s.dir = artifact.Dir
+	return ctrl.Result{}, nil
+}
+
+// pinnedCommit returns the 40-hex commit of a pinned revision, or "".
+func pinnedCommit(revision string) string {
+	i := strings.LastIndex(revision, "sha1:")
+	if i < 0 || len(revision)-i-len("sha1:") != 40 {
+		return ""
+	}
+	return revision[i+len("sha1:"):]
+}
