@@ -94,6 +94,9 @@ func newFixture(t *testing.T, files map[string]string, interval time.Duration, m
 	if err := env.Client.Create(ctx, app); err != nil {
 		t.Fatal(err)
 	}
+	// Before the Git server stops (cleanups run last first): the operator leaves the
+	// test's objects alone once it ends.
+	t.Cleanup(f.suspend)
 	return f, sha
 }
 

@@ -44,7 +44,6 @@ func killRevision(r int) desired {
 // parallel) with operators of its own.
 func TestSIGKILLDuringApply(t *testing.T) {
 	f, sha := newFixture(t, killRevision(0).files(), 2*time.Second)
-	defer f.suspend()
 	logPath := filepath.Join(workDir, "kill-gitsync.log")
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gitsync-dev/gitsync/internal/testutil/gitsyncproc"
 	"github.com/gitsync-dev/gitsync/internal/testutil/testenv"
@@ -50,31 +51,50 @@ func runSuite(m *testing.M) int {
 
 // The shared operator serves every test but the SIGKILL one (which runs first, alone,
 // with operators of its own): two operators on one cluster would both reconcile
-// everything.
+// everything. Like a Deployment's pod it is restarted when it dies, and like the shipped
+// manifest's 512 Mi limit its memory is capped, so that input that makes it allocate
+// without bound crashes it (as in a cluster) instead of exhausting the test machine.
 var (
-	sharedOnce sync.Once
-	shared     *gitsyncproc.Process
-	sharedErr  error
-	sharedLog  string
+	sharedOnce     sync.Once
+	sharedLog      string
+	sharedStop     = make(chan struct{})
+	sharedStopped  = make(chan struct{})
+	sharedMu       sync.Mutex
+	shared         *gitsyncproc.Process
+	sharedRestarts int
 )
+
+// sharedMemoryLimit caps the shared operator's address space: about 1 GiB of heap.
+const sharedMemoryLimit = 3 << 30
 
 // sharedOperator starts the package's long-running operator on first use.
 func sharedOperator(t *testing.T) {
 	t.Helper()
+	var err error
 	sharedOnce.Do(func() {
 		sharedLog = filepath.Join(workDir, "shared-gitsync.log")
-		shared, sharedErr = gitsyncproc.Run(gitsyncproc.Options{
+		opts := gitsyncproc.Options{
 			Binary:      binary,
 			Kubeconfig:  kubeconfig,
 			StoragePath: filepath.Join(workDir, "shared-storage"),
 			Log:         sharedLog,
-		})
+			MemoryLimit: sharedMemoryLimit,
+		}
+		var p *gitsyncproc.Process
+		if p, err = gitsyncproc.Run(opts); err != nil {
+			close(sharedStopped)
+			return
+		}
+		shared = p
+		go superviseShared(p, opts)
 	})
-	if sharedErr != nil {
-		t.Fatal(sharedErr)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if exited, err := shared.Exited(); exited {
-		t.Fatalf("the shared operator exited: %v\n%s", err, gitsyncproc.Tail(sharedLog, 40))
+	select {
+	case <-sharedStopped:
+		t.Fatal("the shared operator is not running")
+	default:
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -83,8 +103,45 @@ func sharedOperator(t *testing.T) {
 	})
 }
 
+// superviseShared restarts the shared operator whenever it ends, until the suite stops it.
+func superviseShared(p *gitsyncproc.Process, opts gitsyncproc.Options) {
+	defer close(sharedStopped)
+	for {
+		select {
+		case <-sharedStop:
+			p.Kill()
+			return
+		case <-p.Done():
+		}
+		_, exitErr := p.Exited()
+		fmt.Fprintf(os.Stderr, "fault: the shared operator ended (%v); restarting it\n", exitErr)
+		time.Sleep(time.Second)
+		next, err := gitsyncproc.Run(opts)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fault: restarting the shared operator:", err)
+			return
+		}
+		sharedMu.Lock()
+		shared, sharedRestarts = next, sharedRestarts+1
+		sharedMu.Unlock()
+		p = next
+	}
+}
+
+// sharedPid is the pid of the shared operator's current process.
+func sharedPid() int {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	return shared.Pid()
+}
+
 func stopSharedOperator() {
-	if shared != nil {
-		shared.Kill()
+	if shared == nil {
+		return
+	}
+	close(sharedStop)
+	<-sharedStopped
+	if sharedRestarts > 0 {
+		fmt.Fprintf(os.Stderr, "fault: the shared operator was restarted %d times after crashing\n", sharedRestarts)
 	}
 }

@@ -6,10 +6,12 @@ package localcluster
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -19,6 +21,9 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/config"
 )
+
+// stopTimeout bounds each control plane process's graceful stop.
+const stopTimeout = 5 * time.Second
 
 // Cluster is a running local control plane.
 type Cluster struct {
@@ -64,6 +69,9 @@ func Start() (*Cluster, error) {
 		BinaryAssetsDirectory: assets,
 		CRDs:                  crds,
 		ErrorIfCRDPathMissing: true,
+		// kube-apiserver's graceful shutdown can outlast envtest's 20 s under load; after
+		// this it is killed.
+		ControlPlaneStopTimeout: stopTimeout,
 	}
 	env.ControlPlane.APIServer = &envtest.APIServer{CertDir: certDir}
 	cfg, err := env.Start()
@@ -87,8 +95,21 @@ func (c *Cluster) Stop() error {
 // working once it is back. It returns when the new API server is healthy.
 func (c *Cluster) RestartAPIServer() error {
 	apiServer := c.env.ControlPlane.GetAPIServer()
-	if err := apiServer.Stop(); err != nil {
+	if err := apiServer.Stop(); err != nil && !strings.Contains(err.Error(), "timeout waiting") {
 		return fmt.Errorf("stopping kube-apiserver: %w", err)
+	}
+	// A stop that timed out killed the process: wait until its port is free again.
+	addr := net.JoinHostPort(apiServer.SecureServing.Address, apiServer.SecureServing.Port)
+	for deadline := time.Now().Add(stopTimeout); ; {
+		ln, err := net.Listen("tcp", addr)
+		if err == nil {
+			ln.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("waiting for kube-apiserver's port: %w", err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	if err := apiServer.Start(); err != nil {
 		return fmt.Errorf("starting kube-apiserver again: %w", err)

@@ -57,6 +57,11 @@ type Options struct {
 	Log string
 	// Args are more flags of `gitsync run`.
 	Args []string
+	// MemoryLimit, when not 0, caps the process's address space (RLIMIT_AS, on Linux) so
+	// that a runaway allocation ends the operator, as a container's memory limit would,
+	// instead of exhausting the machine. Go reserves some address space up front: allow
+	// about 1.5 GiB more than the heap that is meant to fit.
+	MemoryLimit uint64
 }
 
 // Process is a running `gitsync run`.
@@ -102,6 +107,13 @@ func Run(o Options) (*Process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting gitsync: %w", err)
 	}
+	if o.MemoryLimit != 0 {
+		if err := limitMemory(cmd.Process.Pid, o.MemoryLimit); err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			return nil, fmt.Errorf("limiting the operator's memory: %w", err)
+		}
+	}
 	p := &Process{cmd: cmd, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
@@ -127,6 +139,9 @@ func (p *Process) Exited() (bool, error) {
 		return false, nil
 	}
 }
+
+// Done is closed when the process has ended.
+func (p *Process) Done() <-chan struct{} { return p.done }
 
 // Pid is the process id.
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
