@@ -49,9 +49,11 @@ func runSuite(m *testing.M) int {
 	})
 }
 
-// The shared operator serves every test but the SIGKILL one (which runs first, alone,
-// with operators of its own): two operators on one cluster would both reconcile
-// everything. Like a Deployment's pod it is restarted when it dies, and like the shipped
+// The shared operator serves every test but the SIGKILL one, which has operators of its
+// own: two operators on one cluster would both reconcile everything. Go runs the
+// non-parallel tests first, in file order (kill_test.go, restart_test.go,
+// yaml_bomb_test.go), then the parallel ones (TestBadInput, TestGitServerDown); the
+// shared operator starts with the first test that needs it, after the SIGKILL test. Like a Deployment's pod it is restarted when it dies, and like the shipped
 // manifest's 512 Mi limit its memory is capped, so that input that makes it allocate
 // without bound crashes it (as in a cluster) instead of exhausting the test machine.
 var (
