@@ -130,6 +130,23 @@ func superviseShared(p *gitsyncproc.Process, opts gitsyncproc.Options) {
 	}
 }
 
+// waitSharedSteady waits (up to max) until the shared operator has not been restarted for
+// quiet.
+func waitSharedSteady(quiet, max time.Duration) {
+	for deadline := time.Now().Add(max); time.Now().Before(deadline); {
+		sharedMu.Lock()
+		before := sharedRestarts
+		sharedMu.Unlock()
+		time.Sleep(quiet)
+		sharedMu.Lock()
+		after := sharedRestarts
+		sharedMu.Unlock()
+		if after == before {
+			return
+		}
+	}
+}
+
 // sharedPid is the pid of the shared operator's current process.
 func sharedPid() int {
 	sharedMu.Lock()
