@@ -6,6 +6,7 @@ package localcluster
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,9 +22,15 @@ import (
 	"github.com/gitsync-dev/gitsync/config"
 )
 
+// stopTimeout bounds each control plane process's graceful stop.
+const stopTimeout = 5 * time.Second
+
 // Cluster is a running local control plane.
 type Cluster struct {
 	env *envtest.Environment
+	// certDir holds the API server's serving certificates; kept across RestartAPIServer
+	// so that clients keep trusting it.
+	certDir string
 	// Config reaches the API server as a cluster admin.
 	Config *rest.Config
 	// Scheme knows the built-in kinds and gitsync's.
@@ -52,27 +59,68 @@ func Start() (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading CRDs: %w", err)
 	}
+	// A certificate directory of our own (envtest removes and regenerates its own on every
+	// stop), so that the API server can be restarted with the same serving certificate.
+	certDir, err := os.MkdirTemp("", "gitsync-apiserver-")
+	if err != nil {
+		return nil, fmt.Errorf("creating the API server's certificate directory: %w", err)
+	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
 		CRDs:                  crds,
 		ErrorIfCRDPathMissing: true,
+		// kube-apiserver's graceful shutdown can outlast envtest's 20 s under load; after
+		// this it is killed.
+		ControlPlaneStopTimeout: stopTimeout,
 	}
 	if os.Getenv("KUBEBUILDER_CONTROLPLANE_START_TIMEOUT") == "" {
 		// envtest's 20 s is not enough for kube-apiserver on a loaded 2-core machine
 		// (a parallel build): packages then fail before any test runs.
 		env.ControlPlaneStartTimeout = 2 * time.Minute
 	}
+	env.ControlPlane.APIServer = &envtest.APIServer{CertDir: certDir}
 	cfg, err := env.Start()
 	if err != nil {
+		_ = os.RemoveAll(certDir)
 		return nil, fmt.Errorf("starting the local API server: %w", err)
 	}
 	// Tests create many objects quickly; the default client limits (5 qps) would throttle them.
 	cfg.QPS, cfg.Burst = 500, 1000
-	return &Cluster{env: env, Config: cfg, Scheme: NewScheme()}, nil
+	return &Cluster{env: env, certDir: certDir, Config: cfg, Scheme: NewScheme()}, nil
 }
 
 // Stop stops the control plane and removes its data.
-func (c *Cluster) Stop() error { return c.env.Stop() }
+func (c *Cluster) Stop() error {
+	err := c.env.Stop()
+	return errors.Join(err, os.RemoveAll(c.certDir))
+}
+
+// RestartAPIServer stops kube-apiserver and starts it again on the same address with the
+// same certificates, keeping etcd (and so every object) running; clients made before keep
+// working once it is back. It returns when the new API server is healthy.
+func (c *Cluster) RestartAPIServer() error {
+	apiServer := c.env.ControlPlane.GetAPIServer()
+	if err := apiServer.Stop(); err != nil && !strings.Contains(err.Error(), "timeout waiting") {
+		return fmt.Errorf("stopping kube-apiserver: %w", err)
+	}
+	// A stop that timed out killed the process: wait until its port is free again.
+	addr := net.JoinHostPort(apiServer.SecureServing.Address, apiServer.SecureServing.Port)
+	for deadline := time.Now().Add(stopTimeout); ; {
+		ln, err := net.Listen("tcp", addr)
+		if err == nil {
+			ln.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("waiting for kube-apiserver's port: %w", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := apiServer.Start(); err != nil {
+		return fmt.Errorf("starting kube-apiserver again: %w", err)
+	}
+	return nil
+}
 
 // KubeConfig returns a kubeconfig for a cluster admin of this control plane.
 func (c *Cluster) KubeConfig() ([]byte, error) {

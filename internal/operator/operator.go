@@ -78,6 +78,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	if opts.GCInterval <= 0 {
 		opts.GCInterval = 10 * time.Minute
 	}
+	cfg = withoutClientThrottling(cfg)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsBindAddress},
@@ -157,6 +158,21 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// withoutClientThrottling returns cfg, or a copy of it without client-side rate limiting
+// when it sets no QPS. A kubeconfig loaded with clientcmd (`gitsync run --kubeconfig`)
+// leaves QPS at 0, which client-go turns into 5 requests per second with a burst of 10:
+// an apply of 300 objects (a dry-run and an apply each) then takes two minutes. The API
+// server's priority and fairness limits it instead, as controller-runtime's GetConfig
+// does for $KUBECONFIG and in-cluster configs.
+func withoutClientThrottling(cfg *rest.Config) *rest.Config {
+	if cfg.QPS != 0 || cfg.RateLimiter != nil {
+		return cfg
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS = -1
+	return cfg
 }
 
 // checkoutGC removes, at every interval, the checkouts that no GitRepository's artifact
