@@ -125,7 +125,7 @@ func badInputs() []badInput {
 			"again.yaml":      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\ndata:\n  revision: again\n",
 		}),
 		reasons: []string{gitsyncv1.BuildFailedReason},
-		message: `(?i)ConfigMap.*one.*(duplicate|also defined|more than once)`,
+		message: `(?i)ConfigMap.*one.*(duplicate|also defined|more than once|defined twice)`,
 	}, {
 		name: "duplicate once the namespace is defaulted",
 		change: func(t *testing.T, f *fixture, _ string) string {
@@ -135,7 +135,7 @@ func badInputs() []badInput {
 			})
 		},
 		reasons: []string{gitsyncv1.BuildFailedReason, gitsyncv1.ApplyFailedReason},
-		message: `(?i)ConfigMap.*one.*(duplicate|also defined|more than once)`,
+		message: `(?i)ConfigMap.*one.*(duplicate|also defined|more than once|defined twice)`,
 	}, {
 		name:    "delete everything with prune",
 		change:  commitFiles(map[string]string{"README.md": "nothing here any more\n"}, "configmaps.yaml", "services.yaml"),

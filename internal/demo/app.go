@@ -10,6 +10,7 @@ resources:
   - configmap.yaml
   - deployment.yaml
   - service.yaml
+  - migrate-job.yaml
 `,
 	"apps/demo/base/namespace.yaml": `apiVersion: v1
 kind: Namespace
@@ -21,6 +22,8 @@ kind: ConfigMap
 metadata:
   name: web-config
   namespace: demo-app
+  annotations:
+    gitsync.dev/sync-wave: "-1"   # before the Deployment that reads it
 data:
   greeting: hello from git
 `,
@@ -47,6 +50,26 @@ spec:
           envFrom:
             - configMapRef:
                 name: web-config
+`,
+	"apps/demo/base/migrate-job.yaml": `# A PreSync hook: runs before anything of a new revision is applied, deleted once it succeeded.
+# (kustomize needs a name; in plain YAML and charts a hook may use generateName.)
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: db-migrate
+  namespace: demo-app
+  annotations:
+    gitsync.dev/hook: PreSync
+    gitsync.dev/hook-delete-policy: HookSucceeded
+spec:
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: migrate
+          image: busybox:1.37
+          command: ["sh", "-c", "echo migrating"]
 `,
 	"apps/demo/base/service.yaml": `apiVersion: v1
 kind: Service

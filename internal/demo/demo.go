@@ -11,12 +11,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -144,6 +146,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	}()
 
 	c := mgr.GetClient()
+	go playKubelet(mgrCtx, c, "demo-app", Namespace)
 	stopNotifications, err := startNotifications(ctx, c, o.Out)
 	if err != nil {
 		return err
@@ -152,11 +155,16 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err := createObjects(ctx, c, repo); err != nil {
 		return err
 	}
-	say("created GitRepository %s/demo (file://%s) and Application %s/demo (path apps/demo/overlays/dev)", Namespace, repo, Namespace)
+	say("created GitRepository %s/demo (file://%s), Application %s/demo (kustomize, apps/demo/overlays/dev: a PreSync hook, then waves)"+
+		" and Application %s/hello (Helm chart apps/hello-chart)", Namespace, repo, Namespace, Namespace)
 
 	readyCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	app, err := waitSynced(readyCtx, c)
+	app, err := waitSynced(readyCtx, c, "demo")
+	if err != nil {
+		return err
+	}
+	chartApp, err := waitSynced(readyCtx, c, "hello")
 	if err != nil {
 		return err
 	}
@@ -165,39 +173,66 @@ func Run(ctx context.Context, o Options) (err error) {
 		health = app.Status.Health.Status
 	}
 	say("Application %s/demo is Synced at %s, health %s, %d objects", Namespace, app.Status.LastAppliedRevision, health, len(app.Status.Inventory.Entries))
+	for _, h := range app.Status.Hooks {
+		say("  hook %s %s/%s: %s", h.Phase, h.Kind, h.Name, h.Result)
+	}
+	say("Application %s/hello is Synced: chart %s %s, %d objects", Namespace, chartApp.Status.Sync.Chart, chartApp.Status.Sync.ChartVersion, len(chartApp.Status.Inventory.Entries))
 	if o.ExitWhenReady {
 		return nil
 	}
 
-	say(`
+	say("%s", strings.NewReplacer("{kubeconfig}", kubeconfig, "{ns}", Namespace, "{repo}", repo, "{webhook}", webhookAddr, "{token}", webhookToken).Replace(`
 The demo runs until Ctrl-C. Try, in another shell:
 
-  export KUBECONFIG=%s
-  kubectl get gitrepo,gsapp -n %s
+  export KUBECONFIG={kubeconfig}
+  make build && export PATH=$PWD/bin:$PATH     # the gitsync CLI (from the repository's root)
+  gitsync get apps -A
+  gitsync tree app demo -n {ns}
+  gitsync history app demo -n {ns}
+  kubectl get gitrepo,gsapp -n {ns}
   kubectl get all,configmap -n demo-app
-  cd %s
-  sed -i 's/hello from git/hello again/' apps/demo/base/configmap.yaml && git commit -qam "new greeting"
+
+  # a change in Git: see it with gitsync diff before it lands
+  cd {repo}
+  sed -i 's/hello from git/hello again/' apps/demo/base/configmap.yaml
+  gitsync diff app demo -n {ns} --path apps/demo/overlays/dev    # exit 1: one field changes
+  git commit -qam "new greeting"
   # the push webhook applies it at once (otherwise the 1m poll does):
-  body='{"url": "file://%s", "ref": "refs/heads/main"}'
-  curl -s -X POST http://%s/hook/generic -H "X-Signature: sha256=$(printf %%s "$body" | openssl dgst -sha256 -hmac %s | sed 's/^.* //')" -d "$body"
+  body='{"url": "file://{repo}", "ref": "refs/heads/main"}'
+  curl -s -X POST http://{webhook}/hook/generic -H "X-Signature: sha256=$(printf %s "$body" | openssl dgst -sha256 -hmac {token} | sed 's/^.* //')" -d "$body"
   kubectl get configmap web-config -n demo-app -o yaml
+  kubectl get gsapp demo -n {ns} -o jsonpath='{.status.hooks}'     # the PreSync hook ran again
+
+  # the chart: change a value, and the objects follow
+  kubectl patch gsapp hello -n {ns} --type merge -p '{"spec":{"helm":{"values":{"greeting":"hi from values"}}}}'
+  kubectl get configmap hello-greeting -n {ns} -o jsonpath='{.data.greeting}'
 
   # drift: an edit outside Git is reverted at once, and reported
   kubectl set image deployment/web web=nginx:drifted -n demo-app
   kubectl get deployment web -n demo-app -o jsonpath='{.spec.template.spec.containers[0].image}'
-  kubectl get events -n %s --field-selector involvedObject.kind=Application
-  kubectl patch gsapp demo -n %s --type merge -p '{"spec":{"selfHeal":false}}'   # report only
+  kubectl get events -n {ns} --field-selector involvedObject.kind=Application
+  kubectl patch gsapp demo -n {ns} --type merge -p '{"spec":{"selfHeal":false}}'   # report only
   kubectl set image deployment/web web=nginx:drifted -n demo-app
-  kubectl get gsapp demo -n %s -o jsonpath='{.status.drift}'
+  kubectl get gsapp demo -n {ns} -o jsonpath='{.status.drift}'
 
-(No kubelet runs here: Pods never start, so the Deployment stays Progressing.)
-`, kubeconfig, Namespace, repo, repo, webhookAddr, webhookToken, Namespace, Namespace, Namespace)
+(No kubelet runs here: the demo marks Deployments Available and hook Jobs Complete itself.)
+`))
 	<-ctx.Done()
 	say("stopping")
 	return nil
 }
 
 func createObjects(ctx context.Context, c client.Client, repo string) error {
+	chart := &gitsyncv1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: Namespace},
+		Spec: gitsyncv1.ApplicationSpec{
+			SourceRef: gitsyncv1.SourceReference{Kind: gitsyncv1.GitRepositoryKind, Name: "demo"},
+			Path:      "apps/hello-chart",
+			Prune:     true,
+			Helm:      &gitsyncv1.HelmSpec{Values: &runtime.RawExtension{Raw: []byte(`{"replicaCount": 2}`)}},
+		},
+	}
+
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}
 	if err := client.IgnoreAlreadyExists(c.Create(ctx, ns)); err != nil { // startNotifications may have made it
 		return fmt.Errorf("creating namespace %s: %w", Namespace, err)
@@ -232,14 +267,17 @@ func createObjects(ctx context.Context, c client.Client, repo string) error {
 	if err := c.Create(ctx, app); err != nil {
 		return fmt.Errorf("creating the Application: %w", err)
 	}
+	if err := c.Create(ctx, chart); err != nil {
+		return fmt.Errorf("creating the chart Application: %w", err)
+	}
 	return nil
 }
 
-// waitSynced waits until the demo Application is Ready and Synced.
-func waitSynced(ctx context.Context, c client.Client) (*gitsyncv1.Application, error) {
+// waitSynced waits until the demo Application name is Ready and Synced.
+func waitSynced(ctx context.Context, c client.Client, name string) (*gitsyncv1.Application, error) {
 	app := &gitsyncv1.Application{}
 	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		if err := c.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: "demo"}, app); err != nil {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: name}, app); err != nil {
 			return false, nil
 		}
 		return apimeta.IsStatusConditionTrue(app.Status.Conditions, gitsyncv1.ReadyCondition) &&
@@ -250,14 +288,21 @@ func waitSynced(ctx context.Context, c client.Client) (*gitsyncv1.Application, e
 		if cond := apimeta.FindStatusCondition(app.Status.Conditions, gitsyncv1.ReadyCondition); cond != nil {
 			msg = cond.Reason + ": " + cond.Message
 		}
-		return nil, fmt.Errorf("waiting for the Application to be Synced (%s): %w", msg, err)
+		return nil, fmt.Errorf("waiting for the Application %s to be Synced (%s): %w", name, msg, err)
 	}
 	return app, nil
 }
 
 // createRepo makes a Git repository with the demo app on branch main.
 func createRepo(dir string) error {
+	files := map[string]string{}
 	for path, content := range appFiles {
+		files[path] = content
+	}
+	for path, content := range chartFiles {
+		files[path] = content
+	}
+	for path, content := range files {
 		p := filepath.Join(dir, path)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err

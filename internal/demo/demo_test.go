@@ -21,6 +21,8 @@ func TestDemoBecomesReady(t *testing.T) {
 	g := NewWithT(t)
 	g.Expect(err).NotTo(HaveOccurred(), out.String())
 	g.Expect(out.String()).To(MatchRegexp(`Application gitsync-demo/demo is Synced at main@sha1:[0-9a-f]{40}, health (Healthy|Progressing), 4 objects`))
+	g.Expect(out.String()).To(MatchRegexp(`hook PreSync Job/db-migrate: Succeeded`))
+	g.Expect(out.String()).To(MatchRegexp(`Application gitsync-demo/hello is Synced: chart hello 0.3.0, 2 objects`))
 	g.Expect(out.String()).To(MatchRegexp(`notification received \(signature verified\): (GitRepository|Application)/gitsync-demo/demo`))
 }
 

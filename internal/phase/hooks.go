@@ -7,6 +7,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -70,12 +71,18 @@ func hookRun(h Hook, obj *unstructured.Unstructured, result, msg string) HookRun
 
 // dryRunHooks creates every hook with dry-run, so that an invalid hook fails the sync
 // before anything is written. A named hook that exists already is fine (it is deleted
-// before it is created again).
-func (r *Runner) dryRunHooks(ctx context.Context, hooks []Hook) error {
+// before it is created again), and so is one whose Namespace or kind the revision itself
+// defines (it is judged when it is created, after the definitions).
+func (r *Runner) dryRunHooks(ctx context.Context, hooks []Hook, defs definitions) error {
 	var errs []error
 	for _, h := range hooks {
 		obj := r.hookObject(h)
-		if err := r.Client.Create(ctx, obj, client.DryRunAll, client.FieldOwner(gitsyncv1.FieldManager)); err != nil && !apierrors.IsAlreadyExists(err) {
+		err := r.Client.Create(ctx, obj, client.DryRunAll, client.FieldOwner(gitsyncv1.FieldManager))
+		switch {
+		case err == nil, apierrors.IsAlreadyExists(err):
+		case apierrors.IsNotFound(err) && defs.namespaces[obj.GetNamespace()]:
+		case meta.IsNoMatchError(err) && defs.crds:
+		default:
 			errs = append(errs, fmt.Errorf("%s hook %s: %w", h.Phase, hookKey(h.Object), err))
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -88,7 +89,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, opts Options) (*Outcome, e
 		return out, err
 	}
 	if opts.Hooks {
-		if err := r.dryRunHooks(ctx, plan.Hooks()); err != nil {
+		if err := r.dryRunHooks(ctx, plan.Hooks(), definedBy(plan)); err != nil {
 			out.Phase = "dry-run"
 			return out, err
 		}
@@ -104,6 +105,18 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, opts Options) (*Outcome, e
 
 func (r *Runner) run(ctx context.Context, plan *Plan, opts Options, out *Outcome) error {
 	if opts.Hooks && len(plan.PreSync) > 0 {
+		// CRDs and Namespaces stay first: a PreSync hook may live in a Namespace, or be
+		// of a kind, that this revision creates.
+		if defs := clusterDefinitions(plan); len(defs) > 0 {
+			res, err := r.Applier.Apply(ctx, defs, opts.Apply)
+			if res != nil {
+				out.Result = merge(out.Result, res)
+			}
+			if err != nil {
+				out.Phase = "definitions"
+				return err
+			}
+		}
 		if err := r.runHooks(ctx, gitsyncv1.HookPreSync, plan.PreSync, out); err != nil {
 			out.Phase = gitsyncv1.HookPreSync
 			return err
@@ -192,11 +205,66 @@ func steps(waves []Wave, hooks []Hook) []step {
 	return out
 }
 
+// merge adds b's changes and inventory to a's; an object applied twice (the cluster
+// definitions, before PreSync and again in their wave) counts once, with its first change.
 func merge(a, b *apply.Result) *apply.Result {
 	if a == nil {
 		return b
 	}
-	return &apply.Result{Changes: append(a.Changes, b.Changes...), Inventory: append(a.Inventory, b.Inventory...)}
+	out := &apply.Result{Changes: append([]apply.Change{}, a.Changes...), Inventory: append([]apply.Entry{}, a.Inventory...)}
+	seen := map[string]bool{}
+	for _, e := range a.Inventory {
+		seen[e.ID] = true
+	}
+	for _, e := range b.Inventory {
+		if !seen[e.ID] {
+			out.Inventory = append(out.Inventory, e)
+			seen[e.ID] = true
+		}
+	}
+	changed := map[string]bool{}
+	for _, c := range a.Changes {
+		changed[c.Subject] = true
+	}
+	for _, c := range b.Changes {
+		if !changed[c.Subject] {
+			out.Changes = append(out.Changes, c)
+		}
+	}
+	return out
+}
+
+// clusterDefinitions are the plan's CRDs and Namespaces (the head of its first wave).
+func clusterDefinitions(plan *Plan) []*unstructured.Unstructured {
+	var defs []*unstructured.Unstructured
+	if len(plan.Waves) > 0 {
+		for _, o := range plan.Waves[0].Objects {
+			if utils.IsClusterDefinition(o) {
+				defs = append(defs, o)
+			}
+		}
+	}
+	return defs
+}
+
+// definitions is what a plan defines for the objects after it: Namespaces by name, and
+// whether it holds CRDs.
+type definitions struct {
+	namespaces map[string]bool
+	crds       bool
+}
+
+func definedBy(plan *Plan) definitions {
+	d := definitions{namespaces: map[string]bool{}}
+	for _, o := range plan.Objects() {
+		switch o.GroupVersionKind().GroupKind().String() {
+		case "Namespace":
+			d.namespaces[o.GetName()] = true
+		case "CustomResourceDefinition.apiextensions.k8s.io":
+			d.crds = true
+		}
+	}
+	return d
 }
 
 func (r *Runner) progress(ctx context.Context, format string, args ...any) {

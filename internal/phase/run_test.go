@@ -266,3 +266,22 @@ func MatchFields2(phase, result string, deleted bool) OmegaMatcher {
 	return WithTransform(func(h HookRun) string { return fmt.Sprintf("%s/%s/%v", h.Phase, h.Result, h.Deleted) },
 		Equal(fmt.Sprintf("%s/%s/%v", phase, result, deleted)))
 }
+
+func TestRunPreSyncHookInANamespaceOfTheRevision(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := "presync-" + strings.ToLower(strings.ReplaceAll(t.Name()[len(t.Name())-8:], "/", ""))
+	space := parse(t, "apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n", ns)
+	main := configMap(t, ns, "main", "")
+	hook := job(t, ns, "migrate", `gitsync.dev/hook: PreSync`)
+	ch, _, err := start(ctx, runner(ns), []*unstructured.Unstructured{main, hook, space}, true)
+	g.Expect(err).NotTo(HaveOccurred())
+	var jobs []unstructured.Unstructured
+	g.Eventually(func() int { jobs = hooksOf(ctx, ns); return len(jobs) }, 10*time.Second, 50*time.Millisecond).Should(Equal(1))
+	g.Expect(exists(ctx, main)).To(BeFalse(), "only the Namespace comes before PreSync")
+	finishJob(ctx, t, &jobs[0], true)
+	var d done
+	g.Eventually(ch, 10*time.Second).Should(Receive(&d))
+	g.Expect(d.err).NotTo(HaveOccurred())
+	g.Expect(d.out.Result.Inventory).To(HaveLen(2), "the Namespace counts once")
+}
