@@ -205,7 +205,7 @@ func (r *ApplicationReconciler) reconcileApply(ctx context.Context, s *syncRun) 
 		return ctrl.Result{}, err
 	}
 	if r.Drift != nil {
-		r.Drift.Prepare(ctx, s.objects)
+		r.Drift.Prepare(ctx, client.ObjectKeyFromObject(app), s.objects)
 	}
 	ctx, cancel := context.WithTimeout(ctx, app.GetTimeout().Duration)
 	defer cancel()

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,7 +42,10 @@ type DriftReconciler struct {
 
 	mu      sync.Mutex
 	desired map[types.NamespacedName]map[string]*unstructured.Unstructured // by inventory ID
-	pending map[types.NamespacedName]map[drift.ObjectRef]bool
+	// prepared holds the kinds of a sync under way, watched from before its apply until
+	// its Applied (or Forget), so that other Applications' syncs do not stop them.
+	prepared map[types.NamespacedName]map[schema.GroupVersionKind]bool
+	pending  map[types.NamespacedName]map[drift.ObjectRef]bool
 	// seen holds each object's drift.Fingerprint as of its last check, for the backstop.
 	seen map[drift.ObjectRef]string
 	// notBefore holds, per fought-over object, when the next correction may happen.
@@ -62,6 +66,7 @@ func NewDriftReconciler() *DriftReconciler {
 		wake:      make(chan event.GenericEvent, 4096),
 		resync:    make(chan event.GenericEvent, 1024),
 		desired:   map[types.NamespacedName]map[string]*unstructured.Unstructured{},
+		prepared:  map[types.NamespacedName]map[schema.GroupVersionKind]bool{},
 		pending:   map[types.NamespacedName]map[drift.ObjectRef]bool{},
 		seen:      map[drift.ObjectRef]string{},
 		notBefore: map[string]time.Time{},

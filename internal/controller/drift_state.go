@@ -134,14 +134,24 @@ func (r *DriftReconciler) markPending(app types.NamespacedName, ref drift.Object
 
 // Prepare starts the watches of the kinds of objs (those the API server knows already)
 // before they are applied, so that the first change after the apply is seen.
-func (r *DriftReconciler) Prepare(ctx context.Context, objs []*unstructured.Unstructured) {
-	kinds := r.kinds()
+// The kinds stay watched until the Application's Applied or Forget, so that another
+// Application's sync meanwhile does not stop them. The wait for the watches is bounded.
+func (r *DriftReconciler) Prepare(ctx context.Context, app types.NamespacedName, objs []*unstructured.Unstructured) {
+	prepared := map[schema.GroupVersionKind]bool{}
 	for _, o := range objs {
-		kinds[o.GroupVersionKind()] = true
+		prepared[o.GroupVersionKind()] = true
 	}
+	r.mu.Lock()
+	r.prepared[app] = prepared
+	r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, prepareTimeout)
+	defer cancel()
 	// Kinds whose CRD is in this very render fail until it is applied; Applied retries.
-	_ = r.Watches.Sync(ctx, kinds)
+	_ = r.Watches.Sync(ctx, r.kinds())
 }
+
+// prepareTimeout bounds Prepare's wait for new watches to list their objects.
+const prepareTimeout = 30 * time.Second
 
 // Applied records the objects of a successful sync as the Application's desired state,
 // makes the watched kinds those of every recorded Application, and notes each object's
@@ -153,6 +163,7 @@ func (r *DriftReconciler) Applied(ctx context.Context, app types.NamespacedName,
 	}
 	r.mu.Lock()
 	r.desired[app] = byID
+	delete(r.prepared, app)
 	r.mu.Unlock()
 	if err := r.Watches.Sync(ctx, r.kinds()); err != nil {
 		return err
@@ -178,6 +189,7 @@ func (r *DriftReconciler) Forget(ctx context.Context, app types.NamespacedName) 
 		delete(r.retryAt, objectRef(o))
 	}
 	delete(r.desired, app)
+	delete(r.prepared, app)
 	delete(r.pending, app)
 	r.mu.Unlock()
 	_ = r.Watches.Sync(ctx, r.kinds())
@@ -227,6 +239,11 @@ func (r *DriftReconciler) kinds() map[schema.GroupVersionKind]bool {
 	for _, objs := range r.desired {
 		for _, o := range objs {
 			kinds[o.GroupVersionKind()] = true
+		}
+	}
+	for _, prepared := range r.prepared {
+		for gvk := range prepared {
+			kinds[gvk] = true
 		}
 	}
 	return kinds

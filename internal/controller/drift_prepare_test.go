@@ -1,0 +1,56 @@
+package controller
+
+import (
+	"context"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/metadata"
+
+	"github.com/gitsync-dev/gitsync/internal/drift"
+)
+
+// A sync prepares the watches of its kinds before it applies; another Application's
+// sync finishing meanwhile must not stop them (Prepare would then wait forever for a
+// stopped watch, and the first sync hang in "applying").
+func TestPreparedKindsSurviveAnotherApplicationsSync(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	mc, err := metadata.NewForConfig(env.Config)
+	g.Expect(err).NotTo(HaveOccurred())
+	r := NewDriftReconciler()
+	r.Watches = drift.NewWatches(mc, func(gvk schema.GroupVersionKind) (schema.GroupVersionResource, error) {
+		m, err := env.Client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			return schema.GroupVersionResource{}, err
+		}
+		return m.Resource, nil
+	}, func(drift.Event) {})
+	defer r.Watches.Stop()
+
+	obj := func(apiVersion, kind, name string) *unstructured.Unstructured {
+		o := &unstructured.Unstructured{}
+		o.SetAPIVersion(apiVersion)
+		o.SetKind(kind)
+		o.SetNamespace(ns)
+		o.SetName(name)
+		return o
+	}
+	service := schema.GroupVersionKind{Version: "v1", Kind: "Service"}
+	first := types.NamespacedName{Namespace: ns, Name: "first"}
+	second := types.NamespacedName{Namespace: ns, Name: "second"}
+
+	r.Prepare(ctx, first, []*unstructured.Unstructured{obj("v1", "Service", "web")})
+	g.Expect(r.Watches.Kinds()).To(ContainElement(service))
+	// The other Application (ConfigMaps only) finishes its sync while the first applies.
+	g.Expect(r.Applied(ctx, second, []*unstructured.Unstructured{obj("v1", "ConfigMap", "cm")})).To(Succeed())
+	g.Expect(r.Watches.Kinds()).To(ContainElement(service), "the first sync's kinds are still being prepared")
+
+	// Once the first sync is recorded, its kinds are its desired ones.
+	g.Expect(r.Applied(ctx, first, []*unstructured.Unstructured{obj("v1", "ConfigMap", "other")})).To(Succeed())
+	g.Expect(r.Watches.Kinds()).NotTo(ContainElement(service))
+}
