@@ -183,8 +183,9 @@ type syncRun struct {
 	saveProgress func(context.Context) error
 }
 
-// markProgress sets Reconciling and writes it, when the run will change something
-// visible: a new revision or a new spec. A routine resync writes nothing.
+// markProgress sets Reconciling, and Ready=Unknown with the same message (what the sync
+// does now, instead of the last outcome), and writes them, when the run will change
+// something visible: a new revision or a new spec. A routine resync writes nothing.
 func (s *syncRun) markProgress(ctx context.Context, format string, args ...any) error {
 	app := s.app
 	if s.revision == app.Status.LastAppliedRevision && app.Generation == app.Status.ObservedGeneration &&
@@ -192,5 +193,6 @@ func (s *syncRun) markProgress(ctx context.Context, format string, args ...any) 
 		return nil
 	}
 	conditions.MarkReconciling(app, gitsyncv1.ProgressingReason, format, args...)
+	conditions.MarkUnknown(app, gitsyncv1.ReadyCondition, gitsyncv1.ProgressingReason, format, args...)
 	return client.IgnoreNotFound(s.saveProgress(ctx))
 }

@@ -66,6 +66,7 @@ func (r *ApplicationReconciler) applyPlan(ctx context.Context, s *syncRun, manag
 		Timeout: app.GetTimeout().Duration,
 		Progress: func(ctx context.Context, msg string) {
 			conditions.MarkReconciling(app, gitsyncv1.ProgressingReason, "%s", msg)
+			conditions.MarkUnknown(app, gitsyncv1.ReadyCondition, gitsyncv1.ProgressingReason, "%s", msg)
 			_ = s.saveProgress(ctx)
 		},
 	}

@@ -93,9 +93,13 @@ func TestApplicationHooksAndWaves(t *testing.T) {
 	// PreSync first: the main set waits for it, and the condition says why.
 	migrate := f.waitHookJob("app", "migrate-")
 	g.Eventually(func(g Gomega) {
-		rec := apimeta.FindStatusCondition(f.get(g, "app").Status.Conditions, gitsyncv1.ReconcilingCondition)
+		conds := f.get(g, "app").Status.Conditions
+		rec := apimeta.FindStatusCondition(conds, gitsyncv1.ReconcilingCondition)
 		g.Expect(rec).NotTo(BeNil())
 		g.Expect(rec.Message).To(ContainSubstring("PreSync: waiting for Job/migrate-"))
+		ready := apimeta.FindStatusCondition(conds, gitsyncv1.ReadyCondition)
+		g.Expect(ready.Status).To(Equal(metav1.ConditionUnknown), "Ready says what the sync waits for, as kubectl get shows it")
+		g.Expect(ready.Message).To(Equal(rec.Message))
 	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
 	g.Consistently(func(g Gomega) bool { return f.exists(g, &appsv1.Deployment{}, "db") }, time.Second, 100*time.Millisecond).Should(BeFalse())
 	g.Expect(kubelet.FinishJob(ctx, env.Client, f.ns, migrate.Name, true)).To(Succeed())
