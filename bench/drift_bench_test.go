@@ -20,6 +20,7 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/testutil/apicount"
 	"github.com/gitsync-dev/gitsync/internal/testutil/gittest"
+	"github.com/gitsync-dev/gitsync/internal/testutil/manifests"
 )
 
 // deployApps creates apps Applications of perApp ConfigMaps each (interval as given)
@@ -114,23 +115,6 @@ func BenchmarkDriftCorrection(b *testing.B) {
 		b.Logf("50 edits across 10 apps: p50 %v, p95 %v, max %v", p50, p95, percentile(latencies, 1))
 	}
 }
-
-const personDeployment = `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-        - name: web
-          image: nginx:1.27
-`
 
 // BenchmarkDriftPersonEdits: a person's `kubectl set image` edits of one Deployment's
 // image (an Update by field manager kubectl-set), each a new value, the next one a
@@ -266,3 +250,5 @@ func peakRSS() int64 {
 	}
 	return 0
 }
+
+var personDeployment = manifests.Deployment("nginx:1.27")

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gitsync-dev/gitsync/internal/testutil/manifests"
 	"github.com/gitsync-dev/gitsync/internal/testutil/testenv"
 )
 
@@ -63,27 +64,7 @@ spec:
 // crd returns a namespaced CRD of kind Widget in a random group, whose spec.size is an integer.
 func crd(t *testing.T) (obj *unstructured.Unstructured, group string) {
 	group = "t" + rand.String(8) + ".gitsync.test"
-	return parse(t, `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: widgets.%[1]s}
-spec:
-  group: %[1]s
-  names: {kind: Widget, listKind: WidgetList, plural: widgets, singular: widget}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              size: {type: integer}
-`, group), group
+	return parse(t, "%s", manifests.WidgetCRD(group)), group
 }
 
 // current reads obj's current state from the API server.

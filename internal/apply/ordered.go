@@ -54,6 +54,16 @@ func (m *Manager) ObjectHealth(obj *unstructured.Unstructured) (health, message 
 	return healthOf(s), msg
 }
 
+// KstatusHealth is the health of one object as read from the cluster, by kstatus alone
+// (Manager.ObjectHealth also asks the Application's health checks).
+func KstatusHealth(obj *unstructured.Unstructured) (health, message string) {
+	res, err := status.Compute(obj)
+	if err != nil {
+		return gitsyncv1.HealthStatusUnknown, err.Error()
+	}
+	return healthOf(res.Status), res.Message
+}
+
 // objectStatus is the kstatus of obj, or what the HealthCheck says mapped to one.
 func (m *Manager) objectStatus(obj *unstructured.Unstructured) (status.Status, string) {
 	if m.healthCheck != nil {

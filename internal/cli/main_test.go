@@ -23,6 +23,7 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/operator"
 	"github.com/gitsync-dev/gitsync/internal/testutil/gittest"
+	"github.com/gitsync-dev/gitsync/internal/testutil/manifests"
 	"github.com/gitsync-dev/gitsync/internal/testutil/testenv"
 )
 
@@ -123,22 +124,6 @@ metadata:
 data:
   greeting: hello
 `
-	deploymentYAML = `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-      - name: web
-        image: %s
-`
 	secretYAML = `apiVersion: v1
 kind: Secret
 metadata:
@@ -152,7 +137,7 @@ data:
 func appFiles(image, password string) map[string]string {
 	return map[string]string{
 		"app/configmap.yaml":  configMapYAML,
-		"app/deployment.yaml": fmt.Sprintf(deploymentYAML, image),
+		"app/deployment.yaml": manifests.Deployment(image),
 		"app/secret.yaml":     fmt.Sprintf(secretYAML, base64.StdEncoding.EncodeToString([]byte(password))),
 	}
 }

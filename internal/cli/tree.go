@@ -13,8 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
-
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
 )
@@ -137,10 +135,7 @@ func addChildren(ctx context.Context, c client.Client, nodes []*node, namespaces
 	// Children first become nodes of their own, then are attached to their owners.
 	childNodes := map[types.UID]*node{}
 	for _, obj := range owned {
-		health := gitsyncv1.HealthStatusUnknown
-		if res, err := status.Compute(obj); err == nil {
-			health = healthOfStatus(res.Status)
-		}
+		health, _ := apply.KstatusHealth(obj)
 		childNodes[obj.GetUID()] = &node{Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName(), Health: health}
 	}
 	for _, obj := range owned {
@@ -157,20 +152,6 @@ func addChildren(ctx context.Context, c client.Client, nodes []*node, namespaces
 		}
 	}
 	return nil
-}
-
-func healthOfStatus(s status.Status) string {
-	switch s {
-	case status.CurrentStatus:
-		return gitsyncv1.HealthStatusHealthy
-	case status.InProgressStatus, status.TerminatingStatus:
-		return gitsyncv1.HealthStatusProgressing
-	case status.FailedStatus:
-		return gitsyncv1.HealthStatusDegraded
-	case status.NotFoundStatus:
-		return gitsyncv1.HealthStatusMissing
-	}
-	return gitsyncv1.HealthStatusUnknown
 }
 
 func printTree(w io.Writer, app *gitsyncv1.Application, nodes []*node) {

@@ -23,6 +23,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/testutil/gittest"
+	"github.com/gitsync-dev/gitsync/internal/testutil/manifests"
 )
 
 // appFixture is a Git repository, its GitRepository and an Application in a fresh namespace.
@@ -267,28 +268,6 @@ func TestApplicationEmptyRender(t *testing.T) {
 	g.Expect(app.Status.Inventory.Entries).To(BeEmpty())
 }
 
-const widgetCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.example.gitsync.dev
-spec:
-  group: example.gitsync.dev
-  names: {kind: Widget, listKind: WidgetList, plural: widgets, singular: widget}
-  scope: Namespaced
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      schema:
-        openAPIV3Schema:
-          type: object
-          properties:
-            spec:
-              type: object
-              properties:
-                size: {type: integer}
-`
-
 func TestApplicationCRDAndNamespaceInOneCommit(t *testing.T) {
 	g := NewWithT(t)
 	suffix := strings.TrimPrefix(env.Namespace(t), "test-")
@@ -296,7 +275,7 @@ func TestApplicationCRDAndNamespaceInOneCommit(t *testing.T) {
 	// A group of its own, so that a repeated run (-count) meets no CRD of an earlier one.
 	group := suffix + ".example.gitsync.dev"
 	f, sha := newAppFixture(t, map[string]string{
-		"crd.yaml":    strings.ReplaceAll(widgetCRD, "example.gitsync.dev", group),
+		"crd.yaml":    manifests.WidgetCRD(group),
 		"widget.yaml": "apiVersion: " + group + "/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  size: 3\n",
 		"ns.yaml":     "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: " + newNS + "\n",
 		"in-ns.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: inside\n  namespace: " + newNS + "\ndata: {a: b}\n",
@@ -500,23 +479,6 @@ func TestApplicationTargetNamespace(t *testing.T) {
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "gitsync-test-" + target}, &rbacv1.ClusterRole{})).To(Succeed())
 }
 
-const deploymentYAML = `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-        - name: web
-          image: nginx:1.27
-`
-
 func TestApplicationWaitsForHealth(t *testing.T) {
 	g := NewWithT(t)
 	f, sha := newAppFixture(t, map[string]string{"deploy.yaml": deploymentYAML})
@@ -550,3 +512,6 @@ func TestApplicationWaitsForHealth(t *testing.T) {
 	g.Expect(app.Status.Health.Status).To(Equal(gitsyncv1.HealthStatusHealthy))
 	g.Expect(apimeta.IsStatusConditionTrue(app.Status.Conditions, gitsyncv1.HealthyCondition)).To(BeTrue())
 }
+
+// deploymentYAML is the web Deployment of the drift and wait tests.
+var deploymentYAML = manifests.Deployment("nginx:1.27")
