@@ -33,7 +33,7 @@ test: fmt vet envtest ## gofmt, go vet, then every test against a real API serve
 
 .PHONY: bench
 bench: envtest ## Benchmarks (figures, not pass/fail); quote medians of the -count runs.
-	go test -run '^$$' -bench 'FirstClone|NoChangePoll|IncrementalFetch' -benchtime 5x -count 3 ./internal/source/
+	go test -run '^$$' -bench '^BenchmarkFetch$$' -benchtime 5x -count 3 ./internal/source/
 	go test -run '^$$' -bench FetchLargeHistory -benchtime 1x -count 3 -timeout 60m ./internal/source/
 	KUBEBUILDER_ASSETS="$$(bash hack/setup-envtest.sh)" go test -run '^$$' -bench . -benchtime 5x -count 3 ./internal/phase/
 	go test -run '^$$' -bench . -benchtime 1x -count 3 ./internal/build/
