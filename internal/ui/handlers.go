@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"html/template"
 	"net/http"
 	"strings"
@@ -245,6 +246,9 @@ func (s *Server) liveYAML(ctx context.Context, app *gitsyncv1.Application, id st
 		return "", apierrors.NewNotFound(schema.GroupResource{Resource: "objects"}, id)
 	}
 	gvk = s.gvkOf(app, found)
+	if !s.canRead(ctx, gvk) {
+		return "", fmt.Errorf("you may not list and watch %s: %w", gvk.Kind, errForbidden)
+	}
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(gvk)
 	if err := s.cache.Get(ctx, client.ObjectKey{Namespace: found.Namespace, Name: found.Name}, obj); err != nil {

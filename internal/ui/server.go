@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -72,8 +73,10 @@ type Server struct {
 	pages      *template.Template
 	mux        *http.ServeMux
 
-	mu      sync.Mutex
-	watched map[schema.GroupVersionKind]bool
+	mu sync.Mutex
+	// watched kinds have an informer; readable ones are those the identity may list and
+	// watch (the others would never sync, so they are not read).
+	watched, readable map[schema.GroupVersionKind]bool
 }
 
 // New prepares a Server for cfg's identity; Start runs its cache.
@@ -108,7 +111,8 @@ func New(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, opts Opt
 		return nil, fmt.Errorf("parsing templates: %w", err)
 	}
 	s := &Server{opts: opts, scheme: scheme, cache: c, direct: direct, namespaces: namespaces,
-		broker: newBroker(), csrf: hex.EncodeToString(token), pages: pages, watched: map[schema.GroupVersionKind]bool{}}
+		broker: newBroker(), csrf: hex.EncodeToString(token), pages: pages, watched: map[schema.GroupVersionKind]bool{},
+		readable: map[schema.GroupVersionKind]bool{}}
 	s.routes()
 	return s, nil
 }
@@ -181,8 +185,14 @@ func (s *Server) watch(ctx context.Context, gvk schema.GroupVersionKind) {
 		s.mu.Unlock()
 		return
 	}
-	s.watched[gvk] = true
 	s.mu.Unlock()
+	may := s.mayWatch(ctx, gvk)
+	s.mu.Lock()
+	s.watched[gvk], s.readable[gvk] = true, may
+	s.mu.Unlock()
+	if !may {
+		return
+	}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gvk)
 	var obj client.Object = u
@@ -195,6 +205,38 @@ func (s *Server) watch(ctx context.Context, gvk schema.GroupVersionKind) {
 		delete(s.watched, gvk)
 		s.mu.Unlock()
 	}
+}
+
+// canRead says whether objects of gvk can be read from the cache: watch(gvk) found the
+// identity may list and watch them where the cache looks.
+func (s *Server) canRead(ctx context.Context, gvk schema.GroupVersionKind) bool {
+	s.watch(ctx, gvk)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.readable[gvk]
+}
+
+// mayWatch asks the API server whether the identity may list and watch gvk in every
+// namespace the cache covers.
+func (s *Server) mayWatch(ctx context.Context, gvk schema.GroupVersionKind) bool {
+	mapping, err := s.direct.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return false
+	}
+	namespaces := s.namespaces
+	if namespaces == nil || mapping.Scope.Name() == "root" {
+		namespaces = []string{""}
+	}
+	for _, ns := range namespaces {
+		for _, verb := range []string{"list", "watch"} {
+			ok, err := allowed(ctx, s.direct, authorizationv1.ResourceAttributes{Verb: verb, Group: gvk.Group,
+				Resource: mapping.Resource.Resource, Namespace: ns})
+			if err != nil || !ok {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (s *Server) routes() {

@@ -104,7 +104,9 @@ func (s *Server) tree(ctx context.Context, app *gitsyncv1.Application) ([]*Node,
 	var children []child
 	for ns := range namespaces {
 		for _, gvk := range childKinds {
-			s.watch(ctx, gvk)
+			if !s.canRead(ctx, gvk) {
+				continue
+			}
 			list := &unstructured.UnstructuredList{}
 			list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 			if err := s.cache.List(ctx, list, client.InNamespace(ns)); err != nil {
@@ -154,7 +156,9 @@ func (s *Server) inventoryNode(ctx context.Context, e apply.Entry) (*Node, types
 	if err != nil {
 		return n, ""
 	}
-	s.watch(ctx, gvk)
+	if !s.canRead(ctx, gvk) {
+		return n, ""
+	}
 	key := client.ObjectKey{Namespace: m.Namespace, Name: m.Name}
 	if gvk.Group == "" && gvk.Kind == "Secret" {
 		meta := metadataOf(gvk)
