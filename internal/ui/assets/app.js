@@ -108,8 +108,12 @@
       }
     });
   }
+  var inFlight = false;
   function refresh() {
     timer = null;
+    // One refresh at a time, so that an older copy of the page never lands last.
+    if (inFlight) { pending = true; return; }
+    inFlight = true;
     var ids = view === "apps" ? ["apps-body"] : view === "sources" ? ["sources-body"] : ["app-summary", "tree", "app-rest"];
     var changed = changedIds;
     changedIds = {};
@@ -120,6 +124,9 @@
         if (selected && changed[selected]) showObject(selected);
       }
       document.body.dataset.updated = String(Date.now());
+    }).catch(function () {}).then(function () {
+      inFlight = false;
+      if (pending) { pending = false; refresh(); }
     });
   }
   function relevant(c) {
