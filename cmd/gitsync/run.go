@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/gitsync-dev/gitsync/internal/cli"
 	"github.com/gitsync-dev/gitsync/internal/operator"
 )
 
@@ -39,6 +40,7 @@ func newRunCommand() *cobra.Command {
 	f.StringVar(&o.operator.StoragePath, "storage-path", operator.DefaultStoragePath(), "directory for Git checkouts")
 	f.IntVar(&o.operator.Concurrent, "concurrent", 4, "reconciles each controller runs at once")
 	f.StringVar(&o.operator.WebhookBindAddress, "webhook-bind-address", ":9292", "address of the push webhook receiver (POST /hook/<provider>); 0 turns it off")
+	f.StringVar(&o.operator.UIBindAddress, "ui-bind-address", "", "serve the web UI read-only on this address (e.g. :9080); off by default")
 	f.StringVar(&o.webhookSecretFile, "webhook-secret-file", "", "file holding an operator-wide webhook secret that verifies deliveries for every repository")
 	return cmd
 }
@@ -56,6 +58,7 @@ func (o *runOptions) run(ctx context.Context) error {
 		}
 		o.operator.WebhookSecret = secret
 	}
+	o.operator.UIDiff = cli.UIDiff
 	mgr, err := operator.New(cfg, nil, o.operator)
 	if err != nil {
 		return err

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"net"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -47,31 +46,9 @@ func (o *options) runUI(ctx context.Context, address string) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", address)
-	if err != nil {
-		return fmt.Errorf("listening on %s: %w", address, err)
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Start(ctx) }()
-	if !srv.WaitForCacheSync(ctx) {
-		ln.Close()
-		return fmt.Errorf("reading the cluster: %w", <-errc)
-	}
-	fmt.Fprintf(o.Out, "gitsync ui: http://%s/ (Ctrl-C to stop)\n", ln.Addr())
-	go func() {
-		if err := ui.Serve(ctx, ln, srv); err != nil {
-			errc <- err
-		}
-		cancel()
-	}()
-	select {
-	case <-ctx.Done():
-		return nil
-	case err := <-errc:
-		return err
-	}
+	return srv.Run(ctx, address, func(url string) {
+		fmt.Fprintf(o.Out, "gitsync ui: %s (Ctrl-C to stop)\n", url)
+	})
 }
 
 // UIDiff renders app from its source's current revision as `gitsync diff` does and

@@ -25,6 +25,7 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/controller"
 	"github.com/gitsync-dev/gitsync/internal/localcluster"
 	"github.com/gitsync-dev/gitsync/internal/source"
+	"github.com/gitsync-dev/gitsync/internal/ui"
 	"github.com/gitsync-dev/gitsync/internal/webhook"
 )
 
@@ -50,6 +51,10 @@ type Options struct {
 	WebhookBindAddress string
 	// WebhookSecret, when set, verifies deliveries for every repository (admin secret).
 	WebhookSecret []byte
+	// UIBindAddress serves the web UI read-only; "" or "0" (the default) turns it off.
+	UIBindAddress string
+	// UIDiff lets the UI show Git manifests and diffs (cli.UIDiff); nil leaves them out.
+	UIDiff ui.Differ
 }
 
 // DefaultStoragePath is where checkouts go when --storage-path is not given.
@@ -132,6 +137,9 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		}
 	}
 	if err := mgr.Add(checkoutGC(mgr.GetClient(), fetcher, opts.GCInterval)); err != nil {
+		return nil, err
+	}
+	if err := addUI(mgr, cfg, mgr.GetScheme(), opts); err != nil {
 		return nil, err
 	}
 	return mgr, nil

@@ -277,3 +277,31 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 	}
 	return nil
 }
+
+// Run starts the cache, waits until it has synced, then serves the UI on addr until ctx
+// ends; ready (when not nil) gets the URL once the UI answers.
+func (s *Server) Run(ctx context.Context, addr string, ready func(url string)) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 2)
+	go func() { errc <- s.Start(ctx) }()
+	if !s.cache.WaitForCacheSync(ctx) {
+		ln.Close()
+		cancel()
+		return fmt.Errorf("reading the cluster for the ui: %w", <-errc)
+	}
+	if ready != nil {
+		ready("http://" + ln.Addr().String() + "/")
+	}
+	go func() { errc <- Serve(ctx, ln, s) }()
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-errc:
+		return err
+	}
+}
