@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,13 +39,17 @@ type page struct {
 	App      *AppDetail
 }
 
-func (s *Server) render(w http.ResponseWriter, name string, p page) {
+func (s *Server) render(w http.ResponseWriter, code int, name string, p page) {
 	p.CSRF, p.ReadOnly = s.csrf, s.opts.ReadOnly
+	var buf bytes.Buffer
+	if err := s.pages.ExecuteTemplate(&buf, name, p); err != nil {
+		http.Error(w, "rendering the page failed", http.StatusInternalServerError)
+		return
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	if err := s.pages.ExecuteTemplate(w, name, p); err != nil {
-		http.Error(w, "rendering the page failed", http.StatusInternalServerError)
-	}
+	w.WriteHeader(code)
+	_, _ = buf.WriteTo(w)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
@@ -82,7 +87,7 @@ func (s *Server) pageApps(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	s.render(w, "apps.html", page{Title: "Applications", View: "apps", Apps: rows})
+	s.render(w, http.StatusOK, "apps.html", page{Title: "Applications", View: "apps", Apps: rows})
 }
 
 func (s *Server) pageSources(w http.ResponseWriter, r *http.Request) {
@@ -91,21 +96,20 @@ func (s *Server) pageSources(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	s.render(w, "sources.html", page{Title: "Sources", View: "sources", Sources: rows})
+	s.render(w, http.StatusOK, "sources.html", page{Title: "Sources", View: "sources", Sources: rows})
 }
 
 func (s *Server) pageApp(w http.ResponseWriter, r *http.Request) {
 	d, err := s.detail(r)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
-			w.WriteHeader(http.StatusNotFound)
-			s.render(w, "notfound.html", page{Title: "Not found"})
+			s.render(w, http.StatusNotFound, "notfound.html", page{Title: "Not found"})
 			return
 		}
 		fail(w, err)
 		return
 	}
-	s.render(w, "app.html", page{Title: d.Namespace + "/" + d.Name, View: "app", App: d})
+	s.render(w, http.StatusOK, "app.html", page{Title: d.Namespace + "/" + d.Name, View: "app", App: d})
 }
 
 func (s *Server) apiApps(w http.ResponseWriter, r *http.Request) {

@@ -157,7 +157,7 @@ func (f *fixture) setImage(t *testing.T, image string) {
 }
 
 // startUI serves the UI for cfg's identity (as `gitsync ui` does) on a test server.
-func startUI(t *testing.T, cfg *rest.Config, opts ui.Options) *httptest.Server {
+func startUI(t testing.TB, cfg *rest.Config, opts ui.Options) *httptest.Server {
 	t.Helper()
 	if opts.Diff == nil {
 		opts.Diff = cli.UIDiff
