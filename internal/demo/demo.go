@@ -24,6 +24,7 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/localcluster"
 	"github.com/gitsync-dev/gitsync/internal/operator"
+	"github.com/gitsync-dev/gitsync/internal/ui"
 )
 
 // Namespace is where the demo's GitRepository lives.
@@ -53,6 +54,8 @@ type Options struct {
 	Out io.Writer
 	// Logger, when set, makes the operator's logger, writing to <Dir>/gitsync.log.
 	Logger func(io.Writer) logr.Logger
+	// UIDiff lets the web UI show diffs (cli.UIDiff).
+	UIDiff ui.Differ
 }
 
 // Run runs the demo until ctx ends (or until ready, with ExitWhenReady), then cleans up.
@@ -108,7 +111,13 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
+	uiAddr, err := freeLocalAddr()
+	if err != nil {
+		return err
+	}
 	mgr, err := operator.New(cluster.Config, cluster.Scheme, operator.Options{
+		UIBindAddress:          uiAddr,
+		UIDiff:                 o.UIDiff,
 		MetricsBindAddress:     "0",
 		HealthProbeBindAddress: "0",
 		StoragePath:            filepath.Join(o.Dir, "storage"),
@@ -144,6 +153,11 @@ func Run(ctx context.Context, o Options) (err error) {
 		health = app.Status.Health.Status
 	}
 	say("Application %s/demo is Synced at %s, health %s, %d objects", Namespace, app.Status.LastAppliedRevision, health, len(app.Status.Inventory.Entries))
+	uiURL := "http://" + uiAddr + "/"
+	if err := waitUI(ctx, uiURL); err != nil {
+		return err
+	}
+	say("web UI (read-only): %s", uiURL)
 	if o.ExitWhenReady {
 		return nil
 	}

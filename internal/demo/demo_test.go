@@ -19,4 +19,6 @@ func TestDemoBecomesReady(t *testing.T) {
 	g := NewWithT(t)
 	g.Expect(err).NotTo(HaveOccurred(), out.String())
 	g.Expect(out.String()).To(MatchRegexp(`Application gitsync-demo/demo is Synced at main@sha1:[0-9a-f]{40}, health (Healthy|Progressing), 4 objects`))
+	// Printed once the UI answers with the demo's Application.
+	g.Expect(out.String()).To(MatchRegexp(`web UI \(read-only\): http://127\.0\.0\.1:\d+/`))
 }
