@@ -69,9 +69,11 @@ type Server struct {
 	direct     client.Client
 	namespaces []string
 	broker     *broker
-	csrf       string
-	pages      *template.Template
-	mux        *http.ServeMux
+	// synced is closed once Start has filled the cache.
+	synced chan struct{}
+	csrf   string
+	pages  *template.Template
+	mux    *http.ServeMux
 
 	mu sync.Mutex
 	// watched kinds have an informer; readable ones are those the identity may list and
@@ -111,7 +113,7 @@ func New(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, opts Opt
 		return nil, fmt.Errorf("parsing templates: %w", err)
 	}
 	s := &Server{opts: opts, scheme: scheme, cache: c, direct: direct, namespaces: namespaces,
-		broker: newBroker(), csrf: hex.EncodeToString(token), pages: pages, watched: map[schema.GroupVersionKind]bool{},
+		broker: newBroker(), synced: make(chan struct{}), csrf: hex.EncodeToString(token), pages: pages, watched: map[schema.GroupVersionKind]bool{},
 		readable: map[schema.GroupVersionKind]bool{}}
 	s.routes()
 	return s, nil
@@ -129,11 +131,19 @@ func (s *Server) Start(ctx context.Context) error {
 	if !s.cache.WaitForCacheSync(ctx) {
 		return fmt.Errorf("waiting for the ui cache: %w", ctx.Err())
 	}
+	close(s.synced)
 	return <-errc
 }
 
-// WaitForCacheSync blocks until the cache holds every watched kind.
-func (s *Server) WaitForCacheSync(ctx context.Context) bool { return s.cache.WaitForCacheSync(ctx) }
+// WaitForCacheSync blocks until Start has filled the cache (false when ctx ends first).
+func (s *Server) WaitForCacheSync(ctx context.Context) bool {
+	select {
+	case <-s.synced:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
 
 // NeedLeaderElection lets every operator replica serve the UI.
 func (s *Server) NeedLeaderElection() bool { return false }
@@ -289,7 +299,7 @@ func (s *Server) Run(ctx context.Context, addr string, ready func(url string)) e
 	defer cancel()
 	errc := make(chan error, 2)
 	go func() { errc <- s.Start(ctx) }()
-	if !s.cache.WaitForCacheSync(ctx) {
+	if !s.WaitForCacheSync(ctx) {
 		ln.Close()
 		cancel()
 		return fmt.Errorf("reading the cluster for the ui: %w", <-errc)
