@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/gitsync-dev/gitsync/internal/cli"
 	"github.com/gitsync-dev/gitsync/internal/operator"
 )
 
@@ -47,6 +48,7 @@ func newRunCommandWith(o *runOptions) *cobra.Command {
 		"service account that an Application without spec.serviceAccountName impersonates in its own namespace (least privilege); empty: the operator's own identity")
 	f.BoolVar(&o.operator.AllowCrossNamespaceRefs, "allow-cross-namespace-refs", false,
 		"let an Application's sourceRef and dependsOn name another namespace (refused with AccessDenied otherwise)")
+	f.StringVar(&o.operator.UIBindAddress, "ui-bind-address", "", "serve the web UI read-only on this address (e.g. :9080); off by default")
 	f.StringVar(&o.webhookSecretFile, "webhook-secret-file", "", "file holding an operator-wide webhook secret that verifies deliveries for every repository")
 	return cmd
 }
@@ -64,6 +66,7 @@ func (o *runOptions) run(ctx context.Context) error {
 		}
 		o.operator.WebhookSecret = secret
 	}
+	o.operator.UIDiff = cli.UIDiff
 	mgr, err := operator.New(cfg, nil, o.operator)
 	if err != nil {
 		return err

@@ -48,13 +48,14 @@ func TestRunAgainstACluster(t *testing.T) {
 	g.Expect(os.WriteFile(kubeconfigPath, kubeconfig, 0o600)).To(Succeed())
 	ns := env.Namespace(t)
 
-	metricsAddr, probeAddr, webhookAddr := freeAddr(t), freeAddr(t), freeAddr(t)
+	metricsAddr, probeAddr, webhookAddr, uiAddr := freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
 	cmd := newRunCommand()
 	g.Expect(cmd.Flags().Parse([]string{
 		"--kubeconfig", kubeconfigPath,
 		"--metrics-bind-address", metricsAddr,
 		"--health-probe-bind-address", probeAddr,
 		"--webhook-bind-address", webhookAddr,
+		"--ui-bind-address", uiAddr,
 		"--leader-elect", "--leader-election-namespace", ns,
 		"--storage-path", t.TempDir(),
 	})).To(Succeed())
@@ -115,6 +116,17 @@ func TestRunAgainstACluster(t *testing.T) {
 	g.Expect(metrics).To(ContainSubstring(`gitsync_source_polls_total{result="fetched"}`))
 	g.Expect(metrics).To(ContainSubstring(`controller_runtime_reconcile_total{controller="gitrepository"`))
 	g.Expect(metrics).To(ContainSubstring(`gitsync_webhook_requests_total{code="401",provider="generic"} 1`))
+
+	// The web UI, read-only: it lists the source; actions are refused.
+	g.Eventually(func(g Gomega) {
+		code, body := get(fmt.Sprintf("http://%s/api/sources", uiAddr))
+		g.Expect(code).To(Equal(http.StatusOK))
+		g.Expect(body).To(ContainSubstring(`"name":"app"`))
+	}).WithTimeout(10 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
+	resp, err = http.Post(fmt.Sprintf("http://%s/api/apps/%s/app/sync", uiAddr, ns), "application/json", nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	resp.Body.Close()
+	g.Expect(resp.StatusCode).To(Equal(http.StatusForbidden))
 
 	lease := &coordinationv1.Lease{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "gitsync-leader.gitsync.dev"}, lease)).To(Succeed())

@@ -26,6 +26,7 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/localcluster"
 	"github.com/gitsync-dev/gitsync/internal/operator"
+	"github.com/gitsync-dev/gitsync/internal/ui"
 )
 
 // Namespace is where the demo's GitRepository lives.
@@ -58,6 +59,8 @@ type Options struct {
 
 	// skipNameValidation lets tests run the demo more than once in a process.
 	skipNameValidation bool
+	// UIDiff lets the web UI show diffs (cli.UIDiff).
+	UIDiff ui.Differ
 }
 
 // Run runs the demo until ctx ends (or until ready, with ExitWhenReady), then cleans up.
@@ -125,7 +128,13 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
+	uiAddr, err := freeLocalAddr()
+	if err != nil {
+		return err
+	}
 	mgr, err := operator.New(cluster.Config, cluster.Scheme, operator.Options{
+		UIBindAddress:          uiAddr,
+		UIDiff:                 o.UIDiff,
 		MetricsBindAddress:     "0",
 		HealthProbeBindAddress: "0",
 		StoragePath:            filepath.Join(o.Dir, "storage"),
@@ -177,6 +186,11 @@ func Run(ctx context.Context, o Options) (err error) {
 		say("  hook %s %s/%s: %s", h.Phase, h.Kind, h.Name, h.Result)
 	}
 	say("Application %s/hello is Synced: chart %s %s, %d objects", Namespace, chartApp.Status.Sync.Chart, chartApp.Status.Sync.ChartVersion, len(chartApp.Status.Inventory.Entries))
+	uiURL := "http://" + uiAddr + "/"
+	if err := waitUI(ctx, uiURL); err != nil {
+		return err
+	}
+	say("web UI (read-only): %s", uiURL)
 	if o.ExitWhenReady {
 		return nil
 	}

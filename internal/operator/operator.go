@@ -27,6 +27,7 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/monitoring"
 	"github.com/gitsync-dev/gitsync/internal/notify"
 	"github.com/gitsync-dev/gitsync/internal/source"
+	"github.com/gitsync-dev/gitsync/internal/ui"
 	"github.com/gitsync-dev/gitsync/internal/webhook"
 )
 
@@ -59,6 +60,10 @@ type Options struct {
 	// AllowCrossNamespaceRefs lets an Application's sourceRef and dependsOn name another
 	// namespace; refused (Ready=False, AccessDenied) when false.
 	AllowCrossNamespaceRefs bool
+	// UIBindAddress serves the web UI read-only; "" or "0" (the default) turns it off.
+	UIBindAddress string
+	// UIDiff lets the UI show Git manifests and diffs (cli.UIDiff); nil leaves them out.
+	UIDiff ui.Differ
 }
 
 // DefaultStoragePath is where checkouts go when --storage-path is not given.
@@ -155,6 +160,9 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		}
 	}
 	if err := mgr.Add(checkoutGC(mgr.GetClient(), fetcher, opts.GCInterval)); err != nil {
+		return nil, err
+	}
+	if err := addUI(mgr, cfg, mgr.GetScheme(), opts); err != nil {
 		return nil, err
 	}
 	return mgr, nil

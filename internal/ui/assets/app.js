@@ -1,0 +1,149 @@
+// gitsync web UI: filters, the resource tree's object panel, actions and live updates
+// (server-sent events from the UI server's shared cache; the page swaps in fresh HTML).
+(function () {
+  "use strict";
+  var view = document.body.dataset.view;
+  var csrf = document.querySelector('meta[name="csrf-token"]').content;
+  var selected = null;
+
+  function $(id) { return document.getElementById(id); }
+
+  // --- applications: filters -------------------------------------------------------
+  function fillNamespaces() {
+    var sel = $("f-namespace"), seen = {}, cur = sel.value;
+    document.querySelectorAll("#apps-body tr[data-namespace]").forEach(function (tr) { seen[tr.dataset.namespace] = true; });
+    var names = Object.keys(seen).sort();
+    sel.length = 1;
+    names.forEach(function (n) { sel.add(new Option(n, n)); });
+    sel.value = cur;
+  }
+  function applyFilters() {
+    var ns = $("f-namespace").value, st = $("f-status").value, text = $("f-text").value.toLowerCase(), shown = 0, total = 0;
+    document.querySelectorAll("#apps-body tr[data-name]").forEach(function (tr) {
+      total++;
+      var ok = (!ns || tr.dataset.namespace === ns) &&
+        (!st || (" " + tr.dataset.status + " ").indexOf(" " + st + " ") >= 0) &&
+        (!text || tr.textContent.toLowerCase().indexOf(text) >= 0);
+      tr.hidden = !ok;
+      if (ok) shown++;
+    });
+    $("count").textContent = shown + " of " + total + " shown";
+  }
+  if (view === "apps") {
+    fillNamespaces();
+    applyFilters();
+    ["f-namespace", "f-status", "f-text"].forEach(function (id) { $(id).addEventListener("input", applyFilters); });
+  }
+
+  // --- one application: the object panel --------------------------------------------
+  var app = $("app");
+  function base() { return "/api/apps/" + encodeURIComponent(app.dataset.namespace) + "/" + encodeURIComponent(app.dataset.name); }
+  function markSelected() {
+    document.querySelectorAll("button.node").forEach(function (b) {
+      var on = b.dataset.id === selected;
+      b.classList.toggle("selected", on);
+      b.setAttribute("aria-pressed", on ? "true" : "false");
+    });
+  }
+  function showObject(id) {
+    selected = id;
+    markSelected();
+    var panel = $("object");
+    panel.hidden = false;
+    $("obj-h").textContent = id;
+    $("obj-note").textContent = "Loading…";
+    fetch(base() + "/object?id=" + encodeURIComponent(id)).then(function (r) { return r.json(); }).then(function (o) {
+      if (selected !== id) return;
+      $("obj-note").textContent = o.error || o.note || (o.action === "unchanged" ? "Equal to Git." : o.action ? "A sync would leave it " + o.action + "." : "");
+      $("obj-diff").textContent = o.diff || (o.git ? "no differences" : "");
+      $("obj-fields").textContent = o.fields && o.fields.length ? "Fields that differ: " + o.fields.join(", ") : "";
+      $("obj-live").textContent = o.live || "(not shown)";
+      $("obj-git").textContent = o.git || "(not from Git)";
+      panel.dataset.loaded = id;
+    });
+  }
+  function treeKeys(e) {
+    var nodes = Array.prototype.slice.call(document.querySelectorAll("button.node"));
+    var i = nodes.indexOf(document.activeElement);
+    if (i < 0) return;
+    if (e.key === "ArrowDown" && i + 1 < nodes.length) { nodes[i + 1].focus(); e.preventDefault(); }
+    if (e.key === "ArrowUp" && i > 0) { nodes[i - 1].focus(); e.preventDefault(); }
+    if (e.key === "Home") { nodes[0].focus(); e.preventDefault(); }
+    if (e.key === "End") { nodes[nodes.length - 1].focus(); e.preventDefault(); }
+  }
+  if (app) {
+    document.addEventListener("click", function (e) {
+      var b = e.target.closest("button.node");
+      if (b) showObject(b.dataset.id);
+      var a = e.target.closest("button[data-action]");
+      if (a) act(a.dataset.action);
+    });
+    document.addEventListener("keydown", treeKeys);
+  }
+  function act(action) {
+    $("action-result").textContent = action + "…";
+    fetch(base() + "/" + action, { method: "POST", headers: { "X-CSRF-Token": csrf } })
+      .then(function (r) { return r.json(); })
+      .then(function (o) { $("action-result").textContent = o.error || o.result; });
+  }
+
+  // --- live updates -----------------------------------------------------------------
+  // Swap the parts of the page that the server renders, from a fresh copy of the page.
+  var timer = null, pending = false, changedIds = {};
+  function swap(ids) {
+    return fetch(location.pathname, { headers: { "Accept": "text/html" } }).then(function (r) {
+      if (!r.ok) return null;
+      return r.text();
+    }).then(function (html) {
+      if (html === null) return;
+      var doc = new DOMParser().parseFromString(html, "text/html");
+      var focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.id : null;
+      ids.forEach(function (id) {
+        var fresh = doc.getElementById(id), old = $(id);
+        if (fresh && old) old.innerHTML = fresh.innerHTML;
+      });
+      if (focused) {
+        var again = document.querySelector('button.node[data-id="' + CSS.escape(focused) + '"]');
+        if (again) again.focus();
+      }
+    });
+  }
+  var inFlight = false;
+  function refresh() {
+    timer = null;
+    // One refresh at a time, so that an older copy of the page never lands last.
+    if (inFlight) { pending = true; return; }
+    inFlight = true;
+    var ids = view === "apps" ? ["apps-body"] : view === "sources" ? ["sources-body"] : ["app-summary", "tree", "app-rest"];
+    var changed = changedIds;
+    changedIds = {};
+    swap(ids).then(function () {
+      if (view === "apps") { fillNamespaces(); applyFilters(); }
+      if (view === "app") {
+        markSelected();
+        if (selected && changed[selected]) showObject(selected);
+      }
+      document.body.dataset.updated = String(Date.now());
+    }).catch(function () {}).then(function () {
+      inFlight = false;
+      if (pending) { pending = false; refresh(); }
+    });
+  }
+  function relevant(c) {
+    if (view === "apps") return c.kind === "Application";
+    if (view === "sources") return c.kind === "GitRepository";
+    if (view === "app") return true; // any object of the tree, the app, its events
+    return false;
+  }
+  if (window.EventSource && view !== "") {
+    var es = new EventSource("/api/events");
+    es.onopen = function () { $("live").textContent = "live"; $("live").className = "live on"; };
+    es.onerror = function () { $("live").textContent = "reconnecting…"; $("live").className = "live"; };
+    es.addEventListener("change", function (e) {
+      var c = JSON.parse(e.data);
+      if (!relevant(c)) return;
+      changedIds[c.kind + "/" + (c.namespace ? c.namespace + "/" : "") + c.name] = true;
+      if (!timer) timer = setTimeout(refresh, 50);
+    });
+  }
+})();
