@@ -46,6 +46,9 @@ type DriftReconciler struct {
 	// its Applied (or Forget), so that other Applications' syncs do not stop them.
 	prepared map[types.NamespacedName]map[schema.GroupVersionKind]bool
 	pending  map[types.NamespacedName]map[drift.ObjectRef]bool
+	// drifted holds the objects reported in some status.drift now: any change of theirs
+	// is checked (a writer undoing its own edit must clear the report).
+	drifted map[drift.ObjectRef]bool
 	// seen holds each object's drift.Fingerprint as of its last check, for the backstop.
 	seen map[drift.ObjectRef]string
 	// notBefore holds, per fought-over object, when the next correction may happen.
@@ -67,6 +70,7 @@ func NewDriftReconciler() *DriftReconciler {
 		resync:    make(chan event.GenericEvent, 1024),
 		desired:   map[types.NamespacedName]map[string]*unstructured.Unstructured{},
 		prepared:  map[types.NamespacedName]map[schema.GroupVersionKind]bool{},
+		drifted:   map[drift.ObjectRef]bool{},
 		pending:   map[types.NamespacedName]map[drift.ObjectRef]bool{},
 		seen:      map[drift.ObjectRef]string{},
 		notBefore: map[string]time.Time{},
@@ -172,6 +176,7 @@ func (r *DriftReconciler) check(ctx context.Context, app *gitsyncv1.Application,
 		r.recordSeen(ref)
 	}
 	if len(fields) == 0 {
+		r.setDrifted(ref, false)
 		removeDrift(app, subject)
 		return 0, nil
 	}
@@ -186,6 +191,7 @@ func (r *DriftReconciler) check(ctx context.Context, app *gitsyncv1.Application,
 			"%s: %s (by %s)", subject, strings.Join(entry.Fields, ", "), managersText(entry.Managers))
 	}
 	setDrift(app, entry)
+	r.setDrifted(ref, true)
 	if app.Spec.SelfHeal != nil && !*app.Spec.SelfHeal {
 		return 0, nil // report only
 	}
@@ -217,6 +223,7 @@ func (r *DriftReconciler) check(ctx context.Context, app *gitsyncv1.Application,
 	driftCorrectionSeconds.Observe(r.now().Sub(entry.DetectedAt.Time).Seconds())
 	r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "DriftCorrected", "Drift",
 		"%s: %s restored from Git", subject, strings.Join(entry.Fields, ", "))
+	r.setDrifted(ref, false)
 	removeDrift(app, subject)
 	return 0, nil
 }

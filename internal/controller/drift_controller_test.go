@@ -311,3 +311,25 @@ func TestDriftWatchStopsWhenKindLeavesInventories(t *testing.T) {
 	g.Eventually(driftReconciler.Watches.Kinds).WithTimeout(waitTimeout).WithPolling(pollInterval).
 		ShouldNot(ContainElement(limitRange))
 }
+
+// A person who undoes an edit within the same second (managedFields record times to the
+// second, so their entry looks unchanged) still clears the drift report.
+func TestDriftReportClearedWhenTheWriterUndoesItsEdit(t *testing.T) {
+	g := NewWithT(t)
+	f, sha := newAppFixture(t, map[string]string{"cm.yaml": configMapYAML("cfg", "from-git")})
+	f.app("app", func(a *gitsyncv1.Application) { a.Spec.SelfHeal = ptr.To(false) })
+	f.waitApplied("app", sha)
+
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second))) // the start of a second
+	cm := f.configMap(g, "cfg")
+	editAs(g, "kubectl-edit", cm, func() { cm.Data["value"] = "by-hand" })
+	g.Eventually(func(g Gomega) []gitsyncv1.DriftedObject { return f.get(g, "app").Status.Drift }).
+		WithTimeout(waitTimeout).WithPolling(20 * time.Millisecond).Should(HaveLen(1))
+	cm = f.configMap(g, "cfg")
+	editAs(g, "kubectl-edit", cm, func() { cm.Data["value"] = "from-git" })
+	g.Eventually(func(g Gomega) {
+		app := f.get(g, "app")
+		g.Expect(app.Status.Drift).To(BeEmpty())
+		g.Expect(app.Status.Sync.Status).To(Equal(gitsyncv1.SyncStatusSynced))
+	}).WithTimeout(5 * time.Second).WithPolling(pollInterval).Should(Succeed())
+}

@@ -45,6 +45,7 @@ func (r *DriftReconciler) SetupWithManager(mgr ctrl.Manager, concurrent int) err
 			}
 			return m.Resource, nil
 		}, r.OnEvent)
+		r.Watches.WatchClosely(r.isDrifted)
 		// The watches stop with the manager.
 		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 			<-ctx.Done()

@@ -164,6 +164,9 @@ func (r *DriftReconciler) Applied(ctx context.Context, app types.NamespacedName,
 	r.mu.Lock()
 	r.desired[app] = byID
 	delete(r.prepared, app)
+	for _, o := range objs {
+		delete(r.drifted, objectRef(o)) // a sync applied every object: status.drift is cleared
+	}
 	r.mu.Unlock()
 	if err := r.Watches.Sync(ctx, r.kinds()); err != nil {
 		return err
@@ -185,6 +188,7 @@ func (r *DriftReconciler) Forget(ctx context.Context, app types.NamespacedName) 
 	r.mu.Lock()
 	for _, o := range r.desired[app] {
 		delete(r.seen, objectRef(o))
+		delete(r.drifted, objectRef(o))
 		delete(r.failures, objectRef(o))
 		delete(r.retryAt, objectRef(o))
 	}
@@ -287,4 +291,22 @@ func (r *DriftReconciler) recordSeen(ref drift.ObjectRef) {
 		r.seen[ref] = drift.Fingerprint(m)
 		r.mu.Unlock()
 	}
+}
+
+// setDrifted records whether ref is reported as drifted now.
+func (r *DriftReconciler) setDrifted(ref drift.ObjectRef, drifted bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if drifted {
+		r.drifted[ref] = true
+	} else {
+		delete(r.drifted, ref)
+	}
+}
+
+// isDrifted tells whether ref is reported as drifted now (the watches check any change of it).
+func (r *DriftReconciler) isDrifted(ref drift.ObjectRef) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.drifted[ref]
 }

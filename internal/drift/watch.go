@@ -49,7 +49,17 @@ type Watches struct {
 
 	mu        sync.Mutex
 	informers map[schema.GroupVersionKind]*watch
+
+	// watched, when set, names objects to report on any update, not only on one that
+	// changed another writer's managedFields entry: the entries record times to the
+	// second, so a writer that puts a value back within the same second (undoing drift
+	// that is being reported) leaves them as they were.
+	watched func(ObjectRef) bool
 }
+
+// WatchClosely makes every update of the objects for which watched is true an Event
+// (see the field). Call it before Sync.
+func (w *Watches) WatchClosely(watched func(ObjectRef) bool) { w.watched = watched }
 
 type watch struct {
 	informer cache.SharedIndexInformer
@@ -153,7 +163,11 @@ func (w *Watches) start(gvk schema.GroupVersionKind) (*watch, error) {
 		UpdateFunc: func(oldObj, newObj any) {
 			oldMeta, ok1 := oldObj.(*metav1.PartialObjectMetadata)
 			newMeta, ok2 := newObj.(*metav1.PartialObjectMetadata)
-			if !ok1 || !ok2 || !ChangedByOthers(oldMeta, newMeta) {
+			if !ok1 || !ok2 {
+				return
+			}
+			if !ChangedByOthers(oldMeta, newMeta) && !(w.watched != nil && oldMeta.ResourceVersion != newMeta.ResourceVersion &&
+				w.watched(ObjectRef{GVK: gvk, Namespace: newMeta.Namespace, Name: newMeta.Name})) {
 				return
 			}
 			w.emit(gvk, newMeta, false)
