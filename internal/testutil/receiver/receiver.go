@@ -2,7 +2,10 @@
 package receiver
 
 import (
+	"fmt"
 	"io"
+	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -32,7 +35,15 @@ type Server struct {
 // New starts a receiver that is closed when the test ends.
 func New(t testing.TB) *Server {
 	s := &Server{}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	// A loopback address of its own (all of 127.0.0.0/8 is loopback on Linux): a port the
+	// OS hands out again never brings an earlier test's late retry to this receiver.
+	addr := fmt.Sprintf("127.%d.%d.%d:0", 1+rand.IntN(254), rand.IntN(256), 1+rand.IntN(254))
+	if l, err := net.Listen("tcp", addr); err == nil {
+		s.Server.Listener.Close()
+		s.Server.Listener = l
+	}
+	s.Server.Start()
 	t.Cleanup(func() {
 		s.mu.Lock()
 		if s.hang != nil {
