@@ -21,9 +21,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
-	"github.com/gitsync-dev/gitsync/internal/operator"
 	"github.com/gitsync-dev/gitsync/internal/testutil/gittest"
 	"github.com/gitsync-dev/gitsync/internal/testutil/manifests"
+	"github.com/gitsync-dev/gitsync/internal/testutil/operatortest"
 	"github.com/gitsync-dev/gitsync/internal/testutil/testenv"
 )
 
@@ -49,20 +49,7 @@ func TestMain(m *testing.M) {
 		if err := os.WriteFile(kubeconfigPath, kubeconfig, 0o600); err != nil {
 			return nil, err
 		}
-		mgr, err := operator.New(env.Config, env.Scheme, operator.Options{
-			MetricsBindAddress: "0", StoragePath: filepath.Join(dir, "storage"), SkipNameValidation: true,
-		})
-		if err != nil {
-			return nil, err
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- mgr.Start(ctx) }()
-		return func() {
-			cancel()
-			<-done
-			os.RemoveAll(dir)
-		}, nil
+		return operatortest.Start(env, dir)
 	}))
 }
 

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -27,8 +26,9 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/cli"
-	"github.com/gitsync-dev/gitsync/internal/operator"
 	"github.com/gitsync-dev/gitsync/internal/testutil/gittest"
+	"github.com/gitsync-dev/gitsync/internal/testutil/manifests"
+	"github.com/gitsync-dev/gitsync/internal/testutil/operatortest"
 	"github.com/gitsync-dev/gitsync/internal/testutil/testenv"
 	"github.com/gitsync-dev/gitsync/internal/ui"
 )
@@ -43,42 +43,13 @@ func TestMain(m *testing.M) {
 		if err != nil {
 			return nil, err
 		}
-		mgr, err := operator.New(env.Config, env.Scheme, operator.Options{
-			MetricsBindAddress: "0", StoragePath: filepath.Join(dir, "storage"), SkipNameValidation: true,
-		})
-		if err != nil {
-			return nil, err
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- mgr.Start(ctx) }()
-		return func() {
-			cancel()
-			<-done
-			os.RemoveAll(dir)
-		}, nil
+		return operatortest.Start(env, dir)
 	}))
 }
 
-const (
-	password       = "old-s3cret-value"
-	deploymentYAML = `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-      - name: web
-        image: nginx:1.0
-`
-)
+const password = "old-s3cret-value"
+
+var deploymentYAML = manifests.Deployment("nginx:1.0")
 
 // fixture is a synced Application (a Deployment, a ConfigMap and a Secret; self-heal
 // off, so drift stays until the test corrects it) in a namespace of its own.
