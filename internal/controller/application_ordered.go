@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
+	"sync"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
@@ -187,7 +189,10 @@ func compileHealthChecks(app *gitsyncv1.Application) (*celhealth.Checks, error) 
 // CEL expressions (kstatus for the others). An expression that does not compile is
 // left to planSync, which stalls the revision with the compiler's message.
 func withHealthChecks(app *gitsyncv1.Application, m *apply.Manager) *apply.Manager {
-	checks, err := compileHealthChecks(app)
+	if len(app.Spec.HealthChecks) == 0 {
+		return m
+	}
+	checks, err := compiledHealthChecks(app)
 	if err != nil || checks == nil {
 		return m
 	}
@@ -209,4 +214,29 @@ func withHealthChecks(app *gitsyncv1.Application, m *apply.Manager) *apply.Manag
 		}
 	})
 	return m
+}
+
+// compiled caches the compiled spec.healthChecks per Application generation: the applier
+// is asked for a Manager on every sync and every drift check.
+var compiled sync.Map // "<uid>/<generation>" -> *celhealth.Checks
+
+func compiledHealthChecks(app *gitsyncv1.Application) (*celhealth.Checks, error) {
+	key := fmt.Sprintf("%s/%d", app.UID, app.Generation)
+	if c, ok := compiled.Load(key); ok {
+		return c.(*celhealth.Checks), nil
+	}
+	checks, err := compileHealthChecks(app)
+	if err != nil || app.UID == "" {
+		return checks, err
+	}
+	// Keep one entry per Application: drop its older generations.
+	prefix := string(app.UID) + "/"
+	compiled.Range(func(k, _ any) bool {
+		if ks := k.(string); strings.HasPrefix(ks, prefix) {
+			compiled.Delete(ks)
+		}
+		return true
+	})
+	compiled.Store(key, checks)
+	return checks, nil
 }
