@@ -11,7 +11,6 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
-	"github.com/gitsync-dev/gitsync/internal/phase"
 )
 
 // reconcileRestore gives drift protection back after a restart, before anything else can
@@ -43,11 +42,7 @@ func (r *ApplicationReconciler) reconcileRestore(ctx context.Context, s *syncRun
 	defer release()
 	objs, _, err := r.render(ctx, dir, app)
 	if err == nil {
-		// The main set only: hooks are not tracked for drift.
-		var plan *phase.Plan
-		if plan, err = phase.New(objs); err == nil {
-			objs = plan.Objects()
-		}
+		objs, err = MainSet(objs) // hooks are not tracked for drift
 	}
 	if err != nil {
 		log.V(1).Info("last applied revision does not render again; drift protection waits for a sync", "error", err.Error())

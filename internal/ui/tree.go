@@ -5,7 +5,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -39,27 +38,10 @@ var childKinds = []schema.GroupVersionKind{
 // readTimeout bounds the wait for a kind's informer the first time it is read.
 const readTimeout = 10 * time.Second
 
-// healthOf maps a kstatus status to a health status, as apply.Manager.Health does.
-func healthOf(s status.Status) string {
-	switch s {
-	case status.CurrentStatus:
-		return gitsyncv1.HealthStatusHealthy
-	case status.InProgressStatus, status.TerminatingStatus:
-		return gitsyncv1.HealthStatusProgressing
-	case status.FailedStatus:
-		return gitsyncv1.HealthStatusDegraded
-	case status.NotFoundStatus:
-		return gitsyncv1.HealthStatusMissing
-	}
-	return gitsyncv1.HealthStatusUnknown
-}
-
+// healthOfObject is an object's health by kstatus, as for the inventory's objects.
 func healthOfObject(obj *unstructured.Unstructured) string {
-	res, err := status.Compute(obj)
-	if err != nil {
-		return gitsyncv1.HealthStatusUnknown
-	}
-	return healthOf(res.Status)
+	h, _ := apply.KstatusHealth(obj)
+	return h
 }
 
 // tree is the inventory (sorted by kind, namespace, name) with each object's owned
