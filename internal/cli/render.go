@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -85,7 +84,7 @@ func renderFromSource(ctx context.Context, c client.Client, app *gitsyncv1.Appli
 		}
 		revision = repo.Status.Artifact.Revision
 	}
-	commit := commitOf(revision)
+	commit := source.CommitOf(revision)
 	if commit == "" {
 		return nil, fmt.Errorf("revision %q names no commit (want <ref>@sha1:<40 hex>)", revision)
 	}
@@ -131,19 +130,6 @@ func renderFromSource(ctx context.Context, c client.Client, app *gitsyncv1.Appli
 		return nil, fmt.Errorf("at %s: %w", revision, err)
 	}
 	return &rendered{objects: objs, from: "revision " + revision}, nil
-}
-
-// commitOf returns the 40-hex commit of a revision "<ref>@sha1:<commit>", "sha1:<commit>"
-// or a bare commit.
-func commitOf(revision string) string {
-	c := revision
-	if i := strings.LastIndex(revision, "sha1:"); i >= 0 {
-		c = revision[i+len("sha1:"):]
-	}
-	if len(c) != 40 || strings.Trim(strings.ToLower(c), "0123456789abcdef") != "" {
-		return ""
-	}
-	return strings.ToLower(c)
 }
 
 // mapperScope tells the scope of a kind from the cluster's discovery.

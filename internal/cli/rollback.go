@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/source"
 )
 
 func (o *options) newRollbackCommand() *cobra.Command {
@@ -69,7 +70,7 @@ func historyRevision(app *gitsyncv1.Application, to string) (string, error) {
 			continue
 		}
 		seen[h.Revision] = true
-		commit := commitOf(h.Revision)
+		commit := source.CommitOf(h.Revision)
 		if h.Revision == to || (len(to) >= 7 && commit != "" && strings.HasPrefix(commit, strings.ToLower(strings.TrimPrefix(to, "sha1:")))) {
 			found = append(found, h.Revision)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,7 +25,7 @@ type commitFetcher interface {
 // revision cannot be checked out.
 func (r *ApplicationReconciler) reconcilePinned(ctx context.Context, s *syncRun, repo *gitsyncv1.GitRepository) (ctrl.Result, error) {
 	pinned := s.app.Spec.PinnedRevision
-	commit := pinnedCommit(pinned)
+	commit := source.CommitOf(pinned)
 	if commit == "" {
 		return r.notReady(s, gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("spec.pinnedRevision %q names no commit", pinned))
 	}
@@ -60,13 +59,4 @@ func (r *ApplicationReconciler) reconcilePinned(ctx context.Context, s *syncRun,
 	}
 	s.dir = artifact.Dir
 	return ctrl.Result{}, nil
-}
-
-// pinnedCommit returns the 40-hex commit of a pinned revision, or "".
-func pinnedCommit(revision string) string {
-	i := strings.LastIndex(revision, "sha1:")
-	if i < 0 || len(revision)-i-len("sha1:") != 40 {
-		return ""
-	}
-	return revision[i+len("sha1:"):]
 }

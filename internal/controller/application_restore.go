@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"os"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -11,6 +10,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/source"
 )
 
 // reconcileRestore gives drift protection back after a restart, before anything else can
@@ -25,15 +25,15 @@ func (r *ApplicationReconciler) reconcileRestore(ctx context.Context, s *syncRun
 	if r.Drift == nil || app.Status.LastAppliedRevision == "" || r.Drift.Tracked(key) {
 		return ctrl.Result{}, nil
 	}
-	i := strings.LastIndex(app.Status.LastAppliedRevision, "sha1:")
-	if i < 0 {
+	commit := source.CommitOf(app.Status.LastAppliedRevision)
+	if commit == "" {
 		return ctrl.Result{}, nil
 	}
 	repo := &gitsyncv1.GitRepository{}
 	if err := r.Get(ctx, sourceKey(app), repo); err != nil {
 		return ctrl.Result{}, nil // reconcileSource reports it
 	}
-	dir := r.Storage.CheckoutDir(app.Status.LastAppliedRevision[i+len("sha1:"):], ignoreLines(repo.Spec.Ignore))
+	dir := r.Storage.CheckoutDir(commit, ignoreLines(repo.Spec.Ignore))
 	if _, err := os.Stat(dir); err != nil {
 		return ctrl.Result{}, nil
 	}

@@ -245,11 +245,11 @@ func currentArtifact(obj *gitsyncv1.GitRepository) *source.Artifact {
 	if a == nil {
 		return nil
 	}
-	i := strings.LastIndex(a.Revision, "sha1:")
-	if i < 0 {
+	commit := source.CommitOf(a.Revision)
+	if commit == "" {
 		return nil
 	}
-	return &source.Artifact{Revision: a.Revision, Commit: a.Revision[i+len("sha1:"):], Digest: a.Digest}
+	return &source.Artifact{Revision: a.Revision, Commit: commit, Digest: a.Digest}
 }
 
 // redactURL drops user info (a password may be written into a URL) before a URL is shown.

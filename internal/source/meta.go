@@ -125,3 +125,16 @@ func (f *Fetcher) priorFiles(dir string) map[blobKey]priorFile {
 	}
 	return files
 }
+
+// CommitOf returns the 40-hex commit of a revision ("<ref>@sha1:<commit>",
+// "sha1:<commit>", or a bare commit), lower-cased, or "" when it names none.
+func CommitOf(revision string) string {
+	c := revision
+	if i := strings.LastIndex(revision, "sha1:"); i >= 0 {
+		c = revision[i+len("sha1:"):]
+	}
+	if len(c) != 40 || strings.Trim(strings.ToLower(c), "0123456789abcdef") != "" {
+		return ""
+	}
+	return strings.ToLower(c)
+}
