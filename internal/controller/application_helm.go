@@ -107,7 +107,7 @@ func renderChartWith(ctx context.Context, app *gitsyncv1.Application, root, char
 	}
 	opts := helm.Options{
 		ReleaseName: spec.ReleaseName,
-		Namespace:   targetNamespace(app),
+		Namespace:   DefaultNamespace(app),
 		IsUpgrade:   app.Status.Inventory != nil && len(app.Status.Inventory.Entries) > 0,
 		Values:      values,
 		SkipCRDs:    spec.CRDs == gitsyncv1.HelmCRDsSkip,
@@ -202,14 +202,6 @@ func readValuesFrom(ctx context.Context, c client.Client, ns string, ref gitsync
 		return nil, fmt.Errorf("reading %s: %w", what, err)
 	}
 	return helm.ParseValues(what, data)
-}
-
-// targetNamespace is where namespaced objects without a namespace land.
-func targetNamespace(app *gitsyncv1.Application) string {
-	if app.Spec.TargetNamespace != "" {
-		return app.Spec.TargetNamespace
-	}
-	return app.Namespace
 }
 
 // lookupClients makes the dynamic clients of Helm's lookup, one per identity.

@@ -176,7 +176,7 @@ func (r *ApplicationReconciler) render(ctx context.Context, dir string, app *git
 	if err != nil {
 		return nil, chart, err
 	}
-	if err := build.SetDefaultNamespace(objs, targetNamespace(app), r.isNamespaced); err != nil {
+	if err := build.SetDefaultNamespace(objs, DefaultNamespace(app), r.isNamespaced); err != nil {
 		return nil, chart, err
 	}
 	return objs, chart, nil
