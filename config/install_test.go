@@ -67,7 +67,7 @@ func TestDefaultInstallIsValid(t *testing.T) {
 		kinds[o.GetKind()]++
 	}
 	NewWithT(t).Expect(kinds).To(Equal(map[string]int{
-		"CustomResourceDefinition": 4, "Namespace": 1, "ServiceAccount": 1, "ClusterRole": 1,
+		"CustomResourceDefinition": 5, "Namespace": 1, "ServiceAccount": 1, "ClusterRole": 1,
 		"ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1, "Deployment": 1, "Service": 1,
 	}))
 	serverDryRun(t, objs)

@@ -5,6 +5,7 @@ import (
 )
 
 // ApplicationSpec says what to build from which source and how to keep the cluster equal to it.
+// +kubebuilder:validation:XValidation:rule="self.sourceRef.kind != 'HelmRepository' || (has(self.helm) && has(self.helm.chart) && size(self.helm.chart) > 0)",message="spec.helm.chart is required with a HelmRepository source"
 type ApplicationSpec struct {
 	// sourceRef names the GitRepository whose artifact is built.
 	// +required
@@ -104,9 +105,10 @@ type ApplicationSpec struct {
 
 // SourceReference names the source of an Application.
 type SourceReference struct {
-	// kind of the source; only GitRepository.
+	// kind of the source: GitRepository (manifests, a kustomization or a chart at
+	// spec.path) or HelmRepository (spec.helm.chart from a chart repository).
 	// +required
-	// +kubebuilder:validation:Enum=GitRepository
+	// +kubebuilder:validation:Enum=GitRepository;HelmRepository
 	Kind string `json:"kind"`
 
 	// name of the source.

@@ -79,6 +79,7 @@ const (
 
 // Kinds.
 const (
-	GitRepositoryKind = "GitRepository"
-	ApplicationKind   = "Application"
+	GitRepositoryKind  = "GitRepository"
+	HelmRepositoryKind = "HelmRepository"
+	ApplicationKind    = "Application"
 )

@@ -2,8 +2,21 @@ package v1alpha1
 
 import "k8s.io/apimachinery/pkg/runtime"
 
-// HelmSpec renders a Helm chart: the Application's path when it holds a Chart.yaml.
+// HelmSpec renders a Helm chart: the Application's path when it holds a Chart.yaml, or
+// spec.helm.chart from a HelmRepository source.
 type HelmSpec struct {
+	// chart is the chart's name in the HelmRepository named by sourceRef (required with
+	// such a source; unused with a GitRepository).
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Chart string `json:"chart,omitempty"`
+
+	// version is a semver range (e.g. ">=6.0.0 <7.0.0"); the highest version it accepts
+	// is rendered, and a newer matching version is applied like a new commit. Default:
+	// the newest stable version.
+	// +optional
+	Version string `json:"version,omitempty"`
+
 	// releaseName is .Release.Name (default: the Application's name).
 	// +optional
 	// +kubebuilder:validation:MaxLength=53
@@ -16,7 +29,8 @@ type HelmSpec struct {
 	// +kubebuilder:validation:Type=object
 	Values *runtime.RawExtension `json:"values,omitempty"`
 
-	// valuesFiles are values files in the source, relative to the chart directory,
+	// valuesFiles are values files in the source, relative to the chart directory (with
+	// a HelmRepository: files of the chart archive),
 	// merged in order over the chart's values.yaml.
 	// +optional
 	ValuesFiles []string `json:"valuesFiles,omitempty"`

@@ -21,6 +21,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/chartrepo"
 	"github.com/gitsync-dev/gitsync/internal/phase"
 )
 
@@ -39,9 +40,11 @@ type ApplicationReconciler struct {
 	APIReader client.Reader
 	// Applier makes the apply.Manager of an Application: it goes through an uncached
 	// client, impersonating spec.serviceAccountName when set.
-	Applier  func(app *gitsyncv1.Application) (*apply.Manager, error)
-	Mapper   meta.RESTMapper
-	Storage  Checkouts
+	Applier func(app *gitsyncv1.Application) (*apply.Manager, error)
+	Mapper  meta.RESTMapper
+	Storage Checkouts
+	// Charts holds the indexes and chart archives of HelmRepository sources.
+	Charts   *chartrepo.Store
 	Recorder recorder.EventRecorder
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time

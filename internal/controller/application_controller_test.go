@@ -78,16 +78,22 @@ func (f *appFixture) get(g Gomega, name string) *gitsyncv1.Application {
 // waitApplied waits until the Application is Ready and Synced at main@sha1:<sha>.
 func (f *appFixture) waitApplied(name, sha string) *gitsyncv1.Application {
 	f.t.Helper()
+	return f.waitAppliedAt(name, "main@sha1:"+sha)
+}
+
+// waitAppliedAt waits until the Application is Ready and Synced at the revision.
+func (f *appFixture) waitAppliedAt(name, revision string) *gitsyncv1.Application {
+	f.t.Helper()
 	var app *gitsyncv1.Application
 	NewWithT(f.t).Eventually(func(g Gomega) {
 		app = f.get(g, name)
 		ready := apimeta.FindStatusCondition(app.Status.Conditions, gitsyncv1.ReadyCondition)
 		g.Expect(ready).NotTo(BeNil())
 		g.Expect(ready.Status).To(Equal(metav1.ConditionTrue), "%s: %s", ready.Reason, ready.Message)
-		g.Expect(app.Status.LastAppliedRevision).To(Equal("main@sha1:" + sha))
+		g.Expect(app.Status.LastAppliedRevision).To(Equal(revision))
 		g.Expect(app.Status.Sync).NotTo(BeNil())
 		g.Expect(app.Status.Sync.Status).To(Equal(gitsyncv1.SyncStatusSynced))
-		g.Expect(app.Status.Sync.Revision).To(Equal("main@sha1:" + sha))
+		g.Expect(app.Status.Sync.Revision).To(Equal(revision))
 	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
 	return app
 }

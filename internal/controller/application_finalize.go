@@ -74,11 +74,13 @@ func pruneOrOrphan(ctx context.Context, manager *apply.Manager, entries []apply.
 }
 
 // requestSourceRefresh sets gitsync.dev/requested-at on the source.
-func (r *ApplicationReconciler) requestSourceRefresh(ctx context.Context, repo *gitsyncv1.GitRepository) error {
-	patchBase := client.MergeFrom(repo.DeepCopy())
-	if repo.Annotations == nil {
-		repo.Annotations = map[string]string{}
+func (r *ApplicationReconciler) requestSourceRefresh(ctx context.Context, repo client.Object) error {
+	patchBase := client.MergeFrom(repo.DeepCopyObject().(client.Object))
+	annotations := repo.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
 	}
-	repo.Annotations[gitsyncv1.RequestedAtAnnotation] = r.now().UTC().Format(time.RFC3339Nano)
+	annotations[gitsyncv1.RequestedAtAnnotation] = r.now().UTC().Format(time.RFC3339Nano)
+	repo.SetAnnotations(annotations)
 	return client.IgnoreNotFound(r.Patch(ctx, repo, patchBase))
 }

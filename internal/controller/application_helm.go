@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/engine"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -42,11 +43,36 @@ type chartDeps struct {
 	crds client.Reader
 }
 
-// renderChart renders the chart in chartDir (the Application's path) as a sync does:
-// valuesFrom read with the Application's identity, capabilities from the cluster,
-// lookup through the Application's identity, .Release.IsUpgrade once the Application
-// has an inventory.
-func (r *ApplicationReconciler) renderChart(ctx context.Context, app *gitsyncv1.Application, root, chartDir string) ([]*unstructured.Unstructured, chartRef, error) {
+// chartSource is where a chart comes from: a directory of a checkout, or an archive
+// from a chart repository.
+type chartSource struct {
+	load func() (*chart.Chart, error)
+	// valuesFile reads one of spec.helm.valuesFiles.
+	valuesFile func(c *chart.Chart, name string) (map[string]any, error)
+}
+
+// dirChart is the chart in chartDir, confined to the checkout at root.
+func dirChart(root, chartDir string) chartSource {
+	return chartSource{
+		load: func() (*chart.Chart, error) { return helm.LoadDir(root, chartDir) },
+		valuesFile: func(_ *chart.Chart, name string) (map[string]any, error) {
+			return helm.ReadValuesFile(root, chartDir, name)
+		},
+	}
+}
+
+// archiveChart is a chart archive downloaded from a HelmRepository.
+func archiveChart(file string) chartSource {
+	return chartSource{
+		load:       func() (*chart.Chart, error) { return helm.LoadArchive(file) },
+		valuesFile: helm.ChartValuesFile,
+	}
+}
+
+// renderChart renders a chart as a sync does: valuesFrom read with the Application's
+// identity, capabilities from the cluster, lookup through the Application's identity,
+// .Release.IsUpgrade once the Application has an inventory.
+func (r *ApplicationReconciler) renderChart(ctx context.Context, app *gitsyncv1.Application, src chartSource) ([]*unstructured.Unstructured, chartRef, error) {
 	deps := chartDeps{discovery: r.Discovery, crds: r.APIReader}
 	deps.values = func(ctx context.Context, ref gitsyncv1.ValuesReference) (map[string]any, error) {
 		manager, err := r.Applier(app)
@@ -62,25 +88,25 @@ func (r *ApplicationReconciler) renderChart(ctx context.Context, app *gitsyncv1.
 		}
 		deps.lookup = r.lookups.provider(r.Config, r.Mapper, user)
 	}
-	return renderChartWith(ctx, app, root, chartDir, deps)
+	return renderChartWith(ctx, app, src, deps)
 }
 
-// renderChartWith renders the chart in chartDir with spec.helm: valuesFiles from the
-// checkout, then valuesFrom, then inline values, over the chart's values.yaml. The
-// chart's crds/ come first, per spec.helm.crds.
-func renderChartWith(ctx context.Context, app *gitsyncv1.Application, root, chartDir string, deps chartDeps) ([]*unstructured.Unstructured, chartRef, error) {
+// renderChartWith renders the chart with spec.helm: valuesFiles from the source, then
+// valuesFrom, then inline values, over the chart's values.yaml. The chart's crds/ come
+// first, per spec.helm.crds.
+func renderChartWith(ctx context.Context, app *gitsyncv1.Application, src chartSource, deps chartDeps) ([]*unstructured.Unstructured, chartRef, error) {
 	var none chartRef
 	spec := app.Spec.Helm
 	if spec == nil {
 		spec = &gitsyncv1.HelmSpec{}
 	}
-	c, err := helm.LoadDir(root, chartDir)
+	c, err := src.load()
 	if err != nil {
 		return nil, none, err
 	}
 	var values []map[string]any
 	for _, f := range spec.ValuesFiles {
-		v, err := helm.ReadValuesFile(root, chartDir, f)
+		v, err := src.valuesFile(c, f)
 		if err != nil {
 			return nil, none, err
 		}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -72,7 +73,7 @@ func (r *ApplicationReconciler) pruneOptions(app *gitsyncv1.Application) apply.P
 	return apply.PruneOptions{Claimed: func(ctx context.Context, id string) (bool, error) {
 		once.Do(func() {
 			apps := &gitsyncv1.ApplicationList{}
-			if listErr = r.List(ctx, apps, client.MatchingFields{applicationSourceIndex: sourceKey(app).String()}); listErr != nil {
+			if listErr = r.List(ctx, apps, client.MatchingFields{applicationSourceIndex: sourceIndexKey(app)}); listErr != nil {
 				return
 			}
 			for i := range apps.Items {
@@ -128,6 +129,21 @@ func (r *ApplicationReconciler) renderCache() func(context.Context, *gitsyncv1.A
 
 // renderCurrent renders app's path at its source's current artifact, as its sync would.
 func (r *ApplicationReconciler) renderCurrent(ctx context.Context, app *gitsyncv1.Application) ([]*unstructured.Unstructured, error) {
+	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
+		loc, err := r.resolveChart(ctx, app)
+		if err != nil {
+			return nil, err
+		}
+		if loc.reason != "" {
+			return nil, errors.New(loc.msg)
+		}
+		path, ok := r.cachedChart(ctx, app, loc.revision)
+		if !ok {
+			return nil, fmt.Errorf("chart %s is not downloaded yet", loc.revision)
+		}
+		objs, _, err := r.render(ctx, path, app)
+		return objs, err
+	}
 	repo := &gitsyncv1.GitRepository{}
 	if err := r.Get(ctx, sourceKey(app), repo); err != nil {
 		return nil, fmt.Errorf("reading source %s: %w", sourceKey(app), err)

@@ -25,16 +25,8 @@ func (r *ApplicationReconciler) reconcileRestore(ctx context.Context, s *syncRun
 	if r.Drift == nil || app.Status.LastAppliedRevision == "" || r.Drift.Tracked(key) {
 		return ctrl.Result{}, nil
 	}
-	commit := source.CommitOf(app.Status.LastAppliedRevision)
-	if commit == "" {
-		return ctrl.Result{}, nil
-	}
-	repo := &gitsyncv1.GitRepository{}
-	if err := r.Get(ctx, sourceKey(app), repo); err != nil {
-		return ctrl.Result{}, nil // reconcileSource reports it
-	}
-	dir := r.Storage.CheckoutDir(commit, ignoreLines(repo.Spec.Ignore))
-	if _, err := os.Stat(dir); err != nil {
+	dir, ok := r.lastAppliedAtHand(ctx, app)
+	if !ok {
 		return ctrl.Result{}, nil
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("revision", app.Status.LastAppliedRevision)
@@ -57,6 +49,27 @@ func (r *ApplicationReconciler) reconcileRestore(ctx context.Context, s *syncRun
 	}
 	s.restored = true
 	return ctrl.Result{}, nil
+}
+
+// lastAppliedAtHand is where the last applied revision is in storage: its checkout, or
+// for a HelmRepository source its chart archive; false when storage does not hold it.
+func (r *ApplicationReconciler) lastAppliedAtHand(ctx context.Context, app *gitsyncv1.Application) (string, bool) {
+	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
+		return r.cachedChart(ctx, app, app.Status.LastAppliedRevision)
+	}
+	commit := source.CommitOf(app.Status.LastAppliedRevision)
+	if commit == "" {
+		return "", false
+	}
+	repo := &gitsyncv1.GitRepository{}
+	if err := r.Get(ctx, sourceKey(app), repo); err != nil {
+		return "", false // reconcileSource reports it
+	}
+	dir := r.Storage.CheckoutDir(commit, ignoreLines(repo.Spec.Ignore))
+	if _, err := os.Stat(dir); err != nil {
+		return "", false
+	}
+	return dir, true
 }
 
 // sameInventory tells whether objs are exactly the inventory's objects.

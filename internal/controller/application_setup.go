@@ -25,7 +25,8 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/apply"
 )
 
-// applicationSourceIndex indexes Applications by "<namespace>/<name>" of their GitRepository.
+// applicationSourceIndex indexes Applications by "<namespace>/<name>" of their GitRepository
+// (helmSourceIndexKey for a HelmRepository).
 const applicationSourceIndex = ".spec.sourceRef"
 
 // ApplicationOptions tunes the Application controller.
@@ -74,6 +75,8 @@ func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager, opts Applicat
 		For(&gitsyncv1.Application{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, requestedAtChanged{}, deletionStarted{}))).
 		Watches(&gitsyncv1.GitRepository{}, handler.EnqueueRequestsFromMapFunc(r.applicationsForSource),
+			builder.WithPredicates(artifactChanged{})).
+		Watches(&gitsyncv1.HelmRepository{}, handler.EnqueueRequestsFromMapFunc(r.applicationsForSource),
 			builder.WithPredicates(artifactChanged{}))
 	if r.Drift != nil {
 		b = b.WatchesRawSource(r.Drift.resyncSource())
@@ -88,7 +91,11 @@ func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager, opts Applicat
 
 func (r *ApplicationReconciler) applicationsForSource(ctx context.Context, repo client.Object) []reconcile.Request {
 	apps := &gitsyncv1.ApplicationList{}
-	if err := r.List(ctx, apps, client.MatchingFields{applicationSourceIndex: client.ObjectKeyFromObject(repo).String()}); err != nil {
+	key := client.ObjectKeyFromObject(repo).String()
+	if _, ok := repo.(*gitsyncv1.HelmRepository); ok {
+		key = helmSourceIndexKey(client.ObjectKeyFromObject(repo))
+	}
+	if err := r.List(ctx, apps, client.MatchingFields{applicationSourceIndex: key}); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "listing applications of a source", "source", client.ObjectKeyFromObject(repo))
 		return nil
 	}
@@ -170,7 +177,7 @@ func identity(app *gitsyncv1.Application, defaultSA string) string {
 	return fmt.Sprintf("system:serviceaccount:%s:%s", app.Namespace, sa)
 }
 
-// artifactChanged passes GitRepository updates whose artifact revision or digest changed.
+// artifactChanged passes source updates whose artifact revision or digest changed.
 type artifactChanged struct {
 	predicate.Funcs
 }
@@ -178,14 +185,22 @@ type artifactChanged struct {
 func (artifactChanged) Create(event.CreateEvent) bool { return true }
 
 func (artifactChanged) Update(e event.UpdateEvent) bool {
-	oldRepo, ok1 := e.ObjectOld.(*gitsyncv1.GitRepository)
-	newRepo, ok2 := e.ObjectNew.(*gitsyncv1.GitRepository)
-	if !ok1 || !ok2 || newRepo.Status.Artifact == nil {
+	older, newer := artifactOf(e.ObjectOld), artifactOf(e.ObjectNew)
+	if newer == nil {
 		return false
 	}
-	return oldRepo.Status.Artifact == nil ||
-		oldRepo.Status.Artifact.Revision != newRepo.Status.Artifact.Revision ||
-		oldRepo.Status.Artifact.Digest != newRepo.Status.Artifact.Digest
+	return older == nil || older.Revision != newer.Revision || older.Digest != newer.Digest
+}
+
+// artifactOf is a source's status.artifact (nil for other objects).
+func artifactOf(o client.Object) *gitsyncv1.Artifact {
+	switch src := o.(type) {
+	case *gitsyncv1.GitRepository:
+		return src.Status.Artifact
+	case *gitsyncv1.HelmRepository:
+		return src.Status.Artifact
+	}
+	return nil
 }
 
 // deletionStarted passes the update that sets the deletion timestamp.

@@ -54,6 +54,9 @@ func (r *ApplicationReconciler) reconcileDependencies(ctx context.Context, s *sy
 // With autoSync off, a new revision waits (sync OutOfSync) until requested-at changes.
 func (r *ApplicationReconciler) reconcileSource(ctx context.Context, s *syncRun) (ctrl.Result, error) {
 	app := s.app
+	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
+		return r.reconcileChartSource(ctx, s) // application_chart.go
+	}
 	key := sourceKey(app)
 	repo := &gitsyncv1.GitRepository{}
 	if err := r.Get(ctx, key, repo); err != nil {
@@ -72,16 +75,7 @@ func (r *ApplicationReconciler) reconcileSource(ctx context.Context, s *syncRun)
 		return r.reconcilePinned(ctx, s, repo)
 	}
 
-	requested := app.GetAnnotations()[gitsyncv1.RequestedAtAnnotation]
-	newRequest := requested != "" && requested != app.Status.LastHandledReconcileAt
-	if !autoSync(app) && s.revision != app.Status.LastAppliedRevision && !newRequest {
-		app.Status.Sync = &gitsyncv1.SyncInfo{Status: gitsyncv1.SyncStatusOutOfSync, Revision: s.revision}
-		if !conditions.Has(app, gitsyncv1.ReadyCondition) {
-			conditions.MarkUnknown(app, gitsyncv1.ReadyCondition, "AwaitingSync",
-				"revision %s waits for a sync request (autoSync is false)", s.revision)
-		}
-		conditions.Delete(app, gitsyncv1.ReconcilingCondition)
-		s.stop = true
+	if awaitingSyncRequest(s) {
 		return ctrl.Result{}, nil
 	}
 
@@ -104,6 +98,25 @@ func (r *ApplicationReconciler) reconcileSource(ctx context.Context, s *syncRun)
 	}
 	r.refreshDone(client.ObjectKeyFromObject(app))
 	return ctrl.Result{}, nil
+}
+
+// awaitingSyncRequest holds a new revision back while autoSync is off and no sync was
+// requested: sync OutOfSync, and the steps stop.
+func awaitingSyncRequest(s *syncRun) bool {
+	app := s.app
+	requested := app.GetAnnotations()[gitsyncv1.RequestedAtAnnotation]
+	newRequest := requested != "" && requested != app.Status.LastHandledReconcileAt
+	if autoSync(app) || s.revision == app.Status.LastAppliedRevision || newRequest {
+		return false
+	}
+	app.Status.Sync = &gitsyncv1.SyncInfo{Status: gitsyncv1.SyncStatusOutOfSync, Revision: s.revision}
+	if !conditions.Has(app, gitsyncv1.ReadyCondition) {
+		conditions.MarkUnknown(app, gitsyncv1.ReadyCondition, "AwaitingSync",
+			"revision %s waits for a sync request (autoSync is false)", s.revision)
+	}
+	conditions.Delete(app, gitsyncv1.ReconcilingCondition)
+	s.stop = true
+	return true
 }
 
 // reconcileBackstop ends a routine resync early: when the revision, the spec and the
@@ -162,14 +175,17 @@ func (r *ApplicationReconciler) reconcileBuild(ctx context.Context, s *syncRun) 
 	return ctrl.Result{}, nil
 }
 
-// render builds the Application's path in a checkout and puts namespaced objects
-// without a namespace in the target namespace.
+// render builds the Application's path in a checkout (or, with a HelmRepository source,
+// the chart archive at dir) and puts namespaced objects without a namespace in the
+// target namespace.
 func (r *ApplicationReconciler) render(ctx context.Context, dir string, app *gitsyncv1.Application) ([]*unstructured.Unstructured, chartRef, error) {
 	var objs []*unstructured.Unstructured
 	var chart chartRef
 	var err error
-	if chartDir := filepath.Join(dir, pathOf(app)); helm.IsChart(chartDir) {
-		objs, chart, err = r.renderChart(ctx, app, dir, chartDir)
+	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
+		objs, chart, err = r.renderChart(ctx, app, archiveChart(dir)) // dir is the chart archive
+	} else if chartDir := filepath.Join(dir, pathOf(app)); helm.IsChart(chartDir) {
+		objs, chart, err = r.renderChart(ctx, app, dirChart(dir, chartDir))
 	} else {
 		objs, err = build.Build(dir, app.Spec.Path)
 	}

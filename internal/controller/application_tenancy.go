@@ -34,8 +34,8 @@ func (r *ApplicationReconciler) refusedReference(app *gitsyncv1.Application) str
 		return ""
 	}
 	if ns := app.Spec.SourceRef.Namespace; ns != "" && ns != app.Namespace {
-		return fmt.Sprintf("sourceRef names GitRepository %s/%s in another namespace: cross-namespace references are not allowed (gitsync run --allow-cross-namespace-refs)",
-			ns, app.Spec.SourceRef.Name)
+		return fmt.Sprintf("sourceRef names %s %s/%s in another namespace: cross-namespace references are not allowed (gitsync run --allow-cross-namespace-refs)",
+			app.Spec.SourceRef.Kind, ns, app.Spec.SourceRef.Name)
 	}
 	for _, dep := range app.Spec.DependsOn {
 		if dep.Namespace != "" && dep.Namespace != app.Namespace {
@@ -52,7 +52,21 @@ func (r *ApplicationReconciler) sourceIndexKeys(app *gitsyncv1.Application) []st
 	if ns := app.Spec.SourceRef.Namespace; ns != "" && ns != app.Namespace && !r.AllowCrossNamespaceRefs {
 		return nil
 	}
-	return []string{sourceKey(app).String()}
+	return []string{sourceIndexKey(app)}
+}
+
+// sourceIndexKey is the applicationSourceIndex value of the Application's source.
+func sourceIndexKey(app *gitsyncv1.Application) string {
+	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
+		return helmSourceIndexKey(sourceKey(app))
+	}
+	return sourceKey(app).String()
+}
+
+// helmSourceIndexKey is the applicationSourceIndex value of a HelmRepository (a
+// GitRepository's is "<namespace>/<name>").
+func helmSourceIndexKey(key types.NamespacedName) string {
+	return gitsyncv1.HelmRepositoryKind + ":" + key.String()
 }
 
 // refreshAsked is a request to a source to fetch a missing checkout again.

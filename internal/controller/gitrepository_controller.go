@@ -204,10 +204,15 @@ func (r *GitRepositoryReconciler) now() time.Time {
 }
 
 func (r *GitRepositoryReconciler) withJitter(d time.Duration) time.Duration {
-	if r.Jitter == nil {
+	return withJitter(r.Jitter, d)
+}
+
+// withJitter is d plus jitter's extra delay (none when jitter is nil).
+func withJitter(jitter func(time.Duration) time.Duration, d time.Duration) time.Duration {
+	if jitter == nil {
 		return d
 	}
-	return d + r.Jitter(d)
+	return d + jitter(d)
 }
 
 // maxSizeOf is spec.maxSize in bytes (its default when unset; 0: no limit).

@@ -25,7 +25,7 @@ func Render(dir, path string, app *gitsyncv1.Application, isNamespaced func(sche
 	var objs []*unstructured.Unstructured
 	var err error
 	if chartDir := filepath.Join(dir, path); helm.IsChart(chartDir) {
-		objs, _, err = renderChartWith(context.Background(), app, dir, chartDir, chartDeps{})
+		objs, _, err = renderChartWith(context.Background(), app, dirChart(dir, chartDir), chartDeps{})
 	} else {
 		objs, err = build.Build(dir, path)
 	}

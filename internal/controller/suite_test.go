@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/chartrepo"
 	"github.com/gitsync-dev/gitsync/internal/source"
 	"github.com/gitsync-dev/gitsync/internal/testutil/testenv"
 )
@@ -78,9 +80,22 @@ func runSuite(m *testing.M) int {
 			return nil, err
 		}
 		driftReconciler = drift
-		apps := &ApplicationReconciler{Client: mgr.GetClient(), Storage: fetcher, Drift: drift, RetryInterval: 300 * time.Millisecond}
+		charts, err := chartrepo.New(filepath.Join(storagePath, "helm"))
+		if err != nil {
+			return nil, err
+		}
+		apps := &ApplicationReconciler{Client: mgr.GetClient(), Storage: fetcher, Charts: charts, Drift: drift, RetryInterval: 300 * time.Millisecond}
 		apps.Recorder = events
 		if err := apps.SetupWithManager(mgr, ApplicationOptions{
+			MaxConcurrentReconciles: 4,
+			RetryBase:               100 * time.Millisecond,
+			RetryMax:                time.Second,
+		}); err != nil {
+			return nil, err
+		}
+		helmRepos := &HelmRepositoryReconciler{Client: mgr.GetClient(), Charts: charts}
+		helmRepos.Recorder = events
+		if err := helmRepos.SetupWithManager(mgr, HelmRepositoryOptions{
 			MaxConcurrentReconciles: 4,
 			RetryBase:               100 * time.Millisecond,
 			RetryMax:                time.Second,

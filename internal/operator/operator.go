@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/gitsync-dev/gitsync/internal/chartrepo"
 	"github.com/gitsync-dev/gitsync/internal/controller"
 	"github.com/gitsync-dev/gitsync/internal/localcluster"
 	"github.com/gitsync-dev/gitsync/internal/monitoring"
@@ -137,9 +138,14 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	if err := drift.SetupWithManager(mgr, opts.Concurrent); err != nil {
 		return nil, fmt.Errorf("setting up the drift controller: %w", err)
 	}
+	charts, err := chartrepo.New(filepath.Join(opts.StoragePath, "helm"))
+	if err != nil {
+		return nil, err
+	}
 	apps := &controller.ApplicationReconciler{
 		Client:  mgr.GetClient(),
 		Storage: fetcher,
+		Charts:  charts,
 		Drift:   drift,
 		Applier: applier,
 		Jitter:  controller.Jitter(0.1),
@@ -151,6 +157,11 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	if err := apps.SetupWithManager(mgr, controller.ApplicationOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
 		return nil, fmt.Errorf("setting up the Application controller: %w", err)
 	}
+	helmRepos := &controller.HelmRepositoryReconciler{Client: mgr.GetClient(), Charts: charts, Jitter: controller.Jitter(0.1)}
+	helmRepos.Recorder = events
+	if err := helmRepos.SetupWithManager(mgr, controller.HelmRepositoryOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
+		return nil, fmt.Errorf("setting up the HelmRepository controller: %w", err)
+	}
 	if opts.WebhookBindAddress != "" && opts.WebhookBindAddress != "0" {
 		receiver := webhook.NewHandler(&controller.WebhookCluster{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
 			SecretMetadata: mgr.GetCache()},
@@ -160,6 +171,9 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		}
 	}
 	if err := mgr.Add(checkoutGC(mgr.GetClient(), fetcher, opts.GCInterval)); err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(chartGC(mgr.GetClient(), charts, opts.GCInterval)); err != nil {
 		return nil, err
 	}
 	if err := addUI(mgr, cfg, mgr.GetScheme(), opts); err != nil {
@@ -200,6 +214,29 @@ func checkoutGC(c client.Client, fetcher *source.Fetcher, interval time.Duration
 			}
 			if removed > 0 {
 				log.Info("removed unused checkouts", "count", removed)
+			}
+		}, interval)
+		return nil
+	})
+}
+
+// chartGC removes, at every interval, the indexes that no HelmRepository's artifact
+// points at, and chart archives unused for a day. It runs on the leader only.
+func chartGC(c client.Client, charts *chartrepo.Store, interval time.Duration) manager.Runnable {
+	return manager.RunnableFunc(func(ctx context.Context) error {
+		log := ctrl.LoggerFrom(ctx).WithName("chart-gc")
+		wait.UntilWithContext(ctx, func(ctx context.Context) {
+			keep, err := controller.IndexesInUse(ctx, c)
+			if err != nil {
+				log.Error(err, "listing indexes in use")
+				return
+			}
+			removed, err := charts.GC(keep, 24*time.Hour)
+			if err != nil {
+				log.Error(err, "removing unused charts")
+			}
+			if removed > 0 {
+				log.Info("removed unused indexes and charts", "count", removed)
 			}
 		}, interval)
 		return nil

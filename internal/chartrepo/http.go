@@ -1,0 +1,235 @@
+package chartrepo
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+)
+
+// StatusError is an HTTP answer other than success from a repository.
+type StatusError struct {
+	URL  string
+	Code int
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("GET %s: %d %s", Redact(e.URL), e.Code, http.StatusText(e.Code))
+}
+
+// IsUnauthorized tells whether err is a repository refusing the credentials.
+func IsUnauthorized(err error) bool {
+	var se *StatusError
+	return errors.As(err, &se) && (se.Code == http.StatusUnauthorized || se.Code == http.StatusForbidden)
+}
+
+// ErrTooLarge is a download over its cap.
+var ErrTooLarge = errors.New("too large")
+
+// ErrDigestMismatch is an archive whose digest is not the one the index states.
+var ErrDigestMismatch = errors.New("digest mismatch")
+
+type clientEntry struct{ transport *http.Transport }
+
+// transport returns the shared transport that trusts src.CA besides the system roots.
+func (s *Store) transport(src Source) (*http.Transport, error) {
+	sum := sha256.Sum256(src.CA)
+	key := hex.EncodeToString(sum[:])
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.clients[key]; ok {
+		return c.transport, nil
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	if len(src.CA) > 0 {
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(src.CA) {
+			return nil, errors.New("ca.crt holds no PEM certificate")
+		}
+		t.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	s.clients[key] = &clientEntry{transport: t}
+	return t, nil
+}
+
+func timeoutOf(src Source) time.Duration {
+	if src.Timeout > 0 {
+		return src.Timeout
+	}
+	return 60 * time.Second
+}
+
+// get sends a GET; credentials go only to the repository's own scheme and host.
+func (s *Store) get(ctx context.Context, src Source, target string, header http.Header) (*http.Response, error) {
+	t, err := s.transport(src)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	if src.Username != "" || src.Password != "" {
+		if base, err := url.Parse(src.URL); err == nil && base.Scheme == req.URL.Scheme && base.Host == req.URL.Host {
+			req.SetBasicAuth(src.Username, src.Password)
+		}
+	}
+	hc := &http.Client{Transport: t}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", Redact(target), unwrapURLError(err))
+	}
+	return resp, nil
+}
+
+// unwrapURLError drops net/url's repetition of the URL.
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// Poll is the result of polling a repository.
+type Poll struct {
+	// Digest is the sha256 of the index now in hand.
+	Digest string
+	// Bytes is what was downloaded (0 when nothing changed).
+	Bytes int64
+	// Changed says the index differs from the previous one.
+	Changed bool
+}
+
+// PollIndex fetches src's index.yaml unless the server says (ETag) it did not change
+// since the index whose digest is previous. The index is validated before it is kept.
+func (s *Store) PollIndex(ctx context.Context, src Source, previous string) (Poll, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeoutOf(src))
+	defer cancel()
+	target := strings.TrimSuffix(src.URL, "/") + "/index.yaml"
+	header := http.Header{}
+	if previous != "" {
+		if _, err := os.Stat(s.indexPath(previous)); err == nil {
+			if etag, err := os.ReadFile(s.etagPath(previous)); err == nil && len(etag) > 0 {
+				header.Set("If-None-Match", string(etag))
+			}
+		}
+	}
+	resp, err := s.get(ctx, src, target, header)
+	if err != nil {
+		return Poll{}, err
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusNotModified && header.Get("If-None-Match") != "":
+		return Poll{Digest: previous}, nil
+	case resp.StatusCode != http.StatusOK:
+		return Poll{}, &StatusError{URL: target, Code: resp.StatusCode}
+	}
+	if resp.ContentLength > MaxIndexSize {
+		return Poll{}, fmt.Errorf("%s has %d bytes, more than %d: %w", Redact(target), resp.ContentLength, MaxIndexSize, ErrTooLarge)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxIndexSize+1))
+	if err != nil {
+		return Poll{}, fmt.Errorf("reading %s: %w", Redact(target), err)
+	}
+	if len(data) > MaxIndexSize {
+		return Poll{}, fmt.Errorf("%s is larger than %d bytes: %w", Redact(target), MaxIndexSize, ErrTooLarge)
+	}
+	digest, err := s.storeIndex(data, target)
+	if err != nil {
+		return Poll{}, err
+	}
+	if etag := resp.Header.Get("ETag"); etag != "" {
+		_ = os.WriteFile(s.etagPath(digest), []byte(etag), 0o644)
+	}
+	return Poll{Digest: digest, Bytes: int64(len(data)), Changed: digest != previous}, nil
+}
+
+func (s *Store) etagPath(digest string) string {
+	return strings.TrimSuffix(s.indexPath(digest), ".yaml") + ".etag"
+}
+
+// fetchHTTP downloads the archive at target (relative to the repository URL) and
+// checks it against want (a sha256 hex digest from the index; empty: not checked).
+func (s *Store) fetchHTTP(ctx context.Context, src Source, ref, want string) (string, int64, error) {
+	base, err := url.Parse(strings.TrimSuffix(src.URL, "/") + "/")
+	if err != nil {
+		return "", 0, fmt.Errorf("repository URL: %w", err)
+	}
+	u, err := base.Parse(ref)
+	if err != nil {
+		return "", 0, fmt.Errorf("chart URL %q: %w", ref, err)
+	}
+	if u.Scheme != "https" && u.Scheme != "http" {
+		return "", 0, fmt.Errorf("chart URL %s: only http(s) URLs are fetched", Redact(u.String()))
+	}
+	if want != "" {
+		if path := s.chartPath(want); exists(path) {
+			touch(path)
+			return path, 0, nil
+		}
+	}
+	resp, err := s.get(ctx, src, u.String(), nil)
+	if err != nil {
+		return "", 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", 0, &StatusError{URL: u.String(), Code: resp.StatusCode}
+	}
+	return s.storeChart(resp.Body, resp.ContentLength, want, Redact(u.String()))
+}
+
+// storeChart writes an archive of at most MaxChartSize bytes to the cache and returns its
+// path; want, when set, is the sha256 it must have.
+func (s *Store) storeChart(r io.Reader, size int64, want, what string) (string, int64, error) {
+	if size > MaxChartSize {
+		return "", 0, fmt.Errorf("chart archive %s is larger than the %d bytes allowed (%d bytes): %w", what, MaxChartSize, size, ErrTooLarge)
+	}
+	tmp, err := os.CreateTemp(s.dirOf("charts"), ".dl-*")
+	if err != nil {
+		return "", 0, err
+	}
+	defer os.Remove(tmp.Name())
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(r, MaxChartSize+1))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", n, fmt.Errorf("downloading %s: %w", what, err)
+	}
+	if n > MaxChartSize {
+		return "", n, fmt.Errorf("chart archive %s is larger than the %d bytes allowed: %w", what, MaxChartSize, ErrTooLarge)
+	}
+	got := hex.EncodeToString(h.Sum(nil))
+	if want != "" && !strings.EqualFold(hexOf(want), got) {
+		return "", n, fmt.Errorf("chart archive %s has digest sha256:%s, the index says sha256:%s: %w", what, got, hexOf(want), ErrDigestMismatch)
+	}
+	path := s.chartPath(got)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return "", n, err
+	}
+	return path, n, nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

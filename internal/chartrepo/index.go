@@ -1,0 +1,168 @@
+package chartrepo
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+	"sigs.k8s.io/yaml"
+)
+
+// ErrChartNotFound is a chart, or a version of it, that the index does not hold.
+var ErrChartNotFound = errors.New("chart not found")
+
+// storeIndex validates an index and keeps it under its digest.
+func (s *Store) storeIndex(data []byte, what string) (string, error) {
+	sum := sha256.Sum256(data)
+	digest := "sha256:" + hex.EncodeToString(sum[:])
+	path := s.indexPath(digest)
+	if exists(path) {
+		touch(path)
+		return digest, nil
+	}
+	tmp, err := os.CreateTemp(s.dirOf("index"), ".tmp-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("storing the index: %w", err)
+	}
+	idx, err := loadIndexFile(tmp.Name())
+	if err != nil {
+		return "", fmt.Errorf("%s is not a chart repository index: %w", Redact(what), err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return "", fmt.Errorf("storing the index: %w", err)
+	}
+	s.keepIndex(digest, idx)
+	return digest, nil
+}
+
+func (s *Store) keepIndex(digest string, idx *IndexFile) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.indexes[digest]; ok {
+		return
+	}
+	s.indexes[digest] = idx
+	s.order = append(s.order, digest)
+	for len(s.order) > keptIndexes {
+		delete(s.indexes, s.order[0])
+		s.order = s.order[1:]
+	}
+}
+
+// Index returns the stored index with this digest.
+func (s *Store) Index(digest string) (*IndexFile, error) {
+	s.mu.Lock()
+	idx, ok := s.indexes[digest]
+	s.mu.Unlock()
+	if ok {
+		return idx, nil
+	}
+	idx, err := loadIndexFile(s.indexPath(digest))
+	if err != nil {
+		return nil, fmt.Errorf("reading the stored index %s: %w", digest, err)
+	}
+	s.keepIndex(digest, idx)
+	return idx, nil
+}
+
+// HasIndex tells whether the index with this digest is in storage.
+func (s *Store) HasIndex(digest string) bool { return exists(s.indexPath(digest)) }
+
+// Resolve picks, in the stored index, the highest version of name that versionRange
+// (a semver range; empty: the newest stable version) accepts.
+func (s *Store) Resolve(digest, name, versionRange string) (*ChartVersion, error) {
+	if versionRange != "" {
+		if _, err := semver.NewConstraint(versionRange); err != nil {
+			return nil, fmt.Errorf("version %q is not a semver range: %w", versionRange, err)
+		}
+	}
+	idx, err := s.Index(digest)
+	if err != nil {
+		return nil, err
+	}
+	cv, ok := idx.get(name, versionRange)
+	if !ok {
+		if _, ok := idx.Entries[name]; !ok {
+			return nil, fmt.Errorf("chart %q is not in the repository: %w", name, ErrChartNotFound)
+		}
+		return nil, fmt.Errorf("no version of chart %q matches %q (has %s): %w",
+			name, versionRange, versionsOf(idx.Entries[name]), ErrChartNotFound)
+	}
+	return cv, nil
+}
+
+// versionsOf lists up to five versions, newest first.
+func versionsOf(cvs []*ChartVersion) string {
+	var vs []string
+	for i, cv := range cvs {
+		if i == 5 {
+			vs = append(vs, "…")
+			break
+		}
+		vs = append(vs, cv.Version)
+	}
+	if len(vs) == 0 {
+		return "no versions"
+	}
+	return strings.Join(vs, ", ")
+}
+
+// ociIndex is the index of an OCI repository made from tag lists: chart name → tags.
+func ociIndex(src Source, tags map[string][]string) ([]byte, error) {
+	idx := &IndexFile{APIVersion: "v1", Entries: map[string][]*ChartVersion{}}
+	base := strings.TrimSuffix(src.URL, "/")
+	for name, list := range tags {
+		cvs := []*ChartVersion{}
+		for _, tag := range list {
+			version := strings.ReplaceAll(tag, "_", "+") // OCI tags cannot hold '+'
+			v, err := semver.StrictNewVersion(version)
+			if err != nil {
+				continue
+			}
+			cvs = append(cvs, &ChartVersion{Name: name, Version: version, URLs: []string{base + "/" + name + ":" + tag}, semver: v})
+		}
+		sort.Slice(cvs, func(i, j int) bool { return cvs[i].semver.GreaterThan(cvs[j].semver) })
+		idx.Entries[name] = cvs
+	}
+	return yaml.Marshal(idx) // map keys sorted: the same tags give the same digest
+}
+
+// Fetch returns the path of cv's archive (src's chart name, version), downloading it
+// only when the cache does not hold it. downloaded is 0 for a cache hit.
+func (s *Store) Fetch(ctx context.Context, src Source, cv *ChartVersion) (path string, downloaded int64, err error) {
+	if len(cv.URLs) == 0 {
+		return "", 0, fmt.Errorf("chart %s %s has no URL in the index", cv.Name, cv.Version)
+	}
+	if path, ok := s.Cached(src.URL, cv.Name, cv.Version); ok && (cv.Digest == "" || strings.Contains(path, hexOf(cv.Digest))) {
+		return path, 0, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeoutOf(src))
+	defer cancel()
+	if IsOCI(src.URL) {
+		path, downloaded, err = s.fetchOCI(ctx, src, cv.URLs[0])
+	} else {
+		path, downloaded, err = s.fetchHTTP(ctx, src, cv.URLs[0], cv.Digest)
+	}
+	if err != nil {
+		return "", downloaded, err
+	}
+	if err := s.remember(src.URL, cv.Name, cv.Version, strings.TrimSuffix(filepath.Base(path), ".tgz")); err != nil {
+		return "", downloaded, err
+	}
+	return path, downloaded, nil
+}

@@ -1,0 +1,163 @@
+// Package chartrepo fetches Helm chart repositories: an https index.yaml with a
+// conditional GET, an OCI registry's tag lists, and chart archives, each kept on disk by
+// digest so that a poll that finds nothing new downloads nothing.
+package chartrepo
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Caps on what is downloaded.
+const (
+	// MaxChartSize is the largest chart archive (compressed) that is downloaded.
+	MaxChartSize = 10 << 20
+	// MaxIndexSize is the largest index.yaml that is downloaded.
+	MaxIndexSize = 100 << 20
+)
+
+// Source is a chart repository and its credentials.
+type Source struct {
+	// URL is https://…, http://… or oci://host/path.
+	URL string
+	// Username and Password are sent with basic auth: to the repository's host only.
+	Username, Password string
+	// CA is a PEM bundle trusted besides the system's roots.
+	CA []byte
+	// Timeout bounds each request (60s when zero).
+	Timeout time.Duration
+}
+
+// IsOCI tells whether url names an OCI registry.
+func IsOCI(url string) bool { return strings.HasPrefix(url, "oci://") }
+
+// Store keeps indexes and chart archives under one directory.
+type Store struct {
+	dir string
+
+	mu      sync.Mutex
+	indexes map[string]*IndexFile   // parsed, by digest
+	order   []string                // digests of indexes, oldest first
+	clients map[string]*clientEntry // by CA digest
+}
+
+// keptIndexes is how many parsed indexes stay in memory.
+const keptIndexes = 8
+
+// New makes a Store in dir (created when missing).
+func New(dir string) (*Store, error) {
+	for _, sub := range []string{"index", "charts", "refs"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			return nil, fmt.Errorf("preparing chart storage: %w", err)
+		}
+	}
+	return &Store{dir: dir, indexes: map[string]*IndexFile{}, clients: map[string]*clientEntry{}}, nil
+}
+
+func (s *Store) indexPath(digest string) string {
+	return filepath.Join(s.dir, "index", hexOf(digest)+".yaml")
+}
+
+func (s *Store) chartPath(digest string) string {
+	return filepath.Join(s.dir, "charts", hexOf(digest)+".tgz")
+}
+
+// refPath records which archive digest a repository's chart version was: the offline
+// lookup (Cached) and the OCI cache go through it.
+func (s *Store) refPath(url, chart, version string) string {
+	sum := sha256.Sum256([]byte(strings.TrimSuffix(url, "/") + "\x00" + chart + "\x00" + version))
+	return filepath.Join(s.dir, "refs", hex.EncodeToString(sum[:]))
+}
+
+func hexOf(digest string) string { return strings.TrimPrefix(digest, "sha256:") }
+
+func (s *Store) dirOf(sub string) string { return filepath.Join(s.dir, sub) }
+
+// Cached returns the stored archive of a chart version of the repository at url, without
+// any request; false when it was never downloaded (or was collected since).
+func (s *Store) Cached(url, chart, version string) (string, bool) {
+	data, err := os.ReadFile(s.refPath(url, chart, version))
+	if err != nil {
+		return "", false
+	}
+	path := s.chartPath(strings.TrimSpace(string(data)))
+	if _, err := os.Stat(path); err != nil {
+		return "", false
+	}
+	touch(path)
+	return path, true
+}
+
+func (s *Store) remember(url, chart, version, digest string) error {
+	return os.WriteFile(s.refPath(url, chart, version), []byte(digest), 0o644)
+}
+
+// touch marks a file as used now, for GC.
+func touch(path string) {
+	now := time.Now()
+	_ = os.Chtimes(path, now, now)
+}
+
+// GC removes the indexes that keep does not hold (by digest) and the chart archives and
+// references unused for longer than maxAge. It returns how many files it removed.
+func (s *Store) GC(keep map[string]bool, maxAge time.Duration) (int, error) {
+	removed := 0
+	var errs []error
+	cutoff := time.Now().Add(-maxAge)
+	for _, sub := range []string{"index", "charts", "refs"} {
+		entries, err := os.ReadDir(filepath.Join(s.dir, sub))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, e := range entries {
+			info, err := e.Info()
+			if err != nil {
+				continue
+			}
+			name := e.Name()
+			var drop bool
+			switch sub {
+			case "index":
+				digest := "sha256:" + strings.TrimSuffix(strings.TrimSuffix(name, ".yaml"), ".etag")
+				drop = !keep[digest] && info.ModTime().Before(time.Now().Add(-time.Minute))
+			default:
+				drop = info.ModTime().Before(cutoff)
+			}
+			if !drop {
+				continue
+			}
+			if err := os.Remove(filepath.Join(s.dir, sub, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, err)
+				continue
+			}
+			removed++
+		}
+	}
+	s.mu.Lock()
+	for d := range s.indexes {
+		if !keep[d] {
+			delete(s.indexes, d)
+		}
+	}
+	s.mu.Unlock()
+	return removed, errors.Join(errs...)
+}
+
+// Redact drops the user info of a URL, for messages.
+func Redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	u.User = nil
+	return u.String()
+}

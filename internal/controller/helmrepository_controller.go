@@ -1,0 +1,194 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/fluxcd/pkg/runtime/patch"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/chartrepo"
+)
+
+// HelmRepositoryReconciler polls Helm chart repositories (index.yaml with a conditional
+// GET, or an OCI registry's tag lists) and records the index in status.
+type HelmRepositoryReconciler struct {
+	client.Client
+	// APIReader reads Secrets uncached, so that their data is never held in the cache.
+	APIReader client.Reader
+	Charts    *chartrepo.Store
+	Recorder  recorder.EventRecorder
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+	// Jitter returns the extra delay added to an interval; none when nil.
+	Jitter func(time.Duration) time.Duration
+}
+
+// +kubebuilder:rbac:groups=gitsync.dev,resources=helmrepositories,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=gitsync.dev,resources=helmrepositories/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=gitsync.dev,resources=helmrepositories/finalizers,verbs=update
+
+var helmRepositoryOwnedConditions = []string{
+	gitsyncv1.ReadyCondition, gitsyncv1.ReconcilingCondition, gitsyncv1.StalledCondition,
+}
+
+// Reconcile polls the repository and records its index. Status is written once, by the
+// deferred patch (and before the first poll, to show progress).
+func (r *HelmRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	start := r.now()
+	obj := &gitsyncv1.HelmRepository{}
+	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if obj.Spec.Suspend {
+		ctrl.LoggerFrom(ctx).V(1).Info("suspended, skipping")
+		return ctrl.Result{}, nil
+	}
+	patcher := patch.NewSerialPatcher(obj, r.Client)
+	defer func() {
+		obj.Status.LastHandledReconcileAt = requestHandled(obj, obj.Status.LastHandledReconcileAt)
+		retErr = errors.Join(retErr, patchStatus(ctx, patcher, obj, helmRepositoryOwnedConditions, true))
+		reconcileDuration.WithLabelValues(gitsyncv1.HelmRepositoryKind).Observe(r.now().Sub(start).Seconds())
+	}()
+	conditions.MarkReconciling(obj, gitsyncv1.ProgressingReason, "fetching %s", chartrepo.Redact(obj.Spec.URL))
+	if obj.Status.Artifact == nil || obj.Generation != obj.Status.ObservedGeneration {
+		if err := patchStatus(ctx, patcher, obj, helmRepositoryOwnedConditions, false); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return r.reconcileIndex(ctx, obj)
+}
+
+// reconcileIndex reads the credentials and polls: index.yaml (nothing downloaded when
+// the server says it did not change), or for oci:// the tags of every chart that an
+// Application of this repository names. Sets Ready (True, or False with the reason),
+// Stalled for what only a spec change can fix, and removes Reconciling. A failed poll
+// keeps the last index.
+func (r *HelmRepositoryReconciler) reconcileIndex(ctx context.Context, obj *gitsyncv1.HelmRepository) (ctrl.Result, error) {
+	src, err := helmSource(ctx, r.APIReader, obj)
+	if err != nil {
+		return r.fail(obj, gitsyncv1.SecretNotFoundReason, err, false)
+	}
+	previous := ""
+	if obj.Status.Artifact != nil && r.Charts.HasIndex(obj.Status.Artifact.Digest) {
+		previous = obj.Status.Artifact.Digest
+	}
+	var poll chartrepo.Poll
+	if chartrepo.IsOCI(obj.Spec.URL) {
+		charts, err := r.chartsOf(ctx, obj)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		poll, err = r.Charts.PollTags(ctx, src, charts)
+	} else {
+		poll, err = r.Charts.PollIndex(ctx, src, previous)
+	}
+	if err != nil {
+		switch {
+		case chartrepo.IsUnauthorized(err):
+			return r.fail(obj, gitsyncv1.AuthenticationFailedReason, err, false)
+		case errors.Is(err, chartrepo.ErrTooLarge):
+			return r.fail(obj, gitsyncv1.TooLargeReason, err, true)
+		default:
+			return r.fail(obj, gitsyncv1.FetchFailedReason, err, false)
+		}
+	}
+	if obj.Status.Artifact == nil || obj.Status.Artifact.Digest != poll.Digest {
+		obj.Status.Artifact = &gitsyncv1.Artifact{Revision: poll.Digest, Digest: poll.Digest, LastUpdateTime: metav1.NewTime(r.now())}
+		ctrl.LoggerFrom(ctx).Info("new index", "digest", poll.Digest, "bytes", poll.Bytes)
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "NewArtifact", "Fetch",
+			"stored index %s of %s", poll.Digest, chartrepo.Redact(obj.Spec.URL))
+	}
+	conditions.Delete(obj, gitsyncv1.ReconcilingCondition)
+	conditions.Delete(obj, gitsyncv1.StalledCondition)
+	conditions.MarkTrue(obj, gitsyncv1.ReadyCondition, gitsyncv1.SucceededReason, "stored index %s", poll.Digest)
+	return ctrl.Result{RequeueAfter: withJitter(r.Jitter, obj.GetInterval().Duration)}, nil
+}
+
+// chartsOf lists the charts that the Applications of this repository name.
+func (r *HelmRepositoryReconciler) chartsOf(ctx context.Context, obj *gitsyncv1.HelmRepository) ([]string, error) {
+	apps := &gitsyncv1.ApplicationList{}
+	if err := r.List(ctx, apps, client.MatchingFields{applicationSourceIndex: helmSourceIndexKey(client.ObjectKeyFromObject(obj))}); err != nil {
+		return nil, fmt.Errorf("listing the Applications of %s: %w", client.ObjectKeyFromObject(obj), err)
+	}
+	seen := map[string]bool{}
+	var charts []string
+	for _, app := range apps.Items {
+		if h := app.Spec.Helm; h != nil && h.Chart != "" && !seen[h.Chart] {
+			seen[h.Chart] = true
+			charts = append(charts, h.Chart)
+		}
+	}
+	sort.Strings(charts)
+	return charts, nil
+}
+
+// fail records a failed poll like the GitRepository's: Ready=False (the index is kept),
+// a Warning event when new, and Stalled plus a terminal error when retrying cannot help.
+func (r *HelmRepositoryReconciler) fail(obj *gitsyncv1.HelmRepository, reason string, err error, terminal bool) (ctrl.Result, error) {
+	msg := err.Error()
+	if !conditions.IsFalse(obj, gitsyncv1.ReadyCondition) ||
+		conditions.GetReason(obj, gitsyncv1.ReadyCondition) != reason ||
+		conditions.GetMessage(obj, gitsyncv1.ReadyCondition) != msg {
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, reason, "Fetch", "%s", msg)
+	}
+	conditions.MarkFalse(obj, gitsyncv1.ReadyCondition, reason, "%s", msg)
+	if terminal {
+		conditions.MarkStalled(obj, reason, "%s", msg)
+		return ctrl.Result{}, reconcile.TerminalError(err)
+	}
+	conditions.Delete(obj, gitsyncv1.ReconcilingCondition)
+	return ctrl.Result{}, err
+}
+
+func (r *HelmRepositoryReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// helmSource reads a HelmRepository's URL, timeout and spec.secretRef (uncached: username,
+// password, ca.crt). Error texts name the Secret, never its values.
+func helmSource(ctx context.Context, reader client.Reader, obj *gitsyncv1.HelmRepository) (chartrepo.Source, error) {
+	src := chartrepo.Source{URL: obj.Spec.URL, Timeout: obj.GetTimeout().Duration}
+	if obj.Spec.SecretRef == nil {
+		return src, nil
+	}
+	key := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.SecretRef.Name}
+	secret := &corev1.Secret{}
+	if err := reader.Get(ctx, key, secret); err != nil {
+		return src, fmt.Errorf("reading secret %s: %w", key, err)
+	}
+	src.Username, src.Password, src.CA = string(secret.Data["username"]), string(secret.Data["password"]), secret.Data["ca.crt"]
+	if (src.Username == "") != (src.Password == "") {
+		return src, fmt.Errorf("secret %s: username and password go together", key)
+	}
+	return src, nil
+}
+
+// IndexesInUse are the digests of the indexes that HelmRepositories point at (chart GC).
+func IndexesInUse(ctx context.Context, c client.Client) (map[string]bool, error) {
+	repos := &gitsyncv1.HelmRepositoryList{}
+	if err := c.List(ctx, repos); err != nil {
+		return nil, err
+	}
+	keep := map[string]bool{}
+	for _, repo := range repos.Items {
+		if repo.Status.Artifact != nil {
+			keep[repo.Status.Artifact.Digest] = true
+		}
+	}
+	return keep, nil
+}

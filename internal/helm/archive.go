@@ -1,0 +1,59 @@
+package helm
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"strings"
+
+	"helm.sh/helm/v4/pkg/chart/loader/archive"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+)
+
+// LoadArchive loads a chart archive (.tgz) from a chart repository. Helm's archive
+// reader refuses entries outside the chart's root (absolute paths, "..") and bounds the
+// decompressed size; every dependency must be inside the archive, as with LoadDir.
+func LoadArchive(file string) (*chart.Chart, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("loading chart archive: %w", err)
+	}
+	defer f.Close()
+	files, err := archive.LoadArchiveFiles(f)
+	if err != nil {
+		return nil, fmt.Errorf("loading chart archive: %w", err)
+	}
+	var total int64
+	for _, bf := range files {
+		if total += int64(len(bf.Data)); total > MaxChartSize {
+			return nil, fmt.Errorf("loading chart archive: the chart holds more than %d bytes", MaxChartSize)
+		}
+	}
+	c, err := loader.LoadFiles(files)
+	if err != nil {
+		return nil, fmt.Errorf("loading chart archive: %w", err)
+	}
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("chart %s: %w", c.Name(), err)
+	}
+	if err := checkDependencies(c); err != nil {
+		return nil, fmt.Errorf("chart %s: %w", c.Name(), err)
+	}
+	return c, nil
+}
+
+// ChartValuesFile reads a values file shipped inside a loaded chart (a path relative to
+// the chart's root, e.g. values-prod.yaml).
+func ChartValuesFile(c *chart.Chart, name string) (map[string]any, error) {
+	clean := path.Clean(strings.ReplaceAll(name, "\\", "/"))
+	if path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
+		return nil, fmt.Errorf("values file %s is outside the chart", name)
+	}
+	for _, f := range c.Raw {
+		if f.Name == clean {
+			return ParseValues(name, f.Data)
+		}
+	}
+	return nil, fmt.Errorf("values file %s: not in chart %s %s", name, c.Name(), c.Metadata.Version)
+}
