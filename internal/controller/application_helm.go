@@ -41,6 +41,8 @@ type chartDeps struct {
 	lookup    engine.ClientProvider
 	// crds reads the cluster's CRDs, for the Create policy.
 	crds client.Reader
+	// dependencies adds the dependencies a chart does not vendor (from HelmRepositories).
+	dependencies func(context.Context, *chart.Chart) error
 }
 
 // chartSource is where a chart comes from: a directory of a checkout, or an archive
@@ -74,6 +76,9 @@ func archiveChart(file string) chartSource {
 // .Release.IsUpgrade once the Application has an inventory.
 func (r *ApplicationReconciler) renderChart(ctx context.Context, app *gitsyncv1.Application, src chartSource) ([]*unstructured.Unstructured, chartRef, error) {
 	deps := chartDeps{discovery: r.Discovery, crds: r.APIReader}
+	deps.dependencies = func(ctx context.Context, c *chart.Chart) error {
+		return r.chartDependencies(ctx, app, c, 0)
+	}
 	deps.values = func(ctx context.Context, ref gitsyncv1.ValuesReference) (map[string]any, error) {
 		manager, err := r.Applier(app)
 		if err != nil {
@@ -102,6 +107,14 @@ func renderChartWith(ctx context.Context, app *gitsyncv1.Application, src chartS
 	}
 	c, err := src.load()
 	if err != nil {
+		return nil, none, err
+	}
+	if deps.dependencies != nil {
+		if err := deps.dependencies(ctx, c); err != nil {
+			return nil, none, err
+		}
+	}
+	if err := helm.CheckDependencies(c); err != nil {
 		return nil, none, err
 	}
 	var values []map[string]any

@@ -157,6 +157,10 @@ func (r *ApplicationReconciler) reconcileBuild(ctx context.Context, s *syncRun) 
 	defer release()
 	objs, chart, err := r.render(ctx, s.dir, s.app)
 	var missing valuesError
+	var retryable retryableError
+	if errors.As(err, &retryable) {
+		return r.failRevision(s, gitsyncv1.ArtifactNotReadyReason, fmt.Errorf("rendering chart %s at %s: %w", pathOf(s.app), s.revision, err))
+	}
 	if errors.As(err, &missing) {
 		return r.stalledRevision(s, gitsyncv1.ValuesNotFoundReason, fmt.Sprintf("rendering chart %s at %s: %v", pathOf(s.app), s.revision, err))
 	}

@@ -13,7 +13,7 @@ import (
 
 // LoadArchive loads a chart archive (.tgz) from a chart repository. Helm's archive
 // reader refuses entries outside the chart's root (absolute paths, "..") and bounds the
-// decompressed size; every dependency must be inside the archive, as with LoadDir.
+// decompressed size. Dependencies are not checked (see CheckDependencies).
 func LoadArchive(file string) (*chart.Chart, error) {
 	f, err := os.Open(file)
 	if err != nil {
@@ -35,9 +35,6 @@ func LoadArchive(file string) (*chart.Chart, error) {
 		return nil, fmt.Errorf("loading chart archive: %w", err)
 	}
 	if err := c.Validate(); err != nil {
-		return nil, fmt.Errorf("chart %s: %w", c.Name(), err)
-	}
-	if err := checkDependencies(c); err != nil {
 		return nil, fmt.Errorf("chart %s: %w", c.Name(), err)
 	}
 	return c, nil

@@ -37,6 +37,7 @@ const chartFile = "Chart.yaml"
 // LoadDir loads the chart in dir, which must lie inside root: every file is read with
 // Lstat-checked paths, a symlink is refused (chart content never reaches outside the
 // checkout), .helmignore is honoured, and the caps above bound what is read.
+// Dependencies are not checked (see CheckDependencies).
 func LoadDir(root, dir string) (*chart.Chart, error) {
 	rootAbs, err := filepath.Abs(root)
 	if err != nil {
@@ -110,28 +111,46 @@ func LoadDir(root, dir string) (*chart.Chart, error) {
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("chart %s: %w", relTo(rootAbs, dirAbs), err)
 	}
-	if err := checkDependencies(c); err != nil {
-		return nil, fmt.Errorf("chart %s: %w", relTo(rootAbs, dirAbs), err)
-	}
 	return c, nil
 }
 
-// checkDependencies requires every dependency of Chart.yaml to be vendored under
-// charts/: gitsync never fetches what a chart names.
-func checkDependencies(c *chart.Chart) error {
+// MissingDependencies are the dependencies of Chart.yaml that charts/ does not hold,
+// with the version Chart.lock pins when there is one.
+func MissingDependencies(c *chart.Chart) []*chart.Dependency {
 	have := map[string]bool{}
 	for _, d := range c.Dependencies() {
 		have[d.Name()] = true
 	}
-	var missing []string
-	for _, d := range c.Metadata.Dependencies {
-		if !have[d.Name] {
-			missing = append(missing, d.Name)
+	locked := map[string]string{}
+	if c.Lock != nil {
+		for _, d := range c.Lock.Dependencies {
+			locked[d.Name] = d.Version
 		}
 	}
-	if len(missing) > 0 {
-		return fmt.Errorf("dependencies %s are not vendored in charts/ (run `helm dependency build` and commit charts/)",
-			strings.Join(missing, ", "))
+	var missing []*chart.Dependency
+	for _, d := range c.Metadata.Dependencies {
+		if d == nil || have[d.Name] {
+			continue
+		}
+		dep := *d
+		if v, ok := locked[d.Name]; ok && v != "" {
+			dep.Version = v
+		}
+		missing = append(missing, &dep)
+	}
+	return missing
+}
+
+// CheckDependencies requires every dependency of Chart.yaml to be in the chart (vendored
+// under charts/, or added from a HelmRepository): gitsync never fetches what a chart names.
+func CheckDependencies(c *chart.Chart) error {
+	var names []string
+	for _, d := range MissingDependencies(c) {
+		names = append(names, d.Name)
+	}
+	if len(names) > 0 {
+		return fmt.Errorf("chart %s: dependencies %s are not vendored in charts/ (run `helm dependency build` and commit charts/) and no HelmRepository of the namespace serves them",
+			c.Name(), strings.Join(names, ", "))
 	}
 	return nil
 }

@@ -154,6 +154,8 @@ func TestRenderErrorsAreClear(t *testing.T) {
 
 	// A dependency that is not vendored is never fetched.
 	g.Expect(os.RemoveAll(filepath.Join(dir, "charts"))).To(Succeed())
-	_, err = LoadDir(root, dir)
-	g.Expect(err).To(MatchError(ContainSubstring("dependencies cache are not vendored in charts/")))
+	c, err = LoadDir(root, dir)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(MissingDependencies(c)).To(HaveLen(1))
+	g.Expect(CheckDependencies(c)).To(MatchError(ContainSubstring("dependencies cache are not vendored in charts/")))
 }
