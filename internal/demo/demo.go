@@ -161,11 +161,16 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	defer stopNotifications()
-	if err := createObjects(ctx, c, repo); err != nil {
+	chartRepo, err := startChartRepo(mgrCtx)
+	if err != nil {
 		return err
 	}
-	say("created GitRepository %s/demo (file://%s), Application %s/demo (kustomize, apps/demo/overlays/dev: a PreSync hook, then waves)"+
-		" and Application %s/hello (Helm chart apps/hello-chart)", Namespace, repo, Namespace, Namespace)
+	if err := createObjects(ctx, c, repo, chartRepo); err != nil {
+		return err
+	}
+	say("created GitRepository %s/demo (file://%s), Application %s/demo (kustomize, apps/demo/overlays/dev: a PreSync hook, then waves),"+
+		" Application %s/hello (Helm chart apps/hello-chart in Git), and HelmRepository %s/charts (%s) with Application %s/hello-repo (its chart hello)",
+		Namespace, repo, Namespace, Namespace, Namespace, chartRepo, Namespace)
 
 	readyCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -174,6 +179,10 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	chartApp, err := waitSynced(readyCtx, c, "hello")
+	if err != nil {
+		return err
+	}
+	repoApp, err := waitSynced(readyCtx, c, "hello-repo")
 	if err != nil {
 		return err
 	}
@@ -186,6 +195,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		say("  hook %s %s/%s: %s", h.Phase, h.Kind, h.Name, h.Result)
 	}
 	say("Application %s/hello is Synced: chart %s %s, %d objects", Namespace, chartApp.Status.Sync.Chart, chartApp.Status.Sync.ChartVersion, len(chartApp.Status.Inventory.Entries))
+	say("Application %s/hello-repo is Synced at %s from HelmRepository charts, %d objects", Namespace, repoApp.Status.LastAppliedRevision, len(repoApp.Status.Inventory.Entries))
 	uiURL := "http://" + uiAddr + "/"
 	if err := waitUI(ctx, uiURL); err != nil {
 		return err
@@ -203,7 +213,7 @@ The demo runs until Ctrl-C. Try, in another shell:
   gitsync get apps -A
   gitsync tree app demo -n {ns}
   gitsync history app demo -n {ns}
-  kubectl get gitrepo,gsapp -n {ns}
+  kubectl get gitrepo,helmrepo,gsapp -n {ns}
   kubectl get all,configmap -n demo-app
 
   # a change in Git: see it with gitsync diff before it lands
@@ -220,6 +230,10 @@ The demo runs until Ctrl-C. Try, in another shell:
   # the chart: change a value, and the objects follow
   kubectl patch gsapp hello -n {ns} --type merge -p '{"spec":{"helm":{"values":{"greeting":"hi from values"}}}}'
   kubectl get configmap hello-greeting -n {ns} -o jsonpath='{.data.greeting}'
+  # the same chart from the HelmRepository: pin another range and see it refused, then back
+  kubectl patch gsapp hello-repo -n {ns} --type merge -p '{"spec":{"helm":{"version":">=1.0.0"}}}'
+  kubectl get gsapp hello-repo -n {ns}     # Ready False: no version of chart "hello" matches
+  kubectl patch gsapp hello-repo -n {ns} --type merge -p '{"spec":{"helm":{"version":"~0.3"}}}'
 
   # drift: an edit outside Git is reverted at once, and reported
   kubectl set image deployment/web web=nginx:drifted -n demo-app
@@ -236,7 +250,7 @@ The demo runs until Ctrl-C. Try, in another shell:
 	return nil
 }
 
-func createObjects(ctx context.Context, c client.Client, repo string) error {
+func createObjects(ctx context.Context, c client.Client, repo, chartRepo string) error {
 	chart := &gitsyncv1.Application{
 		ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: Namespace},
 		Spec: gitsyncv1.ApplicationSpec{
@@ -283,6 +297,24 @@ func createObjects(ctx context.Context, c client.Client, repo string) error {
 	}
 	if err := c.Create(ctx, chart); err != nil {
 		return fmt.Errorf("creating the chart Application: %w", err)
+	}
+	helmRepo := &gitsyncv1.HelmRepository{
+		ObjectMeta: metav1.ObjectMeta{Name: "charts", Namespace: Namespace},
+		Spec:       gitsyncv1.HelmRepositorySpec{URL: chartRepo, Interval: &metav1.Duration{Duration: time.Minute}},
+	}
+	if err := c.Create(ctx, helmRepo); err != nil {
+		return fmt.Errorf("creating the HelmRepository: %w", err)
+	}
+	fromRepo := &gitsyncv1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: "hello-repo", Namespace: Namespace},
+		Spec: gitsyncv1.ApplicationSpec{
+			SourceRef: gitsyncv1.SourceReference{Kind: gitsyncv1.HelmRepositoryKind, Name: "charts"},
+			Prune:     true,
+			Helm:      &gitsyncv1.HelmSpec{Chart: "hello", Version: "~0.3", Values: &runtime.RawExtension{Raw: []byte(`{"greeting": "hello from a chart repository"}`)}},
+		},
+	}
+	if err := c.Create(ctx, fromRepo); err != nil {
+		return fmt.Errorf("creating the HelmRepository's Application: %w", err)
 	}
 	return nil
 }
