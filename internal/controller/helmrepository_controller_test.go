@@ -150,6 +150,15 @@ func TestHelmRepositoryHTTPWithBasicAuth(t *testing.T) {
 		return f.configMap(g, "web-web").Data
 	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(And(HaveKeyWithValue("color", "blue"), HaveKeyWithValue("size", "small")))
 
+	// Each new index is an event of the repository.
+	g.Eventually(func(g Gomega) []string {
+		var reasons []string
+		for _, e := range eventsFor(g, f.ns, "charts") {
+			reasons = append(reasons, e.Reason)
+		}
+		return reasons
+	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(ContainElement("NewArtifact"))
+
 	// An unreachable repository keeps the last index and the applied chart.
 	srv.Fail(http.StatusInternalServerError)
 	g.Eventually(func(g Gomega) string {
@@ -163,6 +172,16 @@ func TestHelmRepositoryHTTPWithBasicAuth(t *testing.T) {
 		g.Expect(apimeta.IsStatusConditionTrue(app.Status.Conditions, gitsyncv1.ReadyCondition)).To(BeTrue())
 		g.Expect(f.exists(g, &corev1.ConfigMap{}, "web-web")).To(BeTrue())
 	}).WithTimeout(2 * time.Second).WithPolling(pollInterval).Should(Succeed())
+
+	// Suspended: no more polls.
+	srv.Fail(0)
+	repo = f.helmRepo(g)
+	base := client.MergeFrom(repo.DeepCopy())
+	repo.Spec.Suspend = true
+	g.Expect(env.Client.Patch(context.Background(), repo, base)).To(Succeed())
+	time.Sleep(time.Second) // a poll already under way ends
+	polls = srv.IndexRequests.Load()
+	g.Consistently(srv.IndexRequests.Load).WithTimeout(2 * time.Second).Should(Equal(polls))
 }
 
 func TestHelmRepositoryOCIWithBasicAuth(t *testing.T) {
