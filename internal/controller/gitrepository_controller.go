@@ -160,7 +160,22 @@ func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *gits
 // Warning event when the reason or message is new, and Stalled plus a terminal error when
 // only a spec change can help. Other failures are returned for the rate-limited retry.
 func (r *GitRepositoryReconciler) fail(obj *gitsyncv1.GitRepository, reason string, err error, terminal bool) (ctrl.Result, error) {
-	r.failed(obj, reason, err)
+	return failSource(r.Recorder, obj, reason, err, terminal)
+}
+
+func (r *GitRepositoryReconciler) failed(obj *gitsyncv1.GitRepository, reason string, err error) {
+	sourceFailed(r.Recorder, obj, reason, err)
+}
+
+// sourceObject is a GitRepository or a HelmRepository.
+type sourceObject interface {
+	client.Object
+	conditions.Setter
+}
+
+// failSource is fail for any source kind.
+func failSource(rec recorder.EventRecorder, obj sourceObject, reason string, err error, terminal bool) (ctrl.Result, error) {
+	sourceFailed(rec, obj, reason, err)
 	if terminal {
 		conditions.MarkStalled(obj, reason, "%s", err)
 		return ctrl.Result{}, reconcile.TerminalError(err)
@@ -169,12 +184,14 @@ func (r *GitRepositoryReconciler) fail(obj *gitsyncv1.GitRepository, reason stri
 	return ctrl.Result{}, err
 }
 
-func (r *GitRepositoryReconciler) failed(obj *gitsyncv1.GitRepository, reason string, err error) {
+// sourceFailed marks a source Ready=False, with a Warning event when the reason or
+// message is new.
+func sourceFailed(rec recorder.EventRecorder, obj sourceObject, reason string, err error) {
 	msg := err.Error()
 	if !conditions.IsFalse(obj, gitsyncv1.ReadyCondition) ||
 		conditions.GetReason(obj, gitsyncv1.ReadyCondition) != reason ||
 		conditions.GetMessage(obj, gitsyncv1.ReadyCondition) != msg {
-		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, reason, "Fetch", "%s", msg)
+		rec.Eventf(obj, nil, corev1.EventTypeWarning, reason, "Fetch", "%s", msg)
 	}
 	conditions.MarkFalse(obj, gitsyncv1.ReadyCondition, reason, "%s", msg)
 }

@@ -2,7 +2,10 @@ package controller
 
 import (
 	"context"
+
 	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -35,14 +38,9 @@ func (r *GitRepositoryReconciler) SetupWithManager(mgr ctrl.Manager, opts GitRep
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &gitsyncv1.GitRepository{}, gitRepositorySecretIndex,
-		func(o client.Object) []string {
-			repo := o.(*gitsyncv1.GitRepository)
-			if repo.Spec.SecretRef == nil {
-				return nil
-			}
-			return []string{repo.Spec.SecretRef.Name}
-		}); err != nil {
+	if err := indexSecretRef(mgr, &gitsyncv1.GitRepository{}, gitRepositorySecretIndex, func(o client.Object) *gitsyncv1.LocalObjectReference {
+		return o.(*gitsyncv1.GitRepository).Spec.SecretRef
+	}); err != nil {
 		return err
 	}
 
@@ -60,15 +58,35 @@ func (r *GitRepositoryReconciler) SetupWithManager(mgr ctrl.Manager, opts GitRep
 }
 
 func (r *GitRepositoryReconciler) repositoriesForSecret(ctx context.Context, secret client.Object) []reconcile.Request {
-	repos := &gitsyncv1.GitRepositoryList{}
-	if err := r.List(ctx, repos, client.InNamespace(secret.GetNamespace()),
-		client.MatchingFields{gitRepositorySecretIndex: secret.GetName()}); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "listing repositories for a secret", "secret", secret.GetName())
+	return sourcesForSecret(ctx, r.Client, &gitsyncv1.GitRepositoryList{}, gitRepositorySecretIndex, secret)
+}
+
+// sourcesForSecret lists the sources (list: a GitRepositoryList or HelmRepositoryList)
+// whose spec.secretRef names secret, by the field index.
+func sourcesForSecret(ctx context.Context, c client.Client, list client.ObjectList, index string, secret client.Object) []reconcile.Request {
+	if err := c.List(ctx, list, client.InNamespace(secret.GetNamespace()), client.MatchingFields{index: secret.GetName()}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing sources for a secret", "secret", secret.GetName())
 		return nil
 	}
-	reqs := make([]reconcile.Request, 0, len(repos.Items))
-	for _, repo := range repos.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&repo)})
+	items, err := apimeta.ExtractList(list)
+	if err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(items))
+	for _, item := range items {
+		if o, ok := item.(client.Object); ok {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)})
+		}
 	}
 	return reqs
+}
+
+// indexSecretRef indexes a source kind by the name of the Secret its spec.secretRef names.
+func indexSecretRef(mgr ctrl.Manager, obj client.Object, index string, ref func(client.Object) *gitsyncv1.LocalObjectReference) error {
+	return mgr.GetFieldIndexer().IndexField(context.Background(), obj, index, func(o client.Object) []string {
+		if r := ref(o); r != nil {
+			return []string{r.Name}
+		}
+		return nil
+	})
 }

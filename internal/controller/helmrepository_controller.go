@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
@@ -137,19 +136,7 @@ func (r *HelmRepositoryReconciler) chartsOf(ctx context.Context, obj *gitsyncv1.
 // fail records a failed poll like the GitRepository's: Ready=False (the index is kept),
 // a Warning event when new, and Stalled plus a terminal error when retrying cannot help.
 func (r *HelmRepositoryReconciler) fail(obj *gitsyncv1.HelmRepository, reason string, err error, terminal bool) (ctrl.Result, error) {
-	msg := err.Error()
-	if !conditions.IsFalse(obj, gitsyncv1.ReadyCondition) ||
-		conditions.GetReason(obj, gitsyncv1.ReadyCondition) != reason ||
-		conditions.GetMessage(obj, gitsyncv1.ReadyCondition) != msg {
-		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, reason, "Fetch", "%s", msg)
-	}
-	conditions.MarkFalse(obj, gitsyncv1.ReadyCondition, reason, "%s", msg)
-	if terminal {
-		conditions.MarkStalled(obj, reason, "%s", msg)
-		return ctrl.Result{}, reconcile.TerminalError(err)
-	}
-	conditions.Delete(obj, gitsyncv1.ReconcilingCondition)
-	return ctrl.Result{}, err
+	return failSource(r.Recorder, obj, reason, err, terminal)
 }
 
 func (r *HelmRepositoryReconciler) now() time.Time {

@@ -39,14 +39,9 @@ func (r *HelmRepositoryReconciler) SetupWithManager(mgr ctrl.Manager, opts HelmR
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &gitsyncv1.HelmRepository{}, helmRepositorySecretIndex,
-		func(o client.Object) []string {
-			repo := o.(*gitsyncv1.HelmRepository)
-			if repo.Spec.SecretRef == nil {
-				return nil
-			}
-			return []string{repo.Spec.SecretRef.Name}
-		}); err != nil {
+	if err := indexSecretRef(mgr, &gitsyncv1.HelmRepository{}, helmRepositorySecretIndex, func(o client.Object) *gitsyncv1.LocalObjectReference {
+		return o.(*gitsyncv1.HelmRepository).Spec.SecretRef
+	}); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
@@ -64,17 +59,7 @@ func (r *HelmRepositoryReconciler) SetupWithManager(mgr ctrl.Manager, opts HelmR
 }
 
 func (r *HelmRepositoryReconciler) repositoriesForSecret(ctx context.Context, secret client.Object) []reconcile.Request {
-	repos := &gitsyncv1.HelmRepositoryList{}
-	if err := r.List(ctx, repos, client.InNamespace(secret.GetNamespace()),
-		client.MatchingFields{helmRepositorySecretIndex: secret.GetName()}); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "listing Helm repositories for a secret", "secret", secret.GetName())
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(repos.Items))
-	for i := range repos.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&repos.Items[i])})
-	}
-	return reqs
+	return sourcesForSecret(ctx, r.Client, &gitsyncv1.HelmRepositoryList{}, helmRepositorySecretIndex, secret)
 }
 
 // ociRepositoryOf enqueues the oci:// HelmRepository of an Application (its tag lists

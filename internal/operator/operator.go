@@ -200,43 +200,38 @@ func withoutClientThrottling(cfg *rest.Config) *rest.Config {
 // checkoutGC removes, at every interval, the checkouts that no GitRepository's artifact
 // points at any more. It runs on the leader only, like the controllers.
 func checkoutGC(c client.Client, fetcher *source.Fetcher, interval time.Duration) manager.Runnable {
-	return manager.RunnableFunc(func(ctx context.Context) error {
-		log := ctrl.LoggerFrom(ctx).WithName("checkout-gc")
-		wait.UntilWithContext(ctx, func(ctx context.Context) {
-			keep, err := controller.CheckoutsInUse(ctx, c)
-			if err != nil {
-				log.Error(err, "listing checkouts in use")
-				return
-			}
-			removed, err := fetcher.GC(keep)
-			if err != nil {
-				log.Error(err, "removing unused checkouts")
-			}
-			if removed > 0 {
-				log.Info("removed unused checkouts", "count", removed)
-			}
-		}, interval)
-		return nil
+	return gc("checkout-gc", interval, func(ctx context.Context) (int, error) {
+		keep, err := controller.CheckoutsInUse(ctx, c)
+		if err != nil {
+			return 0, fmt.Errorf("listing checkouts in use: %w", err)
+		}
+		return fetcher.GC(keep)
 	})
 }
 
 // chartGC removes, at every interval, the indexes that no HelmRepository's artifact
 // points at, and chart archives unused for a day. It runs on the leader only.
 func chartGC(c client.Client, charts *chartrepo.Store, interval time.Duration) manager.Runnable {
+	return gc("chart-gc", interval, func(ctx context.Context) (int, error) {
+		keep, err := controller.IndexesInUse(ctx, c)
+		if err != nil {
+			return 0, fmt.Errorf("listing indexes in use: %w", err)
+		}
+		return charts.GC(keep, 24*time.Hour)
+	})
+}
+
+// gc runs collect at every interval and logs what it removed.
+func gc(name string, interval time.Duration, collect func(context.Context) (int, error)) manager.Runnable {
 	return manager.RunnableFunc(func(ctx context.Context) error {
-		log := ctrl.LoggerFrom(ctx).WithName("chart-gc")
+		log := ctrl.LoggerFrom(ctx).WithName(name)
 		wait.UntilWithContext(ctx, func(ctx context.Context) {
-			keep, err := controller.IndexesInUse(ctx, c)
+			removed, err := collect(ctx)
 			if err != nil {
-				log.Error(err, "listing indexes in use")
-				return
-			}
-			removed, err := charts.GC(keep, 24*time.Hour)
-			if err != nil {
-				log.Error(err, "removing unused charts")
+				log.Error(err, "collecting garbage")
 			}
 			if removed > 0 {
-				log.Info("removed unused indexes and charts", "count", removed)
+				log.Info("removed unused files", "count", removed)
 			}
 		}, interval)
 		return nil
