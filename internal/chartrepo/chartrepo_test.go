@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"testing"
 	"time"
@@ -113,6 +114,13 @@ func TestHTTPRepositoryErrors(t *testing.T) {
 
 	_, err = store.PollIndex(ctx, chartrepo.Source{URL: repo.URL + "/missing", Username: "ann", Password: "s3cret", CA: repo.CA}, "")
 	g.Expect(err).To(MatchError(ContainSubstring("404 Not Found")))
+
+	// An index that is not one.
+	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("<html>hello</html>")) }))
+	defer bad.Close()
+	_, err = store.PollIndex(ctx, chartrepo.Source{URL: bad.URL}, "")
+	g.Expect(errors.Is(err, chartrepo.ErrIndexInvalid)).To(BeTrue(), "%v", err)
+	g.Expect(err.Error()).To(ContainSubstring(bad.URL + "/index.yaml: not a chart repository index"))
 
 	// An archive over the cap is refused while downloading.
 	big := make([]byte, chartrepo.MaxChartSize+1024)

@@ -15,6 +15,9 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
+// ErrIndexInvalid is an index.yaml that does not parse as a chart repository index.
+var ErrIndexInvalid = errors.New("not a chart repository index")
+
 // ErrChartNotFound is a chart, or a version of it, that the index does not hold.
 var ErrChartNotFound = errors.New("chart not found")
 
@@ -41,7 +44,7 @@ func (s *Store) storeIndex(data []byte, what string) (string, error) {
 	}
 	idx, err := loadIndexFile(tmp.Name())
 	if err != nil {
-		return "", fmt.Errorf("%s is not a chart repository index: %w", Redact(what), err)
+		return "", fmt.Errorf("%s: %w: %v", Redact(what), ErrIndexInvalid, err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return "", fmt.Errorf("storing the index: %w", err)

@@ -97,6 +97,11 @@ func (r *HelmRepositoryReconciler) reconcileIndex(ctx context.Context, obj *gits
 		switch {
 		case chartrepo.IsUnauthorized(err):
 			return r.fail(obj, gitsyncv1.AuthenticationFailedReason, err, false)
+		case errors.Is(err, chartrepo.ErrIndexInvalid):
+			// The server may publish a good index later: looked at again at the interval.
+			sourceFailed(r.Recorder, obj, gitsyncv1.IndexInvalidReason, err)
+			conditions.Delete(obj, gitsyncv1.ReconcilingCondition)
+			return ctrl.Result{RequeueAfter: withJitter(r.Jitter, obj.GetInterval().Duration)}, nil
 		case errors.Is(err, chartrepo.ErrTooLarge):
 			return r.fail(obj, gitsyncv1.TooLargeReason, err, true)
 		default:
