@@ -22,6 +22,7 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/phase"
+	"github.com/gitsync-dev/gitsync/internal/shard"
 )
 
 // Checkouts locates the stored checkout of a commit (internal/source's Fetcher).
@@ -67,6 +68,10 @@ type ApplicationReconciler struct {
 	// AllowCrossNamespaceRefs lets sourceRef and dependsOn name another namespace
 	// (gitsync run --allow-cross-namespace-refs); refused with AccessDenied otherwise.
 	AllowCrossNamespaceRefs bool
+	// Shard is the part of the Applications this replica reconciles (gitsync run
+	// --shard); the zero Shard is all of them. A source of another shard is fetched
+	// here at its artifact's commit.
+	Shard shard.Shard
 
 	// refreshes remembers, per Application, the missing checkout it asked its source to
 	// fetch again, so that it asks once per revision and then backs off.
@@ -91,6 +96,12 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	app := &gitsyncv1.Application{}
 	if err := r.Get(ctx, req.NamespacedName, app); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !r.Shard.Owns(app) { // its gitsync.dev/shard label moved it to another replica
+		if r.Drift != nil {
+			r.Drift.Forget(ctx, req.NamespacedName)
+		}
+		return ctrl.Result{}, nil
 	}
 
 	if !app.DeletionTimestamp.IsZero() {

@@ -47,8 +47,8 @@ func (r *GitRepositoryReconciler) SetupWithManager(mgr ctrl.Manager, opts GitRep
 	}
 
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&gitsyncv1.GitRepository{}, builder.WithPredicates(
-			predicate.Or(predicate.GenerationChangedPredicate{}, requestedAtChanged{}))).
+		For(&gitsyncv1.GitRepository{}, builder.WithPredicates(inShard(r.Shard),
+			predicate.Or(predicate.GenerationChangedPredicate{}, requestedAtChanged{}, enteredShard{shard: r.Shard}))).
 		// Metadata only: the Secret's data is read uncached at reconcile time.
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.repositoriesForSecret),
 			builder.OnlyMetadata, builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
@@ -68,6 +68,9 @@ func (r *GitRepositoryReconciler) repositoriesForSecret(ctx context.Context, sec
 	}
 	reqs := make([]reconcile.Request, 0, len(repos.Items))
 	for _, repo := range repos.Items {
+		if !r.Shard.Owns(&repo) {
+			continue
+		}
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&repo)})
 	}
 	return reqs
