@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -35,33 +33,10 @@ func TestRunRejectsABadShard(t *testing.T) {
 // sources of shard 1 only (here chosen by the gitsync.dev/shard label).
 func TestRunShard(t *testing.T) {
 	g := NewWithT(t)
-	kubeconfig, err := env.KubeConfig()
-	g.Expect(err).NotTo(HaveOccurred())
-	kubeconfigPath := filepath.Join(t.TempDir(), "kubeconfig")
-	g.Expect(os.WriteFile(kubeconfigPath, kubeconfig, 0o600)).To(Succeed())
+	ctx := context.Background()
 	ns := env.Namespace(t)
-
-	cmd := newRunCommand()
-	g.Expect(cmd.Flags().Parse([]string{
-		"--kubeconfig", kubeconfigPath,
-		"--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--webhook-bind-address", "0",
-		"--leader-elect", "--leader-election-namespace", ns, "--leader-elect-lease-duration", "5s",
-		"--leader-elect-renew-deadline", "4s", "--leader-elect-retry-period", "1s",
-		"--storage-path", t.TempDir(),
-		"--shard", "1/2",
-	})).To(Succeed())
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	cmd.SetContext(ctx)
-	go func() { done <- cmd.RunE(cmd, nil) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			t.Error("gitsync run did not stop")
-		}
-	})
+	startRun(t, "--leader-elect", "--leader-election-namespace", ns, "--leader-elect-lease-duration", "5s",
+		"--leader-elect-renew-deadline", "4s", "--leader-elect-retry-period", "1s", "--shard", "1/2")
 
 	srv := gittest.NewServer(t, gittest.Options{})
 	srv.CreateRepo("app").Commit("main", "x", map[string]string{"a.yaml": "a: 1\n"})
@@ -87,6 +62,6 @@ func TestRunShard(t *testing.T) {
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "gitsync-leader-shard-1-of-2.gitsync.dev"}, lease)).To(Succeed())
 	g.Expect(lease.Spec.HolderIdentity).NotTo(BeNil())
 	g.Expect(*lease.Spec.LeaseDurationSeconds).To(BeEquivalentTo(5))
-	err = env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "gitsync-leader.gitsync.dev"}, &coordinationv1.Lease{})
+	err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "gitsync-leader.gitsync.dev"}, &coordinationv1.Lease{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the unsharded lease: %v", err)
 }

@@ -111,6 +111,22 @@ func TestShardsSplitApplicationsAndFailOver(t *testing.T) {
 	waitApplied(t, ns, moved, newRevision, "v2")
 	g.Expect(standby.InNamespace(moved.target)["patch"]).To(BeNumerically(">", 0))
 	g.Expect(counters[1].InNamespace(moved.target)).To(BeEmpty())
+
+	// Relabelled gitsync.dev/shard: "0", an Application of shard 1 is shard 0's from then on.
+	waitApplied(t, ns, drifted, newRevision, "v1") // shard 1 applied src-0's new commit
+	app := &gitsyncv1.Application{}
+	g.Expect(env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: drifted.name}, app)).To(Succeed())
+	app.Labels = map[string]string{gitsyncv1.ShardLabel: "0"}
+	g.Expect(env.Client.Update(ctx, app)).To(Succeed())
+	byShard1 := counters[1].InNamespace(drifted.target)
+	v3 := "main@sha1:" + repos["src-0"].Commit("main", "v3", map[string]string{"apps/" + drifted.name + "/cm.yaml": configMap("v3")})
+	src := &gitsyncv1.GitRepository{}
+	g.Expect(env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "src-0"}, src)).To(Succeed())
+	src.Annotations = map[string]string{gitsyncv1.RequestedAtAnnotation: "v3"}
+	g.Expect(env.Client.Update(ctx, src)).To(Succeed())
+	waitApplied(t, ns, drifted, v3, "v3")
+	g.Expect(standby.InNamespace(drifted.target)["patch"]).To(BeNumerically(">", 0))
+	g.Expect(counters[1].InNamespace(drifted.target)).To(Equal(byShard1))
 }
 
 // balancedApps names 2×perShard Applications in ns, perShard in each of two shards by
