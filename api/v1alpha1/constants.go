@@ -75,6 +75,10 @@ const (
 	PruneAnnotation = "gitsync.dev/prune"
 	// PruneDisabled is the value of PruneAnnotation that turns pruning off.
 	PruneDisabled = "disabled"
+	// ShardLabel ("0".."M-1") on a GitRepository, Application, Provider or Alert assigns
+	// it to that shard of `gitsync run --shard N/M` instead of the hash of its
+	// namespace/name; a value outside 0..M-1 is ignored.
+	ShardLabel = "gitsync.dev/shard"
 )
 
 // Kinds.

@@ -5,19 +5,23 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/cli"
 	"github.com/gitsync-dev/gitsync/internal/operator"
+	"github.com/gitsync-dev/gitsync/internal/shard"
 )
 
 type runOptions struct {
 	kubeconfig        string
 	webhookSecretFile string
+	shard             string
 	operator          operator.Options
 }
 
@@ -49,12 +53,22 @@ func newRunCommandWith(o *runOptions) *cobra.Command {
 	f.BoolVar(&o.operator.AllowCrossNamespaceRefs, "allow-cross-namespace-refs", false,
 		"let an Application's sourceRef and dependsOn name another namespace (refused with AccessDenied otherwise)")
 	f.StringVar(&o.operator.UIBindAddress, "ui-bind-address", "", "serve the web UI read-only on this address (e.g. :9080); off by default")
+	f.StringVar(&o.shard, "shard", "", "reconcile only shard N of M (N/M, 0 <= N < M): the objects whose FNV-1a hash of namespace/name modulo M is N, or whose "+
+		gitsyncv1.ShardLabel+" label is N; run one replica (or a leader-elected set) per shard")
+	f.DurationVar(&o.operator.LeaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long a leader's lease lasts without renewal (a dead leader is replaced after it)")
+	f.DurationVar(&o.operator.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader tries to renew its lease before it gives up leading")
+	f.DurationVar(&o.operator.RetryPeriod, "leader-elect-retry-period", 2*time.Second, "how often candidates try to take the lease")
 	f.StringVar(&o.webhookSecretFile, "webhook-secret-file", "", "file holding an operator-wide webhook secret that verifies deliveries for every repository")
 	return cmd
 }
 
 func (o *runOptions) run(ctx context.Context) error {
 	log := ctrl.Log.WithName("setup")
+	sh, err := shard.Parse(o.shard)
+	if err != nil {
+		return fmt.Errorf("--shard: %w", err)
+	}
+	o.operator.Shard = sh
 	cfg, err := o.restConfig()
 	if err != nil {
 		return err
@@ -72,7 +86,8 @@ func (o *runOptions) run(ctx context.Context) error {
 		return err
 	}
 	log.Info("starting gitsync", "host", cfg.Host, "storagePath", o.operator.StoragePath,
-		"defaultServiceAccount", o.operator.DefaultServiceAccount, "allowCrossNamespaceRefs", o.operator.AllowCrossNamespaceRefs)
+		"defaultServiceAccount", o.operator.DefaultServiceAccount, "allowCrossNamespaceRefs", o.operator.AllowCrossNamespaceRefs,
+		"shard", sh.String())
 	return mgr.Start(ctx)
 }
 

@@ -40,19 +40,33 @@ func (r *ApplicationReconciler) resolveChart(ctx context.Context, app *gitsyncv1
 		loc.reason, loc.msg = gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("source HelmRepository %s does not exist", key)
 		return loc, nil
 	}
-	artifact := loc.repo.Status.Artifact
-	if artifact == nil || r.Charts == nil || !r.Charts.HasIndex(artifact.Digest) {
-		loc.reason, loc.msg = gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("source HelmRepository %s has no index yet", key)
-		return loc, nil
-	}
 	spec := app.Spec.Helm
 	if spec == nil || spec.Chart == "" {
 		loc.reason, loc.msg, loc.stalled = gitsyncv1.ChartNotFoundReason, "spec.helm.chart is required with a HelmRepository source", true
 		return loc, nil
 	}
-	cv, err := r.Charts.Resolve(artifact.Digest, spec.Chart, spec.Version)
+	artifact := loc.repo.Status.Artifact
+	if artifact == nil || r.Charts == nil {
+		loc.reason, loc.msg = gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("source HelmRepository %s has no index yet", key)
+		return loc, nil
+	}
+	digest := artifact.Digest
+	if !r.Charts.HasIndex(digest) {
+		if !r.Shard.Enabled() || r.Shard.Owns(loc.repo) {
+			loc.reason, loc.msg = gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("source HelmRepository %s has no index yet", key)
+			return loc, nil
+		}
+		// The repository is polled by another shard's replica, whose disk holds the
+		// index: read it here too.
+		own, err := r.pollIndex(ctx, loc.repo, spec.Chart)
+		if err != nil {
+			return nil, fmt.Errorf("reading the index of HelmRepository %s (polled by another shard): %w", key, err)
+		}
+		digest = own
+	}
+	cv, err := r.Charts.Resolve(digest, spec.Chart, spec.Version)
 	if err != nil {
-		if idx, ierr := r.Charts.Index(artifact.Digest); ierr == nil && chartrepo.IsOCI(loc.repo.Spec.URL) {
+		if idx, ierr := r.Charts.Index(digest); ierr == nil && chartrepo.IsOCI(loc.repo.Spec.URL) {
 			if _, listed := idx.Entries[spec.Chart]; !listed {
 				// The repository lists the tags of the charts its Applications name; this
 				// one is new to it (its watch of Applications asks for a poll).
@@ -130,4 +144,20 @@ func (r *ApplicationReconciler) cachedChart(ctx context.Context, app *gitsyncv1.
 		return "", false
 	}
 	return r.Charts.Cached(repo.Spec.URL, name, version)
+}
+
+// pollIndex reads a HelmRepository's index as its own poll would (for oci://, the tags of
+// chart) and returns its digest.
+func (r *ApplicationReconciler) pollIndex(ctx context.Context, repo *gitsyncv1.HelmRepository, chart string) (string, error) {
+	src, err := helmSource(ctx, r.APIReader, repo)
+	if err != nil {
+		return "", err
+	}
+	var poll chartrepo.Poll
+	if chartrepo.IsOCI(repo.Spec.URL) {
+		poll, err = r.Charts.PollTags(ctx, src, []string{chart})
+	} else {
+		poll, err = r.Charts.PollIndex(ctx, src, "")
+	}
+	return poll.Digest, err
 }

@@ -70,12 +70,11 @@ func (r *ApplicationReconciler) pullDependency(ctx context.Context, repo *gitsyn
 	}
 	var digest string
 	switch {
-	case chartrepo.IsOCI(repo.Spec.URL):
-		poll, err := r.Charts.PollTags(ctx, src, []string{dep.Name})
-		if err != nil {
+	case chartrepo.IsOCI(repo.Spec.URL) || (repo.Status.Artifact != nil && r.Shard.Enabled() && !r.Shard.Owns(repo)):
+		// OCI: the tags of this chart; another shard's repository: its index, read here.
+		if digest, err = r.pollIndex(ctx, repo, dep.Name); err != nil {
 			return nil, err
 		}
-		digest = poll.Digest
 	case repo.Status.Artifact != nil && r.Charts.HasIndex(repo.Status.Artifact.Digest):
 		digest = repo.Status.Artifact.Digest
 	default:

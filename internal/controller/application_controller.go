@@ -23,6 +23,7 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
 	"github.com/gitsync-dev/gitsync/internal/phase"
+	"github.com/gitsync-dev/gitsync/internal/shard"
 )
 
 // Checkouts locates the stored checkout of a commit (internal/source's Fetcher).
@@ -70,6 +71,10 @@ type ApplicationReconciler struct {
 	// AllowCrossNamespaceRefs lets sourceRef and dependsOn name another namespace
 	// (gitsync run --allow-cross-namespace-refs); refused with AccessDenied otherwise.
 	AllowCrossNamespaceRefs bool
+	// Shard is the part of the Applications this replica reconciles (gitsync run
+	// --shard); the zero Shard is all of them. A source of another shard is fetched
+	// here at its artifact's commit.
+	Shard shard.Shard
 
 	// refreshes remembers, per Application, the missing checkout it asked its source to
 	// fetch again, so that it asks once per revision and then backs off.
@@ -94,6 +99,12 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	app := &gitsyncv1.Application{}
 	if err := r.Get(ctx, req.NamespacedName, app); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !r.Shard.Owns(app) { // its gitsync.dev/shard label moved it to another replica
+		if r.Drift != nil {
+			r.Drift.Forget(ctx, req.NamespacedName)
+		}
+		return ctrl.Result{}, nil
 	}
 
 	if !app.DeletionTimestamp.IsZero() {

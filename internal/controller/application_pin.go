@@ -34,9 +34,21 @@ func (r *ApplicationReconciler) reconcilePinned(ctx context.Context, s *syncRun,
 	if _, err := os.Stat(s.dir); err == nil {
 		return ctrl.Result{}, nil
 	}
+	dir, err := r.fetchCommit(ctx, repo, commit)
+	if err != nil {
+		return r.notReady(s, gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("pinned revision %s: %v", pinned, err))
+	}
+	s.dir = dir
+	return ctrl.Result{}, nil
+}
+
+// fetchCommit fetches commit from the GitRepository's URL into storage (a pinned
+// revision whose checkout is gone, or the artifact of a source another shard owns) and
+// returns the checkout's directory.
+func (r *ApplicationReconciler) fetchCommit(ctx context.Context, repo *gitsyncv1.GitRepository, commit string) (string, error) {
 	fetcher, ok := r.Storage.(commitFetcher)
 	if !ok {
-		return r.notReady(s, gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("checkout of pinned revision %s is not in storage", pinned))
+		return "", fmt.Errorf("checkout of commit %s is not in storage", commit)
 	}
 	reader := r.APIReader
 	if reader == nil {
@@ -44,7 +56,7 @@ func (r *ApplicationReconciler) reconcilePinned(ctx context.Context, s *syncRun,
 	}
 	auth, err := (&GitRepositoryReconciler{APIReader: reader}).auth(ctx, repo)
 	if err != nil {
-		return r.notReady(s, gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("fetching pinned revision %s: %v", pinned, err))
+		return "", fmt.Errorf("fetching commit %s: %w", commit, err)
 	}
 	ref := source.Ref{Commit: commit}
 	if repo.Spec.Ref != nil {
@@ -54,9 +66,7 @@ func (r *ApplicationReconciler) reconcilePinned(ctx context.Context, s *syncRun,
 		URL: repo.Spec.URL, Ref: ref, Auth: auth, Ignore: ignoreLines(repo.Spec.Ignore), Timeout: repo.GetTimeout().Duration,
 	})
 	if err != nil {
-		return r.notReady(s, gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("fetching pinned revision %s of %s: %v",
-			pinned, client.ObjectKeyFromObject(repo), err))
+		return "", fmt.Errorf("fetching commit %s of %s: %w", commit, client.ObjectKeyFromObject(repo), err)
 	}
-	s.dir = artifact.Dir
-	return ctrl.Result{}, nil
+	return artifact.Dir, nil
 }

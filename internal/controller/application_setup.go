@@ -72,8 +72,8 @@ func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager, opts Applicat
 		return err
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
-		For(&gitsyncv1.Application{}, builder.WithPredicates(
-			predicate.Or(predicate.GenerationChangedPredicate{}, requestedAtChanged{}, deletionStarted{}))).
+		For(&gitsyncv1.Application{}, builder.WithPredicates(inShard(r.Shard),
+			predicate.Or(predicate.GenerationChangedPredicate{}, requestedAtChanged{}, deletionStarted{}, enteredShard{shard: r.Shard}))).
 		Watches(&gitsyncv1.GitRepository{}, handler.EnqueueRequestsFromMapFunc(r.applicationsForSource),
 			builder.WithPredicates(artifactChanged{})).
 		Watches(&gitsyncv1.HelmRepository{}, handler.EnqueueRequestsFromMapFunc(r.applicationsForSource),
@@ -101,6 +101,9 @@ func (r *ApplicationReconciler) applicationsForSource(ctx context.Context, repo 
 	}
 	reqs := make([]reconcile.Request, 0, len(apps.Items))
 	for i := range apps.Items {
+		if !r.Shard.Owns(&apps.Items[i]) {
+			continue
+		}
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&apps.Items[i])})
 	}
 	return reqs

@@ -80,7 +80,12 @@ func (r *ApplicationReconciler) reconcileSource(ctx context.Context, s *syncRun)
 	}
 
 	s.dir = r.Storage.CheckoutDir(artifact.Commit, ignoreLines(repo.Spec.Ignore))
-	if _, err := os.Stat(s.dir); err != nil {
+	if _, err := os.Stat(s.dir); err != nil && r.Shard.Enabled() && !r.Shard.Owns(repo) {
+		// Another replica owns the source and fetched the commit on its own disk.
+		if s.dir, err = r.fetchCommit(ctx, repo, artifact.Commit); err != nil {
+			return r.notReady(s, gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("revision %s: %v", s.revision, err))
+		}
+	} else if err != nil {
 		// The checkout is gone (a restart with a fresh storage path, or GC): ask the
 		// source to fetch it again, once per revision (the source has its own backoff);
 		// its new status wakes this Application, which otherwise looks again less and

@@ -20,6 +20,7 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/drift"
+	"github.com/gitsync-dev/gitsync/internal/shard"
 )
 
 // DriftReconciler keeps the cluster equal to the last applied revision between syncs:
@@ -34,6 +35,9 @@ type DriftReconciler struct {
 	Fights   *drift.Fights
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Shard is the part of the Applications this replica reconciles; the watches also
+	// report other shards' objects, which are left to their replica.
+	Shard shard.Shard
 
 	// wake asks for a drift reconcile of an Application; resync asks the Application
 	// controller for a full sync (when no render of the Application is in memory).
@@ -92,7 +96,7 @@ func (r *DriftReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if err := r.Get(ctx, req.NamespacedName, app); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if app.Spec.Suspend || !app.DeletionTimestamp.IsZero() {
+	if app.Spec.Suspend || !app.DeletionTimestamp.IsZero() || !r.Shard.Owns(app) {
 		return ctrl.Result{}, nil
 	}
 	// No sync applies while the checks run, and each reads the desired object only now:

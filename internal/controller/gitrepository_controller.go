@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/shard"
 	"github.com/gitsync-dev/gitsync/internal/source"
 )
 
@@ -40,6 +41,9 @@ type GitRepositoryReconciler struct {
 	Now func() time.Time
 	// Jitter returns the extra delay added to an interval; none when nil.
 	Jitter func(time.Duration) time.Duration
+	// Shard is the part of the GitRepositories this replica fetches (gitsync run
+	// --shard); the zero Shard is all of them.
+	Shard shard.Shard
 }
 
 // +kubebuilder:rbac:groups=gitsync.dev,resources=gitrepositories,verbs=get;list;watch;update;patch
@@ -58,6 +62,9 @@ func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	obj := &gitsyncv1.GitRepository{}
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !r.Shard.Owns(obj) { // its gitsync.dev/shard label moved it to another replica
+		return ctrl.Result{}, nil
 	}
 	if obj.Spec.Suspend {
 		log.V(1).Info("suspended, skipping")

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/shard"
 )
 
 // gitRepositorySecretIndex indexes GitRepositories by the Secret their spec.secretRef names.
@@ -45,8 +46,8 @@ func (r *GitRepositoryReconciler) SetupWithManager(mgr ctrl.Manager, opts GitRep
 	}
 
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&gitsyncv1.GitRepository{}, builder.WithPredicates(
-			predicate.Or(predicate.GenerationChangedPredicate{}, requestedAtChanged{}))).
+		For(&gitsyncv1.GitRepository{}, builder.WithPredicates(inShard(r.Shard),
+			predicate.Or(predicate.GenerationChangedPredicate{}, requestedAtChanged{}, enteredShard{shard: r.Shard}))).
 		// Metadata only: the Secret's data is read uncached at reconcile time.
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.repositoriesForSecret),
 			builder.OnlyMetadata, builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
@@ -58,12 +59,12 @@ func (r *GitRepositoryReconciler) SetupWithManager(mgr ctrl.Manager, opts GitRep
 }
 
 func (r *GitRepositoryReconciler) repositoriesForSecret(ctx context.Context, secret client.Object) []reconcile.Request {
-	return sourcesForSecret(ctx, r.Client, &gitsyncv1.GitRepositoryList{}, gitRepositorySecretIndex, secret)
+	return sourcesForSecret(ctx, r.Client, &gitsyncv1.GitRepositoryList{}, gitRepositorySecretIndex, secret, r.Shard)
 }
 
 // sourcesForSecret lists the sources (list: a GitRepositoryList or HelmRepositoryList)
-// whose spec.secretRef names secret, by the field index.
-func sourcesForSecret(ctx context.Context, c client.Client, list client.ObjectList, index string, secret client.Object) []reconcile.Request {
+// whose spec.secretRef names secret, by the field index, and that owner's shard holds.
+func sourcesForSecret(ctx context.Context, c client.Client, list client.ObjectList, index string, secret client.Object, owner shard.Shard) []reconcile.Request {
 	if err := c.List(ctx, list, client.InNamespace(secret.GetNamespace()), client.MatchingFields{index: secret.GetName()}); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "listing sources for a secret", "secret", secret.GetName())
 		return nil
@@ -74,7 +75,7 @@ func sourcesForSecret(ctx context.Context, c client.Client, list client.ObjectLi
 	}
 	reqs := make([]reconcile.Request, 0, len(items))
 	for _, item := range items {
-		if o, ok := item.(client.Object); ok {
+		if o, ok := item.(client.Object); ok && owner.Owns(o) {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)})
 		}
 	}

@@ -18,6 +18,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
+	"github.com/gitsync-dev/gitsync/internal/shard"
 )
 
 // HelmRepositoryReconciler polls Helm chart repositories (index.yaml with a conditional
@@ -32,6 +33,9 @@ type HelmRepositoryReconciler struct {
 	Now func() time.Time
 	// Jitter returns the extra delay added to an interval; none when nil.
 	Jitter func(time.Duration) time.Duration
+	// Shard is the part of the HelmRepositories this replica polls (gitsync run --shard);
+	// the zero Shard is all of them.
+	Shard shard.Shard
 }
 
 // +kubebuilder:rbac:groups=gitsync.dev,resources=helmrepositories,verbs=get;list;watch;update;patch
@@ -49,6 +53,9 @@ func (r *HelmRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	obj := &gitsyncv1.HelmRepository{}
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !r.Shard.Owns(obj) { // its gitsync.dev/shard label moved it to another replica
+		return ctrl.Result{}, nil
 	}
 	if obj.Spec.Suspend {
 		ctrl.LoggerFrom(ctx).V(1).Info("suspended, skipping")

@@ -45,8 +45,8 @@ func (r *HelmRepositoryReconciler) SetupWithManager(mgr ctrl.Manager, opts HelmR
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&gitsyncv1.HelmRepository{}, builder.WithPredicates(
-			predicate.Or(predicate.GenerationChangedPredicate{}, requestedAtChanged{}))).
+		For(&gitsyncv1.HelmRepository{}, builder.WithPredicates(inShard(r.Shard),
+			predicate.Or(predicate.GenerationChangedPredicate{}, requestedAtChanged{}, enteredShard{shard: r.Shard}))).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.repositoriesForSecret),
 			builder.OnlyMetadata, builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
 		Watches(&gitsyncv1.Application{}, handler.EnqueueRequestsFromMapFunc(r.ociRepositoryOf),
@@ -59,7 +59,7 @@ func (r *HelmRepositoryReconciler) SetupWithManager(mgr ctrl.Manager, opts HelmR
 }
 
 func (r *HelmRepositoryReconciler) repositoriesForSecret(ctx context.Context, secret client.Object) []reconcile.Request {
-	return sourcesForSecret(ctx, r.Client, &gitsyncv1.HelmRepositoryList{}, helmRepositorySecretIndex, secret)
+	return sourcesForSecret(ctx, r.Client, &gitsyncv1.HelmRepositoryList{}, helmRepositorySecretIndex, secret, r.Shard)
 }
 
 // ociRepositoryOf enqueues the oci:// HelmRepository of an Application (its tag lists
@@ -70,7 +70,7 @@ func (r *HelmRepositoryReconciler) ociRepositoryOf(ctx context.Context, o client
 		return nil
 	}
 	repo := &gitsyncv1.HelmRepository{}
-	if err := r.Get(ctx, sourceKey(app), repo); err != nil || !chartrepo.IsOCI(repo.Spec.URL) {
+	if err := r.Get(ctx, sourceKey(app), repo); err != nil || !chartrepo.IsOCI(repo.Spec.URL) || !r.Shard.Owns(repo) {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: sourceKey(app)}}

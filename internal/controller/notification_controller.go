@@ -13,6 +13,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/notify"
+	"github.com/gitsync-dev/gitsync/internal/shard"
 )
 
 // +kubebuilder:rbac:groups=gitsync.dev,resources=providers;alerts,verbs=get;list;watch
@@ -24,13 +25,15 @@ type ProviderReconciler struct {
 	Results interface {
 		LastResult(types.NamespacedName) (notify.Result, bool)
 	}
+	// Shard is the part of the Providers this replica reports; the zero Shard is all.
+	Shard shard.Shard
 }
 
 // Reconcile sets Ready: True when the last delivery succeeded (or none happened yet),
 // False/DeliveryFailed with the last delivery's error, False/Suspended when suspended.
 func (r *ProviderReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := &gitsyncv1.Provider{}
-	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
+	if err := r.Get(ctx, req.NamespacedName, obj); err != nil || !r.Shard.Owns(obj) {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := obj.DeepCopy()
@@ -55,13 +58,15 @@ func (r *ProviderReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 // and its regexes compile.
 type AlertReconciler struct {
 	client.Client
+	// Shard is the part of the Alerts this replica reports; the zero Shard is all.
+	Shard shard.Shard
 }
 
 // Reconcile sets Ready: False/InvalidSpec for a regex that does not compile,
 // False/ProviderNotFound, False/DeliveryFailed when the Provider's last delivery failed.
 func (r *AlertReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := &gitsyncv1.Alert{}
-	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
+	if err := r.Get(ctx, req.NamespacedName, obj); err != nil || !r.Shard.Owns(obj) {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := obj.DeepCopy()

@@ -18,12 +18,15 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/notify"
+	"github.com/gitsync-dev/gitsync/internal/shard"
 )
 
 // SetupNotifications starts the notification dispatcher and the Provider and Alert
 // controllers, and returns the event recorder the reconcilers should use: it records
-// events as before and also routes them to the matching Alerts.
-func SetupNotifications(mgr ctrl.Manager, opts notify.Options) (recorder.EventRecorder, *notify.Dispatcher, error) {
+// events as before and also routes them to the matching Alerts. The controllers report
+// the Providers and Alerts of shard sh (all with the zero Shard); the dispatcher sends
+// what this replica's reconcilers record, to any matching Alert.
+func SetupNotifications(mgr ctrl.Manager, opts notify.Options, sh shard.Shard) (recorder.EventRecorder, *notify.Dispatcher, error) {
 	results := make(chan event.GenericEvent, 256)
 	opts.OnResult = func(p types.NamespacedName) {
 		select {
@@ -36,24 +39,26 @@ func SetupNotifications(mgr ctrl.Manager, opts notify.Options) (recorder.EventRe
 	if err := mgr.Add(d); err != nil {
 		return nil, nil, err
 	}
-	providers := &ProviderReconciler{Client: mgr.GetClient(), Results: d}
+	providers := &ProviderReconciler{Client: mgr.GetClient(), Results: d, Shard: sh}
 	if err := ctrl.NewControllerManagedBy(mgr).
-		For(&gitsyncv1.Provider{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&gitsyncv1.Provider{}, builder.WithPredicates(inShard(sh),
+			predicate.Or(predicate.GenerationChangedPredicate{}, enteredShard{shard: sh}))).
 		WatchesRawSource(source.Channel(results, &handler.EnqueueRequestForObject{})).
 		Complete(providers); err != nil {
 		return nil, nil, fmt.Errorf("setting up the Provider controller: %w", err)
 	}
-	alerts := &AlertReconciler{Client: mgr.GetClient()}
+	alerts := &AlertReconciler{Client: mgr.GetClient(), Shard: sh}
 	if err := ctrl.NewControllerManagedBy(mgr).
-		For(&gitsyncv1.Alert{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&gitsyncv1.Provider{}, handler.EnqueueRequestsFromMapFunc(alertsOfProvider(mgr.GetClient()))).
+		For(&gitsyncv1.Alert{}, builder.WithPredicates(inShard(sh),
+			predicate.Or(predicate.GenerationChangedPredicate{}, enteredShard{shard: sh}))).
+		Watches(&gitsyncv1.Provider{}, handler.EnqueueRequestsFromMapFunc(alertsOfProvider(mgr.GetClient(), sh))).
 		Complete(alerts); err != nil {
 		return nil, nil, fmt.Errorf("setting up the Alert controller: %w", err)
 	}
 	return notify.Recorder{EventRecorder: mgr.GetEventRecorder("gitsync"), Dispatcher: d}, d, nil
 }
 
-func alertsOfProvider(c client.Client) handler.MapFunc {
+func alertsOfProvider(c client.Client, sh shard.Shard) handler.MapFunc {
 	return func(ctx context.Context, p client.Object) []reconcile.Request {
 		list := &gitsyncv1.AlertList{}
 		if err := c.List(ctx, list, client.InNamespace(p.GetNamespace())); err != nil {
@@ -61,7 +66,7 @@ func alertsOfProvider(c client.Client) handler.MapFunc {
 		}
 		var reqs []reconcile.Request
 		for i := range list.Items {
-			if list.Items[i].Spec.ProviderRef.Name == p.GetName() {
+			if list.Items[i].Spec.ProviderRef.Name == p.GetName() && sh.Owns(&list.Items[i]) {
 				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 			}
 		}

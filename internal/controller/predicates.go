@@ -1,11 +1,30 @@
 package controller
 
 import (
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/shard"
 )
+
+// inShard passes the events of objects that s owns (all of them without sharding); an
+// update passes when its new version is owned.
+func inShard(s shard.Shard) predicate.Predicate {
+	return predicate.NewPredicateFuncs(func(o client.Object) bool { return s.Owns(o) })
+}
+
+// enteredShard passes the update that moves an object into the shard (its
+// gitsync.dev/shard label changed), so that the new owner takes it up at once.
+type enteredShard struct {
+	predicate.Funcs
+	shard shard.Shard
+}
+
+func (p enteredShard) Update(e event.UpdateEvent) bool {
+	return e.ObjectOld != nil && e.ObjectNew != nil && !p.shard.Owns(e.ObjectOld) && p.shard.Owns(e.ObjectNew)
+}
 
 // requestedAtChanged passes updates that set a new gitsync.dev/requested-at value.
 type requestedAtChanged struct {

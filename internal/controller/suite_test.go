@@ -21,6 +21,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
+	"github.com/gitsync-dev/gitsync/internal/shard"
 	"github.com/gitsync-dev/gitsync/internal/source"
 	"github.com/gitsync-dev/gitsync/internal/testutil/testenv"
 )
@@ -59,7 +60,7 @@ func runSuite(m *testing.M) int {
 		if err != nil {
 			return nil, err
 		}
-		events, dispatcher, err := SetupNotifications(mgr, notificationTestOptions)
+		events, dispatcher, err := SetupNotifications(mgr, notificationTestOptions, shard.Shard{})
 		if err != nil {
 			return nil, err
 		}

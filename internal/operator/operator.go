@@ -27,6 +27,7 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/localcluster"
 	"github.com/gitsync-dev/gitsync/internal/monitoring"
 	"github.com/gitsync-dev/gitsync/internal/notify"
+	"github.com/gitsync-dev/gitsync/internal/shard"
 	"github.com/gitsync-dev/gitsync/internal/source"
 	"github.com/gitsync-dev/gitsync/internal/ui"
 	"github.com/gitsync-dev/gitsync/internal/webhook"
@@ -41,6 +42,13 @@ type Options struct {
 	LeaderElection         bool
 	// LeaderElectionNamespace is where the lease lives; in a cluster, the pod's namespace.
 	LeaderElectionNamespace string
+	// LeaseDuration, RenewDeadline and RetryPeriod time the leader election
+	// (controller-runtime's 15s, 10s and 2s when zero).
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// Shard is the part of the GitRepositories, Applications, Providers and Alerts this
+	// replica reconciles (gitsync run --shard N/M); the zero Shard is all of them. Each
+	// shard elects its own leader.
+	Shard shard.Shard
 	// StoragePath holds the checkouts.
 	StoragePath string
 	// Concurrent is the number of reconciles each controller runs at once.
@@ -90,8 +98,11 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsBindAddress},
 		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
 		LeaderElection:          opts.LeaderElection,
-		LeaderElectionID:        "gitsync-leader.gitsync.dev",
+		LeaderElectionID:        LeaderElectionID(opts.Shard),
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
+		LeaseDuration:           durationOrNil(opts.LeaseDuration),
+		RenewDeadline:           durationOrNil(opts.RenewDeadline),
+		RetryPeriod:             durationOrNil(opts.RetryPeriod),
 		// Secret data is read uncached, when a repository needs it: the cache keeps only
 		// the metadata of Secrets.
 		Client:     client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
@@ -112,7 +123,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		return nil, fmt.Errorf("preparing the storage path: %w", err)
 	}
 	// Every event of the reconcilers is also routed to the matching Alerts (notifications).
-	events, _, err := controller.SetupNotifications(mgr, notify.Options{})
+	events, _, err := controller.SetupNotifications(mgr, notify.Options{}, opts.Shard)
 	if err != nil {
 		return nil, err
 	}
@@ -121,6 +132,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		Client:  mgr.GetClient(),
 		Fetcher: fetcher,
 		Jitter:  controller.Jitter(0.1),
+		Shard:   opts.Shard,
 	}
 	repos.Recorder = events
 	if err := repos.SetupWithManager(mgr, controller.GitRepositoryOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
@@ -135,6 +147,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	drift.Client = mgr.GetClient()
 	drift.Recorder = events
 	drift.Applier = applier
+	drift.Shard = opts.Shard
 	if err := drift.SetupWithManager(mgr, opts.Concurrent); err != nil {
 		return nil, fmt.Errorf("setting up the drift controller: %w", err)
 	}
@@ -152,12 +165,13 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 
 		DefaultServiceAccount:   opts.DefaultServiceAccount,
 		AllowCrossNamespaceRefs: opts.AllowCrossNamespaceRefs,
+		Shard:                   opts.Shard,
 	}
 	apps.Recorder = events
 	if err := apps.SetupWithManager(mgr, controller.ApplicationOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
 		return nil, fmt.Errorf("setting up the Application controller: %w", err)
 	}
-	helmRepos := &controller.HelmRepositoryReconciler{Client: mgr.GetClient(), Charts: charts, Jitter: controller.Jitter(0.1)}
+	helmRepos := &controller.HelmRepositoryReconciler{Client: mgr.GetClient(), Charts: charts, Jitter: controller.Jitter(0.1), Shard: opts.Shard}
 	helmRepos.Recorder = events
 	if err := helmRepos.SetupWithManager(mgr, controller.HelmRepositoryOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
 		return nil, fmt.Errorf("setting up the HelmRepository controller: %w", err)
@@ -180,6 +194,22 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// LeaderElectionID names the Lease of the replicas of a shard: gitsync-leader.gitsync.dev
+// without sharding, gitsync-leader-shard-N-of-M.gitsync.dev with it.
+func LeaderElectionID(s shard.Shard) string {
+	if !s.Enabled() {
+		return "gitsync-leader.gitsync.dev"
+	}
+	return fmt.Sprintf("gitsync-leader-shard-%d-of-%d.gitsync.dev", s.Index, s.Count)
+}
+
+func durationOrNil(d time.Duration) *time.Duration {
+	if d <= 0 {
+		return nil
+	}
+	return &d
 }
 
 // withoutClientThrottling returns cfg, or a copy of it without client-side rate limiting

@@ -13,14 +13,18 @@ import (
 )
 
 // Counter counts requests by verb: get, list, watch, create, update, patch, delete, and
-// dry-run-patch / dry-run-create for requests with dryRun=All.
+// dry-run-patch / dry-run-create for requests with dryRun=All; and the same by namespace
+// for requests to namespaced objects.
 type Counter struct {
-	mu     sync.Mutex
-	counts map[string]int
+	mu          sync.Mutex
+	counts      map[string]int
+	byNamespace map[string]map[string]int
 }
 
 // New returns an empty Counter.
-func New() *Counter { return &Counter{counts: map[string]int{}} }
+func New() *Counter {
+	return &Counter{counts: map[string]int{}, byNamespace: map[string]map[string]int{}}
+}
 
 // Wrap makes cfg's clients count through c. Call it before building clients from cfg.
 func (c *Counter) Wrap(cfg *rest.Config) {
@@ -39,14 +43,44 @@ type roundTripper struct {
 }
 
 func (r roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	r.c.add(Verb(req))
+	r.c.add(Verb(req), Namespace(req.URL.Path))
 	return r.next.RoundTrip(req)
 }
 
-func (c *Counter) add(verb string) {
+func (c *Counter) add(verb, namespace string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.counts[verb]++
+	if namespace == "" {
+		return
+	}
+	if c.byNamespace[namespace] == nil {
+		c.byNamespace[namespace] = map[string]int{}
+	}
+	c.byNamespace[namespace][verb]++
+}
+
+// Namespace is the namespace of a request for namespaced objects
+// (/api/v1/namespaces/NS/configmaps...), "" for others (the Namespace object itself too).
+func Namespace(path string) string {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	for i := 0; i+2 < len(parts); i++ {
+		if parts[i] == "namespaces" && (i == 2 && parts[0] == "api" || i == 3 && parts[0] == "apis") {
+			return parts[i+1]
+		}
+	}
+	return ""
+}
+
+// InNamespace returns the counts of the requests for objects in namespace ns.
+func (c *Counter) InNamespace(ns string) map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, len(c.byNamespace[ns]))
+	for k, v := range c.byNamespace[ns] {
+		out[k] = v
+	}
+	return out
 }
 
 // Verb names a request the way the API server's audit log would, with dry-runs apart.

@@ -31,3 +31,21 @@ func TestVerb(t *testing.T) {
 		t.Errorf("Writes/Total/Format: %d %d %q", Writes(counts), Total(counts), Format(counts))
 	}
 }
+
+func TestNamespace(t *testing.T) {
+	for path, want := range map[string]string{
+		"/api/v1/namespaces/a/configmaps":                               "a",
+		"/api/v1/namespaces/a/configmaps/b":                             "a",
+		"/apis/apps/v1/namespaces/team-b/deployments/d":                 "team-b",
+		"/apis/gitsync.dev/v1alpha1/namespaces/a/applications/x/status": "a",
+		"/api/v1/namespaces/a":                                          "",
+		"/api/v1/namespaces":                                            "",
+		"/apis/apps/v1/deployments":                                     "",
+		"/api/v1/configmaps":                                            "",
+		"/apis/x/v1/namespaces/a":                                       "",
+	} {
+		if got := Namespace(path); got != want {
+			t.Errorf("Namespace(%q) = %q, want %q", path, got, want)
+		}
+	}
+}
