@@ -16,6 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/chartrepo"
+	"github.com/gitsync-dev/gitsync/internal/shard"
 	"github.com/gitsync-dev/gitsync/internal/testutil/chartserver"
 )
 
@@ -262,4 +264,45 @@ func TestHelmRepositoryApplicationNeedsAChart(t *testing.T) {
 		Spec:       gitsyncv1.HelmRepositorySpec{URL: "ftp://charts.example.com"},
 	}
 	g.Expect(env.Client.Create(context.Background(), bad)).To(MatchError(ContainSubstring("spec.url")))
+}
+
+// With sharding, a HelmRepository polled by another shard's replica has its index on that
+// replica's disk: an Application of this replica reads the index itself.
+func TestHelmRepositoryOfAnotherShard(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	srv := chartserver.NewRepo(t)
+	srv.Add("web", "1.0.0", webChart(t, "1.0.0"))
+	f := newHelmFixture(t, srv.URL, map[string][]byte{"ca.crt": srv.CA})
+	g.Eventually(func(g Gomega) { g.Expect(f.helmRepo(g).Status.Artifact).NotTo(BeNil()) }).
+		WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
+	repo := f.helmRepo(g)
+	mine, err := shard.Parse("0/2")
+	g.Expect(err).NotTo(HaveOccurred())
+	if mine.Owns(repo) {
+		mine, _ = shard.Parse("1/2")
+	}
+	store, err := chartrepo.New(t.TempDir()) // this replica's disk: no index
+	g.Expect(err).NotTo(HaveOccurred())
+	app := &gitsyncv1.Application{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: f.ns}, Spec: gitsyncv1.ApplicationSpec{
+		SourceRef: gitsyncv1.SourceReference{Kind: gitsyncv1.HelmRepositoryKind, Name: "charts"},
+		Helm:      &gitsyncv1.HelmSpec{Chart: "web"},
+	}}
+	r := &ApplicationReconciler{Client: env.Client, APIReader: env.Client, Charts: store, Shard: mine}
+	loc, err := r.resolveChart(ctx, app)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(loc.msg).To(BeEmpty())
+	g.Expect(loc.revision).To(Equal("web@1.0.0"))
+
+	// The replica that owns the repository waits for its own poll instead.
+	owner, _ := shard.Parse("0/2")
+	if !owner.Owns(repo) {
+		owner, _ = shard.Parse("1/2")
+	}
+	empty, err := chartrepo.New(t.TempDir())
+	g.Expect(err).NotTo(HaveOccurred())
+	r = &ApplicationReconciler{Client: env.Client, APIReader: env.Client, Charts: empty, Shard: owner}
+	loc, err = r.resolveChart(ctx, app)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(loc.reason).To(Equal(gitsyncv1.ArtifactNotReadyReason))
 }
