@@ -28,6 +28,8 @@ type Options struct {
 	// valuesFiles, then valuesFrom, then the inline values.
 	Values []map[string]any
 	// Capabilities are the cluster's (see ClusterCapabilities); Helm's defaults when nil.
+	// Unless SkipCRDs, what the chart's crds/ serve is added (helm install creates them
+	// before it reads the capabilities).
 	Capabilities *common.Capabilities
 	// Lookup serves the `lookup` function; without it, lookup finds nothing.
 	Lookup engine.ClientProvider
@@ -65,6 +67,12 @@ func Render(ctx context.Context, c *chart.Chart, opts Options) (*Rendered, error
 	caps := opts.Capabilities
 	if caps == nil {
 		caps = common.DefaultCapabilities.Copy()
+	}
+	if !opts.SkipCRDs {
+		var err error
+		if caps, err = withChartCRDs(caps, c); err != nil {
+			return nil, err
+		}
 	}
 	release := common.ReleaseOptions{
 		Name: opts.ReleaseName, Namespace: opts.Namespace, Revision: 1,

@@ -78,7 +78,7 @@ func TestRenderMergesValuesInOrder(t *testing.T) {
 	g.Expect(data).To(HaveKeyWithValue("namespace", "team-a"))
 	g.Expect(data).To(HaveKeyWithValue("install", "true"))
 	g.Expect(data).To(HaveKeyWithValue("upgrade", "false"))
-	g.Expect(data).To(HaveKeyWithValue("hasWidgets", "false"))
+	g.Expect(data).To(HaveKeyWithValue("hasWidgets", "true"), "the chart's own crds/ are capabilities, as helm install creates them first")
 
 	var names []string
 	for _, m := range r.Templates {
@@ -156,4 +156,55 @@ func TestRenderErrorsAreClear(t *testing.T) {
 	g.Expect(os.RemoveAll(filepath.Join(dir, "charts"))).To(Succeed())
 	_, err = LoadDir(root, dir)
 	g.Expect(err).To(MatchError(ContainSubstring("dependencies cache are not vendored in charts/")))
+}
+
+// `helm install` creates the chart's crds/ before it reads the cluster's capabilities, so
+// .Capabilities.APIVersions.Has sees the chart's own CRDs (every served version); with
+// SkipCRDs (helm install --skip-crds) it does not, and the caller's capabilities are
+// left as they were.
+func TestRenderCapabilitiesSeeTheChartsCRDs(t *testing.T) {
+	g := NewWithT(t)
+	root := copyChart(t)
+	dir := filepath.Join(root, "charts", "shop")
+	g.Expect(os.WriteFile(filepath.Join(dir, "crds", "gadgets.yaml"), []byte(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.example.org}
+spec:
+  group: example.org
+  names: {kind: Gadget, plural: gadgets}
+  scope: Namespaced
+  versions:
+    - {name: v1beta1, served: false, storage: false}
+    - {name: v1, served: true, storage: true}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: not-a-crd}
+`), 0o644)).To(Succeed())
+	g.Expect(os.WriteFile(filepath.Join(dir, "templates", "has.yaml"), []byte(`apiVersion: v1
+kind: ConfigMap
+metadata: {name: has}
+data:
+  widget: {{ .Capabilities.APIVersions.Has "example.com/v1/Widget" | quote }}
+  gadgetV1: {{ .Capabilities.APIVersions.Has "example.org/v1" | quote }}
+  gadgetKind: {{ .Capabilities.APIVersions.Has "example.org/v1/Gadget" | quote }}
+  gadgetBeta: {{ .Capabilities.APIVersions.Has "example.org/v1beta1" | quote }}
+`), 0o644)).To(Succeed())
+	c, err := LoadDir(root, dir)
+	g.Expect(err).NotTo(HaveOccurred())
+	caps := common.DefaultCapabilities.Copy()
+	before := len(caps.APIVersions)
+
+	r, err := Render(context.Background(), c, Options{ReleaseName: "r", Namespace: "n", Capabilities: caps})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(configMapData(g, r, "shop/templates/has.yaml")).To(Equal(map[string]string{
+		"widget": "true", "gadgetV1": "true", "gadgetKind": "true", "gadgetBeta": "false",
+	}))
+	g.Expect(caps.APIVersions).To(HaveLen(before), "the caller's capabilities are not changed")
+
+	r, err = Render(context.Background(), c, Options{ReleaseName: "r", Namespace: "n", Capabilities: caps, SkipCRDs: true})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(configMapData(g, r, "shop/templates/has.yaml")).To(Equal(map[string]string{
+		"widget": "false", "gadgetV1": "false", "gadgetKind": "false", "gadgetBeta": "false",
+	}))
 }
