@@ -97,7 +97,7 @@ func TestApplicationHelmLookupAsServiceAccount(t *testing.T) {
 	for _, obj := range []client.Object{
 		&rbacv1.Role{
 			ObjectMeta: metav1.ObjectMeta{Name: "read-private", Namespace: f.ns},
-			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"private"}, Verbs: []string{"get"}}},
+			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"private"}, Verbs: []string{"get"}}},
 		},
 		&rbacv1.RoleBinding{
 			ObjectMeta: metav1.ObjectMeta{Name: "read-private", Namespace: f.ns},
