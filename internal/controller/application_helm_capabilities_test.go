@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -72,4 +73,19 @@ spec:
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "gated"}, widget)).To(Succeed(),
 		"the custom resource gated on the chart's own CRD is applied on the first sync")
 	g.Expect(app.Status.History).To(HaveLen(1))
+}
+
+// A chart whose Chart.yaml kubeVersion the cluster does not match is refused, as by helm
+// install: Ready=False with both versions named, nothing applied.
+func TestApplicationHelmKubeVersionMismatch(t *testing.T) {
+	g := NewWithT(t)
+	f, _ := newAppFixture(t, map[string]string{
+		"future/Chart.yaml":        "apiVersion: v2\nname: future\nversion: 0.1.0\nkubeVersion: \">=1.99.0-0\"\n",
+		"future/templates/cm.yaml": configMapYAML("future", "1"),
+	})
+	f.app("future", func(a *gitsyncv1.Application) { a.Spec.Path = "future" })
+	msg := f.waitNotReady("future", gitsyncv1.BuildFailedReason)
+	g.Expect(msg).To(ContainSubstring("chart future requires kubeVersion >=1.99.0-0, which is incompatible with Kubernetes v1.37.1"))
+	g.Expect(f.exists(g, &corev1.ConfigMap{}, "future")).To(BeFalse())
+	g.Expect(f.get(g, "future").Status.Inventory).To(BeNil())
 }

@@ -55,7 +55,8 @@ type Rendered struct {
 	Chart, Version string
 }
 
-// Render renders c with opts. A template error names the template file and line.
+// Render renders c with opts. A template error names the template file and line; a
+// chart whose kubeVersion the cluster does not match is refused.
 func Render(ctx context.Context, c *chart.Chart, opts Options) (*Rendered, error) {
 	vals := map[string]any{}
 	for _, v := range opts.Values {
@@ -67,6 +68,11 @@ func Render(ctx context.Context, c *chart.Chart, opts Options) (*Rendered, error
 	caps := opts.Capabilities
 	if caps == nil {
 		caps = common.DefaultCapabilities.Copy()
+	}
+	// As helm install and helm template do: the chart's kubeVersion must match the cluster.
+	if want := c.Metadata.KubeVersion; want != "" && !chartutil.IsCompatibleRange(want, caps.KubeVersion.String()) {
+		return nil, fmt.Errorf("chart %s requires kubeVersion %s, which is incompatible with Kubernetes %s",
+			c.Name(), want, caps.KubeVersion.Version)
 	}
 	if !opts.SkipCRDs {
 		var err error

@@ -208,3 +208,39 @@ data:
 		"widget": "false", "gadgetV1": "false", "gadgetKind": "false", "gadgetBeta": "false",
 	}))
 }
+
+// Chart.yaml's kubeVersion is checked against the cluster's version, as helm install does;
+// a provider's build suffix (v1.37.1-gke.100) does not make it a prerelease.
+func TestRenderChecksKubeVersion(t *testing.T) {
+	g := NewWithT(t)
+	root := copyChart(t)
+	dir := filepath.Join(root, "charts", "shop")
+	c, err := LoadDir(root, dir)
+	g.Expect(err).NotTo(HaveOccurred())
+	caps := func(v string) *common.Capabilities {
+		kv, err := common.ParseKubeVersion(v)
+		g.Expect(err).NotTo(HaveOccurred())
+		out := common.DefaultCapabilities.Copy()
+		out.KubeVersion = *kv
+		return out
+	}
+	for _, tc := range []struct {
+		want, cluster string
+		ok            bool
+	}{
+		{">=1.23.0-0", "v1.37.1", true},
+		{">=1.23.0", "v1.37.1-gke.100", true},
+		{"~1.37.0", "v1.37.1", true},
+		{">=1.38.0-0", "v1.37.1", false},
+		{"<1.30.0", "v1.37.1-eks.2", false},
+	} {
+		c.Metadata.KubeVersion = tc.want
+		_, err := Render(context.Background(), c, Options{ReleaseName: "r", Namespace: "n", Capabilities: caps(tc.cluster)})
+		if tc.ok {
+			g.Expect(err).NotTo(HaveOccurred(), "%s on %s", tc.want, tc.cluster)
+			continue
+		}
+		g.Expect(err).To(MatchError("chart shop requires kubeVersion "+tc.want+", which is incompatible with Kubernetes "+tc.cluster),
+			"%s on %s", tc.want, tc.cluster)
+	}
+}
