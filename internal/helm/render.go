@@ -22,7 +22,8 @@ import (
 type Options struct {
 	// ReleaseName is .Release.Name; Namespace is .Release.Namespace.
 	ReleaseName, Namespace string
-	// IsUpgrade sets .Release.IsUpgrade (and IsInstall to its opposite).
+	// IsUpgrade sets .Release.IsUpgrade (and IsInstall to its opposite), and picks the
+	// upgrade's hooks instead of the install's.
 	IsUpgrade bool
 	// Values are merged over the chart's defaults in order, later ones winning:
 	// valuesFiles, then valuesFrom, then the inline values.
@@ -49,7 +50,8 @@ type Rendered struct {
 	// CRDs are the files of the chart's crds/ folder (and of its subcharts').
 	CRDs []Manifest
 	// Templates are the rendered templates, in name order, without NOTES.txt, partials
-	// and the tests/ folder.
+	// and the tests/ folder, split into documents as helm splits them, and without the
+	// hooks of the other kind of release (see firesOn).
 	Templates []Manifest
 	// Chart and Version name the chart.
 	Chart, Version string
@@ -108,10 +110,16 @@ func Render(ctx context.Context, c *chart.Chart, opts Options) (*Rendered, error
 		if strings.HasPrefix(base, "_") || base == "NOTES.txt" || strings.Contains(name, "/tests/") {
 			continue
 		}
-		if strings.TrimSpace(files[name]) == "" {
+		var docs []string
+		for _, doc := range documents(files[name]) {
+			if firesOn(doc, opts.IsUpgrade) {
+				docs = append(docs, doc)
+			}
+		}
+		if len(docs) == 0 {
 			continue
 		}
-		out.Templates = append(out.Templates, Manifest{Name: name, Data: []byte(files[name])})
+		out.Templates = append(out.Templates, Manifest{Name: name, Data: joinDocuments(docs)})
 	}
 	if !opts.SkipCRDs {
 		for _, crd := range c.CRDObjects() {

@@ -1,14 +1,9 @@
 package helm
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"io"
 	"path/filepath"
 	"testing"
-
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
 // BenchmarkRenderHundred renders testdata/hundred (100 objects: 80 ConfigMaps, 10
@@ -25,7 +20,7 @@ func BenchmarkRenderHundred(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if n := countObjects(b, r); n != 100 {
+	if n := len(renderedObjects(b, r)); n != 100 {
 		b.Fatalf("the chart rendered %d objects, want 100", n)
 	}
 	b.ReportAllocs()
@@ -51,27 +46,4 @@ func BenchmarkLoadAndRenderHundred(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-}
-
-// countObjects counts the non-empty YAML documents of the rendered templates.
-func countObjects(b *testing.B, r *Rendered) int {
-	b.Helper()
-	n := 0
-	for _, m := range r.Templates {
-		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(m.Data), 4096)
-		for {
-			var obj map[string]any
-			err := dec.Decode(&obj)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				b.Fatalf("%s: %v", m.Name, err)
-			}
-			if obj != nil {
-				n++
-			}
-		}
-	}
-	return n
 }

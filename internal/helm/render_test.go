@@ -1,7 +1,10 @@
 package helm
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +12,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	"helm.sh/helm/v4/pkg/chart/common"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
 
@@ -36,6 +40,34 @@ func copyChart(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return root
+}
+
+// renderedObjects lists "Kind/name" of each YAML document of the rendered templates.
+func renderedObjects(tb testing.TB, r *Rendered) []string {
+	tb.Helper()
+	var out []string
+	for _, m := range r.Templates {
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(m.Data), 4096)
+		for {
+			var obj struct {
+				Kind     string `json:"kind"`
+				Metadata struct {
+					Name string `json:"name"`
+				} `json:"metadata"`
+			}
+			err := dec.Decode(&obj)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				tb.Fatalf("%s: %v", m.Name, err)
+			}
+			if obj.Kind != "" {
+				out = append(out, obj.Kind+"/"+obj.Metadata.Name)
+			}
+		}
+	}
+	return out
 }
 
 func configMapData(g Gomega, r *Rendered, name string) map[string]string {
@@ -243,4 +275,80 @@ func TestRenderChecksKubeVersion(t *testing.T) {
 		g.Expect(err).To(MatchError("chart shop requires kubeVersion "+tc.want+", which is incompatible with Kubernetes "+tc.cluster),
 			"%s on %s", tc.want, tc.cluster)
 	}
+}
+
+// Documents are split as helm install splits them: a separator glued to the next line by
+// whitespace chomping ("---apiVersion: v1"), a separator with a comment, and empty
+// documents.
+func TestRenderSplitsDocumentsAsHelm(t *testing.T) {
+	g := NewWithT(t)
+	root := copyChart(t)
+	dir := filepath.Join(root, "charts", "shop")
+	g.Expect(os.WriteFile(filepath.Join(dir, "templates", "glued.yaml"), []byte(`---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: first
+---
+{{- if true -}}
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: glued
+{{- end }}
+--- # a comment
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: last
+`), 0o644)).To(Succeed())
+	c, err := LoadDir(root, dir)
+	g.Expect(err).NotTo(HaveOccurred())
+	r, err := Render(context.Background(), c, Options{ReleaseName: "r", Namespace: "n", Values: []map[string]any{{"cache": map[string]any{"enabled": false}}}})
+	g.Expect(err).NotTo(HaveOccurred())
+	var glued string
+	for _, m := range r.Templates {
+		if m.Name == "shop/templates/glued.yaml" {
+			glued = string(m.Data)
+		}
+	}
+	g.Expect(glued).To(ContainSubstring("name: first\n---\napiVersion: v1\nkind: ServiceAccount"), "helm renders %q", glued)
+	g.Expect(renderedObjects(t, r)).To(Equal([]string{
+		"ConfigMap/r-shop", "Deployment/r-shop", "ConfigMap/first", "ServiceAccount/glued", "Secret/last",
+	}))
+}
+
+// As with helm install and helm upgrade: an install renders the pre-install and
+// post-install hooks, an upgrade the pre-upgrade and post-upgrade ones; a hook of both,
+// every object and hooks of other events are in both.
+func TestRenderHooksOfInstallOrUpgrade(t *testing.T) {
+	g := NewWithT(t)
+	root := copyChart(t)
+	dir := filepath.Join(root, "charts", "shop")
+	hook := func(name, events string) string {
+		return "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: " + name + "\n  annotations:\n    helm.sh/hook: " + events +
+			"\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: c, image: busybox}]\n"
+	}
+	g.Expect(os.WriteFile(filepath.Join(dir, "templates", "hooks.yaml"), []byte(strings.Join([]string{
+		hook("create-db", "pre-install"),
+		hook("migrate", "pre-upgrade"),
+		hook("both", "pre-install, pre-upgrade"),
+		hook("announce", "post-install"),
+		hook("reannounce", "post-upgrade"),
+		hook("cleanup", "pre-delete"),
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\n",
+	}, "---\n")), 0o644)).To(Succeed())
+	c, err := LoadDir(root, dir)
+	g.Expect(err).NotTo(HaveOccurred())
+	render := func(upgrade bool) []string {
+		r, err := Render(context.Background(), c, Options{ReleaseName: "r", Namespace: "n", IsUpgrade: upgrade,
+			Values: []map[string]any{{"cache": map[string]any{"enabled": false}}}})
+		g.Expect(err).NotTo(HaveOccurred())
+		return renderedObjects(t, r)
+	}
+	g.Expect(render(false)).To(Equal([]string{"ConfigMap/r-shop", "Deployment/r-shop",
+		"Job/create-db", "Job/both", "Job/announce", "Job/cleanup", "ConfigMap/plain"}))
+	g.Expect(render(true)).To(Equal([]string{"ConfigMap/r-shop", "Deployment/r-shop",
+		"Job/migrate", "Job/both", "Job/reannounce", "Job/cleanup", "ConfigMap/plain"}))
 }
