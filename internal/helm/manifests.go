@@ -51,6 +51,9 @@ func joinDocuments(docs []string) []byte {
 // every sync) and one that lists only upgrade events is left out of the install.
 // Everything else stays: objects, and hooks of other events (the sync skips those).
 func firesOn(doc string, isUpgrade bool) bool {
+	if !strings.Contains(doc, gitsyncv1.HelmHookAnnotation) {
+		return true // most documents: no need to parse them here
+	}
 	var head struct {
 		Metadata struct {
 			Annotations map[string]string `json:"annotations"`
