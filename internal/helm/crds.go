@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"helm.sh/helm/v4/pkg/chart/common"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
@@ -16,15 +17,27 @@ import (
 // CRDs of the chart's crds/ folders (its own and its subcharts') serve. `helm install`
 // creates those CRDs before it reads the cluster's capabilities, so a chart may gate a
 // template on `.Capabilities.APIVersions.Has` of its own CRD; gitsync renders before it
-// applies (the CRDs go first in the same sync), and so adds them here.
+// applies (the CRDs go first in the same sync), and so adds them here. A CRD whose kind
+// the cluster serves already is left as the cluster has it (helm install does not
+// update an existing CRD).
 func withChartCRDs(caps *common.Capabilities, c *chart.Chart) (*common.Capabilities, error) {
+	served := map[string]bool{} // group/Kind the cluster serves in some version
+	for _, v := range caps.APIVersions {
+		if parts := strings.Split(v, "/"); len(parts) == 3 {
+			served[parts[0]+"/"+parts[2]] = true
+		}
+	}
 	var extra []string
 	for _, crd := range c.CRDObjects() {
-		served, err := servedVersions(crd.File.Data)
+		kinds, err := servedVersions(crd.File.Data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", crd.Filename, err)
 		}
-		extra = append(extra, served...)
+		for _, k := range kinds {
+			if !served[k.group+"/"+k.kind] {
+				extra = append(extra, k.group+"/"+k.version, k.group+"/"+k.version+"/"+k.kind)
+			}
+		}
 	}
 	if len(extra) == 0 {
 		return caps, nil
@@ -34,10 +47,13 @@ func withChartCRDs(caps *common.Capabilities, c *chart.Chart) (*common.Capabilit
 	return out, nil
 }
 
-// servedVersions lists "group/version" and "group/version/Kind" of each served version
-// of the CustomResourceDefinitions in a (multi-document) YAML file.
-func servedVersions(data []byte) ([]string, error) {
-	var out []string
+// crdVersion is one served version of a CRD's kind.
+type crdVersion struct{ group, version, kind string }
+
+// servedVersions lists the served versions of the CustomResourceDefinitions in a
+// (multi-document) YAML file.
+func servedVersions(data []byte) ([]crdVersion, error) {
+	var out []crdVersion
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	for {
 		var crd struct {
@@ -65,8 +81,7 @@ func servedVersions(data []byte) ([]string, error) {
 		}
 		for _, v := range crd.Spec.Versions {
 			if v.Served {
-				gv := crd.Spec.Group + "/" + v.Name
-				out = append(out, gv, gv+"/"+crd.Spec.Names.Kind)
+				out = append(out, crdVersion{group: crd.Spec.Group, version: v.Name, kind: crd.Spec.Names.Kind})
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -191,9 +192,9 @@ func TestRenderErrorsAreClear(t *testing.T) {
 }
 
 // `helm install` creates the chart's crds/ before it reads the cluster's capabilities, so
-// .Capabilities.APIVersions.Has sees the chart's own CRDs (every served version); with
-// SkipCRDs (helm install --skip-crds) it does not, and the caller's capabilities are
-// left as they were.
+// .Capabilities.APIVersions.Has sees the chart's own CRDs (every served version), unless
+// the cluster has the CRD already (helm does not update it); with SkipCRDs (helm install
+// --skip-crds) it does not, and the caller's capabilities are left as they were.
 func TestRenderCapabilitiesSeeTheChartsCRDs(t *testing.T) {
 	g := NewWithT(t)
 	root := copyChart(t)
@@ -233,6 +234,15 @@ data:
 		"widget": "true", "gadgetV1": "true", "gadgetKind": "true", "gadgetBeta": "false",
 	}))
 	g.Expect(caps.APIVersions).To(HaveLen(before), "the caller's capabilities are not changed")
+
+	// A CRD the cluster has already (serving v1beta1 only) is not updated by helm install.
+	existing := caps.Copy()
+	existing.APIVersions = append(slices.Clone(caps.APIVersions), "example.org/v1beta1", "example.org/v1beta1/Gadget")
+	r, err = Render(context.Background(), c, Options{ReleaseName: "r", Namespace: "n", Capabilities: existing})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(configMapData(g, r, "shop/templates/has.yaml")).To(Equal(map[string]string{
+		"widget": "true", "gadgetV1": "false", "gadgetKind": "false", "gadgetBeta": "true",
+	}))
 
 	r, err = Render(context.Background(), c, Options{ReleaseName: "r", Namespace: "n", Capabilities: caps, SkipCRDs: true})
 	g.Expect(err).NotTo(HaveOccurred())
