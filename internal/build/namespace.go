@@ -3,6 +3,7 @@ package build
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -34,7 +35,11 @@ func SetDefaultNamespace(objs []*unstructured.Unstructured, ns string, isNamespa
 				return fmt.Errorf("%s: cannot tell whether %s is namespaced", objectID(obj), gk)
 			}
 			if namespaced, err = isNamespaced(gk); err != nil {
-				return fmt.Errorf("%s: cannot tell whether %s is namespaced: %w", objectID(obj), gk, err)
+				hint := ""
+				if meta.IsNoMatchError(err) {
+					hint = " (is its CustomResourceDefinition installed? A chart's crds/ or a CRD in the same path is applied first)"
+				}
+				return fmt.Errorf("%s: cannot tell whether %s is namespaced: %w%s", objectID(obj), gk, err, hint)
 			}
 			scopes[gk] = namespaced
 		}

@@ -2,10 +2,10 @@ package build
 
 import (
 	"errors"
-	"fmt"
 	"testing"
 
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -29,8 +29,6 @@ func crd(group, kind, scope string) *unstructured.Unstructured {
 	return o
 }
 
-var errNoMatch = errors.New("no matches for kind")
-
 // builtinScopes answers like a RESTMapper that knows a few built-in kinds.
 func builtinScopes(calls *int) func(schema.GroupKind) (bool, error) {
 	known := map[schema.GroupKind]bool{
@@ -44,7 +42,7 @@ func builtinScopes(calls *int) func(schema.GroupKind) (bool, error) {
 		*calls++
 		namespaced, ok := known[gk]
 		if !ok {
-			return false, fmt.Errorf("%w %s", errNoMatch, gk)
+			return false, &meta.NoKindMatchError{GroupKind: gk}
 		}
 		return namespaced, nil
 	}
@@ -95,7 +93,7 @@ func TestSetDefaultNamespace(t *testing.T) {
 		{
 			name:    "unknown kind without CRD",
 			objs:    []*unstructured.Unstructured{object("v1", "ConfigMap", "", "a"), object("example.com/v1", "Mystery", "", "m")},
-			wantErr: "Mystery.example.com m: cannot tell whether Mystery.example.com is namespaced: no matches for kind",
+			wantErr: `Mystery.example.com m: cannot tell whether Mystery.example.com is namespaced: no matches for kind "Mystery" in group "example.com" (is its CustomResourceDefinition installed?`,
 		},
 		{
 			name: "same object once the namespace is defaulted",
@@ -170,7 +168,8 @@ func TestSetDefaultNamespaceErrorWrapsLookup(t *testing.T) {
 	g := NewWithT(t)
 	calls := 0
 	err := SetDefaultNamespace([]*unstructured.Unstructured{object("example.com/v1", "Mystery", "", "m")}, "apps", builtinScopes(&calls))
-	g.Expect(err).To(MatchError(errNoMatch))
+	var noMatch *meta.NoKindMatchError
+	g.Expect(errors.As(err, &noMatch)).To(BeTrue(), "the mapper's error is wrapped")
 	g.Expect(SetDefaultNamespace([]*unstructured.Unstructured{object("v1", "ConfigMap", "", "a")}, "apps", nil)).
 		To(MatchError(ContainSubstring("cannot tell whether ConfigMap is namespaced")))
 }

@@ -22,12 +22,15 @@ import (
 type Options struct {
 	// ReleaseName is .Release.Name; Namespace is .Release.Namespace.
 	ReleaseName, Namespace string
-	// IsUpgrade sets .Release.IsUpgrade (and IsInstall to its opposite).
+	// IsUpgrade sets .Release.IsUpgrade (and IsInstall to its opposite), and picks the
+	// upgrade's hooks instead of the install's.
 	IsUpgrade bool
 	// Values are merged over the chart's defaults in order, later ones winning:
 	// valuesFiles, then valuesFrom, then the inline values.
 	Values []map[string]any
 	// Capabilities are the cluster's (see ClusterCapabilities); Helm's defaults when nil.
+	// Unless SkipCRDs, what the chart's crds/ serve is added (helm install creates them
+	// before it reads the capabilities).
 	Capabilities *common.Capabilities
 	// Lookup serves the `lookup` function; without it, lookup finds nothing.
 	Lookup engine.ClientProvider
@@ -47,13 +50,15 @@ type Rendered struct {
 	// CRDs are the files of the chart's crds/ folder (and of its subcharts').
 	CRDs []Manifest
 	// Templates are the rendered templates, in name order, without NOTES.txt, partials
-	// and the tests/ folder.
+	// and the tests/ folder, split into documents as helm splits them, and without the
+	// hooks of the other kind of release (see firesOn).
 	Templates []Manifest
 	// Chart and Version name the chart.
 	Chart, Version string
 }
 
-// Render renders c with opts. A template error names the template file and line.
+// Render renders c with opts. A template error names the template file and line; a
+// chart whose kubeVersion the cluster does not match is refused.
 func Render(ctx context.Context, c *chart.Chart, opts Options) (*Rendered, error) {
 	vals := map[string]any{}
 	for _, v := range opts.Values {
@@ -65,6 +70,17 @@ func Render(ctx context.Context, c *chart.Chart, opts Options) (*Rendered, error
 	caps := opts.Capabilities
 	if caps == nil {
 		caps = common.DefaultCapabilities.Copy()
+	}
+	// As helm install and helm template do: the chart's kubeVersion must match the cluster.
+	if want := c.Metadata.KubeVersion; want != "" && !chartutil.IsCompatibleRange(want, caps.KubeVersion.String()) {
+		return nil, fmt.Errorf("chart %s requires kubeVersion %s, which is incompatible with Kubernetes %s",
+			c.Name(), want, caps.KubeVersion.Version)
+	}
+	if !opts.SkipCRDs {
+		var err error
+		if caps, err = withChartCRDs(caps, c); err != nil {
+			return nil, err
+		}
 	}
 	release := common.ReleaseOptions{
 		Name: opts.ReleaseName, Namespace: opts.Namespace, Revision: 1,
@@ -94,10 +110,16 @@ func Render(ctx context.Context, c *chart.Chart, opts Options) (*Rendered, error
 		if strings.HasPrefix(base, "_") || base == "NOTES.txt" || strings.Contains(name, "/tests/") {
 			continue
 		}
-		if strings.TrimSpace(files[name]) == "" {
+		var docs []string
+		for _, doc := range documents(files[name]) {
+			if firesOn(doc, opts.IsUpgrade) {
+				docs = append(docs, doc)
+			}
+		}
+		if len(docs) == 0 {
 			continue
 		}
-		out.Templates = append(out.Templates, Manifest{Name: name, Data: []byte(files[name])})
+		out.Templates = append(out.Templates, Manifest{Name: name, Data: joinDocuments(docs)})
 	}
 	if !opts.SkipCRDs {
 		for _, crd := range c.CRDObjects() {
