@@ -38,6 +38,7 @@ bench: envtest ## Benchmarks (figures, not pass/fail); quote medians of the -cou
 	KUBEBUILDER_ASSETS="$$(bash hack/setup-envtest.sh)" go test -run '^$$' -bench . -benchtime 5x -count 3 ./internal/phase/
 	go test -run '^$$' -bench . -benchtime 1x -count 3 ./internal/build/
 	go test -run '^$$' -bench PollNoChange -count 3 ./internal/chartrepo/
+	go test -run '^$$' -bench Hundred -benchmem -count 3 ./internal/helm/
 	KUBEBUILDER_ASSETS="$$(bash hack/setup-envtest.sh)" go test -run '^$$' -bench . -benchtime 1x -count 5 -timeout 60m ./bench/
 
 BUNDLE_VERSION ?= 0.1.0
