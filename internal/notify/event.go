@@ -18,11 +18,16 @@ type Event struct {
 	Labels                map[string]string
 	// Type is Normal or Warning.
 	Type, Reason, Action, Message string
-	// Revision is the object's revision from its status (`main@sha1:<hex>`).
+	// Revision is the object's revision from its status: `main@sha1:<hex>` (Git),
+	// `<chart>@<version>` (an Application of a HelmRepository chart), `sha256:<hex>` (the
+	// index of a HelmRepository).
 	Revision string
-	// Source is the GitRepository the object follows (itself for a GitRepository).
-	Source string
-	Time   time.Time
+	// Chart and ChartVersion name the chart an Application rendered at Revision, if any.
+	Chart, ChartVersion string
+	// Source is the source the object follows (itself for a source), in its namespace,
+	// and SourceKind its kind (GitRepository or HelmRepository).
+	Source, SourceKind string
+	Time               time.Time
 }
 
 // Warning reports whether the event is a Warning (the `error` severity).
@@ -39,21 +44,32 @@ func (e Event) Severity() string {
 // Subject names the object: `Application/ns/name`.
 func (e Event) Subject() string { return e.Kind + "/" + e.Namespace + "/" + e.Name }
 
-// FromObject copies an event of a GitRepository or Application; ok is false for other
-// objects (they are not routed).
+// FromObject copies an event of a GitRepository, HelmRepository or Application; ok is
+// false for other objects (they are not routed).
 func FromObject(obj any, eventtype, reason, action, message string) (Event, bool) {
 	ev := Event{Type: eventtype, Reason: reason, Action: action, Message: message, Time: time.Now()}
 	switch o := obj.(type) {
 	case *gitsyncv1.GitRepository:
 		ev.Kind, ev.Namespace, ev.Name = gitsyncv1.GitRepositoryKind, o.Namespace, o.Name
 		ev.Labels = copyLabels(o.Labels)
-		ev.Source = o.Name
+		ev.Source, ev.SourceKind = o.Name, gitsyncv1.GitRepositoryKind
+		if o.Status.Artifact != nil {
+			ev.Revision = o.Status.Artifact.Revision
+		}
+	case *gitsyncv1.HelmRepository:
+		ev.Kind, ev.Namespace, ev.Name = gitsyncv1.HelmRepositoryKind, o.Namespace, o.Name
+		ev.Labels = copyLabels(o.Labels)
+		ev.Source, ev.SourceKind = o.Name, gitsyncv1.HelmRepositoryKind
 		if o.Status.Artifact != nil {
 			ev.Revision = o.Status.Artifact.Revision
 		}
 	case *gitsyncv1.Application:
 		ev.Kind, ev.Namespace, ev.Name = gitsyncv1.ApplicationKind, o.Namespace, o.Name
 		ev.Labels = copyLabels(o.Labels)
+		ev.SourceKind = o.Spec.SourceRef.Kind
+		if ev.SourceKind == "" {
+			ev.SourceKind = gitsyncv1.GitRepositoryKind
+		}
 		if o.Spec.SourceRef.Namespace == "" || o.Spec.SourceRef.Namespace == o.Namespace {
 			ev.Source = o.Spec.SourceRef.Name
 		}
@@ -64,10 +80,26 @@ func FromObject(obj any, eventtype, reason, action, message string) (Event, bool
 		if ev.Revision == "" {
 			ev.Revision = o.Status.LastAppliedRevision
 		}
+		ev.Chart, ev.ChartVersion = chartOf(o, ev.Revision)
 	default:
 		return Event{}, false
 	}
 	return ev, true
+}
+
+// chartOf names the chart an Application renders at revision: from the revision itself
+// (`<chart>@<version>`) with a HelmRepository source, else from status.sync when it
+// describes that revision (a chart in Git).
+func chartOf(app *gitsyncv1.Application, revision string) (chart, version string) {
+	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
+		if c, v, ok := strings.Cut(revision, "@"); ok {
+			return c, v
+		}
+	}
+	if s := app.Status.Sync; s != nil && s.Chart != "" && s.Revision == revision {
+		return s.Chart, s.ChartVersion
+	}
+	return "", ""
 }
 
 func copyLabels(in map[string]string) map[string]string {
