@@ -22,17 +22,18 @@ type reconcileOptions struct {
 func (o *options) newReconcileCommand() *cobra.Command {
 	r := &reconcileOptions{options: o}
 	cmd := &cobra.Command{
-		Use:   "reconcile source|app NAME [--with-source]",
+		Use:   "reconcile source|helmrepo|app NAME [--with-source]",
 		Short: "Reconcile now (sets gitsync.dev/requested-at), wait until it is handled and print the outcome",
 		Example: `  gitsync reconcile app web --with-source
-  gitsync reconcile source app-repo`,
+  gitsync reconcile source app-repo
+  gitsync reconcile helmrepo podinfo`,
 		Args:              cobra.ExactArgs(2),
 		ValidArgsFunction: o.completeKindAndName,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return r.run(cmd.Context(), args)
 		},
 	}
-	cmd.Flags().BoolVar(&r.withSource, "with-source", false, "reconcile the Application's GitRepository first, so that a new commit is fetched")
+	cmd.Flags().BoolVar(&r.withSource, "with-source", false, "reconcile the Application's source first, so that a new commit (GitRepository) or chart version (HelmRepository) is fetched")
 	cmd.Flags().DurationVar(&r.timeout, "timeout", 5*time.Minute, "how long to wait for the outcome")
 	return cmd
 }
@@ -62,17 +63,19 @@ func (r *reconcileOptions) run(ctx context.Context, args []string) error {
 		if srcKey.Namespace == "" {
 			srcKey.Namespace = ns
 		}
-		src, err := r.reconcile(ctx, c, kindSource, srcKey)
+		srcKind := sourceKind(app)
+		src, err := r.reconcile(ctx, c, srcKind, srcKey)
 		if err != nil {
 			return err
 		}
-		r.printOutcome(src, kindSource, srcKey)
+		r.printOutcome(src, srcKind, srcKey)
 		// The controller reads the source from its cache, which may not hold the new
 		// artifact yet when it handles the request: ask again (a few times at most)
-		// until the Application has handled the source's revision.
+		// until the Application has handled the source's revision. (A HelmRepository's
+		// artifact is its index: the chart version it selects is the Application's.)
 		want := ""
-		if a := src.(*gitsyncv1.GitRepository).Status.Artifact; a != nil {
-			want = a.Revision
+		if repo, ok := src.(*gitsyncv1.GitRepository); ok && repo.Status.Artifact != nil {
+			want = repo.Status.Artifact.Revision
 		}
 		for i := 0; ; i++ {
 			obj, err := r.reconcile(ctx, c, kindApp, key)
@@ -139,6 +142,12 @@ func (r *reconcileOptions) printOutcome(obj client.Object, k kind, key client.Ob
 			rev = o.Status.Artifact.Revision
 		}
 		fmt.Fprintf(r.Out, "✔ %s %s: revision %s\n", k.kindName(), key, rev)
+	case *gitsyncv1.HelmRepository:
+		rev := "-"
+		if o.Status.Artifact != nil {
+			rev = o.Status.Artifact.Revision
+		}
+		fmt.Fprintf(r.Out, "✔ %s %s: index %s\n", k.kindName(), key, rev)
 	case *gitsyncv1.Application:
 		fmt.Fprintf(r.Out, "✔ %s %s: applied revision %s", k.kindName(), key, o.Status.LastAppliedRevision)
 		if h := o.Status.History; len(h) > 0 && h[0].Revision == o.Status.LastAppliedRevision {
@@ -155,6 +164,8 @@ func handledAt(obj client.Object) string {
 	switch o := obj.(type) {
 	case *gitsyncv1.GitRepository:
 		return o.Status.LastHandledReconcileAt
+	case *gitsyncv1.HelmRepository:
+		return o.Status.LastHandledReconcileAt
 	case *gitsyncv1.Application:
 		return o.Status.LastHandledReconcileAt
 	}
@@ -165,6 +176,8 @@ func suspended(obj client.Object) bool {
 	switch o := obj.(type) {
 	case *gitsyncv1.GitRepository:
 		return o.Spec.Suspend
+	case *gitsyncv1.HelmRepository:
+		return o.Spec.Suspend
 	case *gitsyncv1.Application:
 		return o.Spec.Suspend
 	}
@@ -173,12 +186,12 @@ func suspended(obj client.Object) bool {
 
 // newSuspendCommand is `suspend` (suspend true) or `resume`.
 func (o *options) newSuspendCommand(suspend bool) *cobra.Command {
-	verb, short := "resume", "Resume a suspended GitRepository or Application (and clear an Application's rollback pin)"
+	verb, short := "resume", "Resume a suspended GitRepository, HelmRepository or Application (and clear an Application's rollback pin)"
 	if suspend {
-		verb, short = "suspend", "Suspend a GitRepository or Application: nothing is fetched, synced or corrected until resume"
+		verb, short = "suspend", "Suspend a GitRepository, HelmRepository or Application: nothing is fetched, synced or corrected until resume"
 	}
 	return &cobra.Command{
-		Use:               verb + " source|app NAME",
+		Use:               verb + " source|helmrepo|app NAME",
 		Short:             short,
 		Args:              cobra.ExactArgs(2),
 		ValidArgsFunction: o.completeKindAndName,
@@ -209,6 +222,8 @@ func (o *options) setSuspend(ctx context.Context, args []string, suspend bool) e
 	base := client.MergeFrom(obj.DeepCopyObject().(client.Object))
 	switch t := obj.(type) {
 	case *gitsyncv1.GitRepository:
+		t.Spec.Suspend = suspend
+	case *gitsyncv1.HelmRepository:
 		t.Spec.Suspend = suspend
 	case *gitsyncv1.Application:
 		t.Spec.Suspend = suspend
