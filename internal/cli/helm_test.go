@@ -85,6 +85,9 @@ func TestHelmRepositoryCommands(t *testing.T) {
 	waitChart("web@1.1.0")
 	r = gitsync(t, "reconcile", "helmrepo", "charts", "-n", ns)
 	g.Expect(r.code).To(Equal(0), r.String())
+	r = gitsync(t, "tree", "app", "web", "-n", ns)
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(r.out).To(ContainSubstring("web-settings"))
 
 	// diff from the source: a clear error (exit 2), not a GitRepository that is missing.
 	r = gitsync(t, "diff", "app", "web", "-n", ns)

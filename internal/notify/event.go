@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 )
@@ -50,19 +51,9 @@ func FromObject(obj any, eventtype, reason, action, message string) (Event, bool
 	ev := Event{Type: eventtype, Reason: reason, Action: action, Message: message, Time: time.Now()}
 	switch o := obj.(type) {
 	case *gitsyncv1.GitRepository:
-		ev.Kind, ev.Namespace, ev.Name = gitsyncv1.GitRepositoryKind, o.Namespace, o.Name
-		ev.Labels = copyLabels(o.Labels)
-		ev.Source, ev.SourceKind = o.Name, gitsyncv1.GitRepositoryKind
-		if o.Status.Artifact != nil {
-			ev.Revision = o.Status.Artifact.Revision
-		}
+		ev.ofSource(gitsyncv1.GitRepositoryKind, &o.ObjectMeta, o.Status.Artifact)
 	case *gitsyncv1.HelmRepository:
-		ev.Kind, ev.Namespace, ev.Name = gitsyncv1.HelmRepositoryKind, o.Namespace, o.Name
-		ev.Labels = copyLabels(o.Labels)
-		ev.Source, ev.SourceKind = o.Name, gitsyncv1.HelmRepositoryKind
-		if o.Status.Artifact != nil {
-			ev.Revision = o.Status.Artifact.Revision
-		}
+		ev.ofSource(gitsyncv1.HelmRepositoryKind, &o.ObjectMeta, o.Status.Artifact)
 	case *gitsyncv1.Application:
 		ev.Kind, ev.Namespace, ev.Name = gitsyncv1.ApplicationKind, o.Namespace, o.Name
 		ev.Labels = copyLabels(o.Labels)
@@ -85,6 +76,16 @@ func FromObject(obj any, eventtype, reason, action, message string) (Event, bool
 		return Event{}, false
 	}
 	return ev, true
+}
+
+// ofSource fills in an event of a source: the source is itself, the revision its artifact's.
+func (e *Event) ofSource(kind string, meta *metav1.ObjectMeta, artifact *gitsyncv1.Artifact) {
+	e.Kind, e.Namespace, e.Name = kind, meta.Namespace, meta.Name
+	e.Labels = copyLabels(meta.Labels)
+	e.Source, e.SourceKind = meta.Name, kind
+	if artifact != nil {
+		e.Revision = artifact.Revision
+	}
 }
 
 // chartOf names the chart an Application renders at revision: from the revision itself
