@@ -32,11 +32,10 @@ func TestNotificationHelmRepository(t *testing.T) {
 	f.provider("forge", "github", "", map[string]string{"token": "forge-token"})
 	f.alert("chat", "chat", func(a *gitsyncv1.Alert) {
 		a.Spec.EventSources = []gitsyncv1.EventSource{
-			{Kind: gitsyncv1.HelmRepositoryKind, Name: "*"}, {Kind: gitsyncv1.ApplicationKind, Name: "web"}}
+			{Kind: gitsyncv1.HelmRepositoryKind, Name: "*"}, {Kind: gitsyncv1.ApplicationKind, Name: "web"},
+			{Kind: gitsyncv1.GitRepositoryKind, Name: "charts"}}
 	})
 	f.alert("status", "forge")
-	f.repo.Commit("main", "initial", map[string]string{"cm.yaml": configMapYAML("cm", "v1")})
-	newGitRepository(t, f.ns, "charts", f.srv.HTTPURL("org/app"), nil, "")
 
 	ctx := context.Background()
 	g := NewWithT(t)
@@ -68,6 +67,12 @@ func TestNotificationHelmRepository(t *testing.T) {
 	g.Expect(p.Metadata).To(HaveKeyWithValue("chart", "web"))
 	g.Expect(p.Metadata).To(HaveKeyWithValue("chartVersion", "1.0.0"))
 	g.Expect(p.Metadata).NotTo(HaveKey("commitURL"))
+
+	// A GitRepository of the same name fetches a commit: the chart Application does not
+	// follow it, so no `pending` status is set on that commit for it.
+	f.repo.Commit("main", "initial", map[string]string{"cm.yaml": configMapYAML("cm", "v1")})
+	newGitRepository(t, f.ns, "charts", f.srv.HTTPURL("org/app"), nil, "")
+	f.waitRequest("/hook", `"kind":"GitRepository"`, `"reason":"NewArtifact"`)
 
 	// A HelmRepository event whose text holds its password: redacted like a GitRepository's.
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(repo), repo)).To(Succeed())
