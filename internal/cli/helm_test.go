@@ -111,3 +111,27 @@ func TestHelmRepositoryCommands(t *testing.T) {
 	g.Expect(r.code).To(Equal(0), r.String())
 	g.Expect(gitsync(t, "get", "helmrepos", "-n", ns).out).To(MatchRegexp(`(?m)^charts\s.*suspended`))
 }
+
+// `get sources -w` watches both source kinds: a HelmRepository made after the listing
+// is printed, marked as one.
+func TestGetSourcesWatchesHelmRepositories(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.Namespace(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		root := NewRootCommand(Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+		done <- Execute(ctx, root, []string{"get", "sources", "-w", "-n", ns, "--kubeconfig", kubeconfigPath})
+	}()
+	time.Sleep(500 * time.Millisecond) // let the watches start; events after them are what counts
+	g.Expect(env.Client.Create(ctx, &gitsyncv1.HelmRepository{
+		ObjectMeta: metav1.ObjectMeta{Name: "late", Namespace: ns},
+		Spec:       gitsyncv1.HelmRepositorySpec{URL: "https://127.0.0.1:1/charts"},
+	})).To(Succeed())
+	// Nothing answers at that address: the watch prints the row with Ready False.
+	g.Eventually(out.String).WithTimeout(30 * time.Second).Should(MatchRegexp(`(?m)^helmrepo/late\s+False\s`))
+	cancel()
+	g.Eventually(done).WithTimeout(10 * time.Second).Should(Receive(Equal(0)))
+}
