@@ -143,3 +143,18 @@ func TestSourcesWithoutHelmRepositoryAccess(t *testing.T) {
 	g.Expect(json.NewDecoder(resp.Body).Decode(&sources)).To(Succeed())
 	g.Expect(sources.Items).To(ConsistOf(And(HaveField("Kind", gitsyncv1.GitRepositoryKind), HaveField("Name", "app-repo"))))
 }
+
+func TestSourceURLsHideCredentials(t *testing.T) {
+	for raw, want := range map[string]string{
+		"https://bob:pw@charts.example.com/x":  "https://charts.example.com/x",
+		"https://ghp_token@github.com/org/app": "https://github.com/org/app",
+		"ssh://git@github.com/org/app":         "ssh://git@github.com/org/app",
+		"ssh://git:pw@example.com/app":         "ssh://git@example.com/app",
+		"git@github.com:org/app.git":           "git@github.com:org/app.git",
+		"oci://registry.example.com/charts":    "oci://registry.example.com/charts",
+	} {
+		if got := ui.DisplayURL(raw); got != want {
+			t.Errorf("DisplayURL(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}

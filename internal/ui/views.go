@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -158,10 +159,25 @@ func rowOfHelmRepository(h *gitsyncv1.HelmRepository) SourceRow {
 	return r
 }
 
+// displayURL is a source URL without what may be a credential: the user info of an
+// http(s) URL (`https://TOKEN@host/...` authenticates at some forges), the password of
+// an ssh one (its user, such as `git`, stays).
+func displayURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	if u.Scheme == "ssh" {
+		u.User = url.User(u.User.Username())
+		return u.String()
+	}
+	return chartrepo.Redact(raw)
+}
+
 // sourceRow is what both source kinds show: the URL without user info (it may hold a
 // password), readiness and the artifact.
 func sourceRow(kind string, meta metav1.ObjectMeta, rawURL string, suspended bool, conds []metav1.Condition, artifact *gitsyncv1.Artifact) SourceRow {
-	r := SourceRow{Kind: kind, Namespace: meta.Namespace, Name: meta.Name, URL: chartrepo.Redact(rawURL), Ready: "Unknown",
+	r := SourceRow{Kind: kind, Namespace: meta.Namespace, Name: meta.Name, URL: displayURL(rawURL), Ready: "Unknown",
 		Revision: "-", Suspended: suspended}
 	if c := apimeta.FindStatusCondition(conds, gitsyncv1.ReadyCondition); c != nil {
 		r.Ready, r.Message = string(c.Status), c.Message
