@@ -95,6 +95,9 @@ func TestHelmRepositoryCommands(t *testing.T) {
 	g.Expect(r.err).To(ContainSubstring(`renders chart "web" of HelmRepository ` + ns + "/charts (version 1.1.0 is the last synced)"))
 	g.Expect(r.err).To(ContainSubstring("--path"))
 	g.Expect(r.err).NotTo(ContainSubstring("GitRepository"))
+	r = gitsync(t, "build", "app", "web", "-n", ns)
+	g.Expect(r.code).NotTo(Equal(0), r.String())
+	g.Expect(r.err).To(ContainSubstring("--path of gitsync diff or gitsync build"))
 	// The chart unpacked locally renders as the operator did: no change.
 	files := map[string]string{}
 	for name, content := range chartserver.ConfigMapChart("web", "1.1.0") {

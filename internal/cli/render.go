@@ -147,7 +147,7 @@ func errChartSource(app *gitsyncv1.Application, key client.ObjectKey) error {
 		last = " (version " + s.ChartVersion + " is the last synced)"
 	}
 	return fmt.Errorf("Application %s/%s renders chart %q of HelmRepository %s%s; gitsync renders from Git sources only outside the operator: "+
-		"unpack that chart version (helm pull --untar) and pass its directory to gitsync diff --path", app.Namespace, app.Name, chart, key, last)
+		"unpack that chart version (helm pull --untar) and give its directory to --path of gitsync diff or gitsync build", app.Namespace, app.Name, chart, key, last)
 }
 
 // mapperScope tells the scope of a kind from the cluster's discovery.
