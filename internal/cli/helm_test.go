@@ -82,6 +82,7 @@ func TestHelmRepositoryCommands(t *testing.T) {
 	r = gitsync(t, "reconcile", "app", "web", "--with-source", "-n", ns)
 	g.Expect(r.code).To(Equal(0), r.String())
 	g.Expect(r.out).To(ContainSubstring("✔ HelmRepository " + ns + "/charts: index sha256:"))
+	g.Expect(r.out).To(ContainSubstring("✔ Application " + ns + "/web: applied revision web@1.1.0"))
 	waitChart("web@1.1.0")
 	r = gitsync(t, "reconcile", "helmrepo", "charts", "-n", ns)
 	g.Expect(r.code).To(Equal(0), r.String())

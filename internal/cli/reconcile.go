@@ -64,6 +64,7 @@ func (r *reconcileOptions) run(ctx context.Context, args []string) error {
 			srcKey.Namespace = ns
 		}
 		srcKind := sourceKind(app)
+		indexBefore := helmIndex(ctx, c, srcKind, srcKey)
 		src, err := r.reconcile(ctx, c, srcKind, srcKey)
 		if err != nil {
 			return err
@@ -71,19 +72,28 @@ func (r *reconcileOptions) run(ctx context.Context, args []string) error {
 		r.printOutcome(src, srcKind, srcKey)
 		// The controller reads the source from its cache, which may not hold the new
 		// artifact yet when it handles the request: ask again (a few times at most)
-		// until the Application has handled the source's revision. (A HelmRepository's
-		// artifact is its index: the chart version it selects is the Application's.)
-		want := ""
-		if repo, ok := src.(*gitsyncv1.GitRepository); ok && repo.Status.Artifact != nil {
-			want = repo.Status.Artifact.Revision
+		// until the Application has handled the source's revision. A HelmRepository's
+		// artifact is its index, and the chart version it selects the Application's
+		// revision: with a new index, ask again while that revision did not move.
+		handled := func(*gitsyncv1.Application) bool { return true }
+		switch s := src.(type) {
+		case *gitsyncv1.GitRepository:
+			if s.Status.Artifact != nil {
+				want := s.Status.Artifact.Revision
+				handled = func(a *gitsyncv1.Application) bool { return a.Status.LastAttemptedRevision == want }
+			}
+		case *gitsyncv1.HelmRepository:
+			if s.Status.Artifact != nil && s.Status.Artifact.Digest != indexBefore {
+				before := app.Status.LastAttemptedRevision
+				handled = func(a *gitsyncv1.Application) bool { return a.Status.LastAttemptedRevision != before }
+			}
 		}
 		for i := 0; ; i++ {
 			obj, err := r.reconcile(ctx, c, kindApp, key)
 			if err != nil {
 				return err
 			}
-			app := obj.(*gitsyncv1.Application)
-			if want == "" || app.Status.LastAttemptedRevision == want || i == 2 {
+			if handled(obj.(*gitsyncv1.Application)) || i == 2 {
 				r.printOutcome(obj, kindApp, key)
 				return nil
 			}
@@ -95,6 +105,16 @@ func (r *reconcileOptions) run(ctx context.Context, args []string) error {
 	}
 	r.printOutcome(obj, k, key)
 	return nil
+}
+
+// helmIndex is the digest of the index of a HelmRepository source now ("" for a
+// GitRepository, or when it cannot be read).
+func helmIndex(ctx context.Context, c client.Client, k kind, key client.ObjectKey) string {
+	repo := &gitsyncv1.HelmRepository{}
+	if k != kindHelmRepo || c.Get(ctx, key, repo) != nil || repo.Status.Artifact == nil {
+		return ""
+	}
+	return repo.Status.Artifact.Digest
 }
 
 // reconcile requests a reconcile of one object, waits for it to be handled and fails
