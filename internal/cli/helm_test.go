@@ -123,13 +123,7 @@ func TestGetSourcesWatchesHelmRepositories(t *testing.T) {
 	ns := env.Namespace(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errOut syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		root := NewRootCommand(Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
-		done <- Execute(ctx, root, []string{"get", "sources", "-w", "-n", ns, "--kubeconfig", kubeconfigPath})
-	}()
-	time.Sleep(500 * time.Millisecond) // let the watches start; events after them are what counts
+	out, done := startWatch(ctx, "get", "sources", "-w", "-n", ns)
 	g.Expect(env.Client.Create(ctx, &gitsyncv1.HelmRepository{
 		ObjectMeta: metav1.ObjectMeta{Name: "late", Namespace: ns},
 		Spec:       gitsyncv1.HelmRepositorySpec{URL: "https://127.0.0.1:1/charts"},
