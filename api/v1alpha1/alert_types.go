@@ -30,9 +30,9 @@ const (
 
 // EventSource selects the objects whose events an Alert sends.
 type EventSource struct {
-	// kind of the object: GitRepository or Application.
+	// kind of the object: GitRepository, HelmRepository or Application.
 	// +required
-	// +kubebuilder:validation:Enum=GitRepository;Application
+	// +kubebuilder:validation:Enum=GitRepository;HelmRepository;Application
 	Kind string `json:"kind"`
 
 	// name of the object, or `*` for all of that kind (narrowed by matchLabels).
@@ -101,7 +101,7 @@ type AlertStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
-// Alert routes the events of GitRepositories and Applications to a Provider.
+// Alert routes the events of GitRepositories, HelmRepositories and Applications to a Provider.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Provider",type=string,JSONPath=`.spec.providerRef.name`

@@ -27,7 +27,8 @@ func (o *options) newBuildCommand() *cobra.Command {
 		Short: "Render an Application to stdout as multi-document YAML, as its next sync would apply it",
 		Long: `Renders the Application from DIR, or else from its source's current revision, with the
 owner labels and namespace defaulting of a sync. With --from-file (the Application's
-YAML) and --path no cluster is needed. Secret values are masked unless --show-secrets.`,
+YAML) and --path no cluster is needed. Secret values are masked unless --show-secrets.
+A chart of a HelmRepository is rendered from --path (the chart version unpacked).`,
 		Example: `  gitsync build app web -n team-a
   gitsync build app web --from-file app.yaml --path ./apps/web`,
 		Args:              cobra.ExactArgs(2),

@@ -9,12 +9,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// completeKindAndName completes "sources|apps" then the names of that kind in the
+// completeKindAndName completes "sources|helmrepos|apps" then the names of that kind in the
 // namespace of -n (shell completion of object names).
 func (o *options) completeKindAndName(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 	switch len(args) {
 	case 0:
-		return []string{"sources", "apps"}, cobra.ShellCompDirectiveNoFileComp
+		return []string{"sources", "helmrepos", "apps"}, cobra.ShellCompDirectiveNoFileComp
 	case 1:
 		k, err := parseKind(args[0])
 		if err != nil {

@@ -35,7 +35,8 @@ func (o *options) newDiffCommand() *cobra.Command {
 a sync does, and compares every object with the cluster by a server-side dry-run apply,
 field by field, with the same owner labels and ignoreDifferences as the drift detector.
 Secret values are never printed. Exit codes: 0 no change, 1 changes, 2 any error.
-A dry-run apply needs patch permission on the objects in Kubernetes.`,
+A dry-run apply needs patch permission on the objects in Kubernetes. A chart of a
+HelmRepository is rendered from --path (the chart version unpacked, e.g. helm pull --untar).`,
 		Example: `  gitsync diff app web -n team-a
   gitsync diff app web --path ./apps/web/overlays/prod`,
 		Args:              cobra.ExactArgs(2),

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -30,12 +31,13 @@ type getOptions struct {
 func (o *options) newGetCommand() *cobra.Command {
 	g := &getOptions{options: o}
 	cmd := &cobra.Command{
-		Use:   "get sources|apps [NAME]",
-		Short: "List GitRepositories or Applications with their readiness, sync, health and revision",
+		Use:   "get sources|helmrepos|apps [NAME]",
+		Short: "List sources (GitRepositories, HelmRepositories) or Applications with their readiness, sync, health and revision",
 		Example: `  gitsync get apps -A
   gitsync get apps --status-selector ready=false -A
   gitsync get source app -n team-a -o yaml
-  gitsync get apps -w`,
+  gitsync get apps -w
+  gitsync get helmrepos -A`,
 		Args:              cobra.RangeArgs(1, 2),
 		ValidArgsFunction: o.completeKindAndName,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -74,20 +76,19 @@ func (g *getOptions) run(ctx context.Context, args []string) error {
 		return err
 	}
 	if len(args) == 2 {
-		obj := k.newObject()
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: args[1]}, obj); err != nil {
-			return notFoundOr(err, k, ns, args[1])
+		obj, k, err := getSource(ctx, c, k, client.ObjectKey{Namespace: ns, Name: args[1]})
+		if err != nil {
+			return err
 		}
-		if err := g.print([]client.Object{obj}, false, sel); err != nil {
+		if err := g.print(k, []client.Object{obj}, false, sel); err != nil {
 			return err
 		}
 		if g.watch {
-			return g.watchObjects(ctx, c, k, ns, args[1], obj.GetResourceVersion(), sel)
+			return g.watchObjects(ctx, c, []kind{k}, ns, args[1], []string{obj.GetResourceVersion()}, sel)
 		}
 		return nil
 	}
 
-	list := k.newList()
 	opts := []client.ListOption{}
 	if !g.allNamespaces {
 		opts = append(opts, client.InNamespace(ns))
@@ -99,26 +100,75 @@ func (g *getOptions) run(ctx context.Context, args []string) error {
 		}
 		opts = append(opts, client.MatchingLabelsSelector{Selector: ls})
 	}
-	if err := c.List(ctx, list, opts...); err != nil {
-		return fmt.Errorf("listing %s: %w", k.kindName(), err)
+	// `get sources` lists both source kinds, one table each (as `flux get sources all`).
+	kinds := k.listed()
+	var (
+		all    []client.Object
+		tables [][]client.Object
+		rvs    []string
+	)
+	for _, lk := range kinds {
+		list := lk.newList()
+		if err := c.List(ctx, list, opts...); err != nil {
+			return fmt.Errorf("listing %s: %w", lk.kindName(), err)
+		}
+		objs := items(list)
+		all = append(all, objs...)
+		tables = append(tables, objs)
+		rvs = append(rvs, list.(metav1.ListInterface).GetResourceVersion())
 	}
-	objs := items(list)
-	if len(objs) == 0 && g.output == "table" && !g.watch {
+	if len(all) == 0 && g.output == "table" && !g.watch {
 		where := "namespace " + ns
 		if g.allNamespaces {
 			where = "any namespace"
 		}
-		fmt.Fprintf(g.ErrOut, "No %s found in %s.\n", k.kindName(), where)
+		names := make([]string, len(kinds))
+		for i, lk := range kinds {
+			names[i] = lk.kindName()
+		}
+		fmt.Fprintf(g.ErrOut, "No %s found in %s.\n", strings.Join(names, " or "), where)
 		return nil
 	}
-	if err := g.print(objs, true, sel); err != nil {
-		return err
+	if g.output != "table" {
+		if err := g.print(k, all, true, sel); err != nil {
+			return err
+		}
+	} else {
+		printed := false
+		for i, objs := range tables {
+			if len(objs) == 0 && (printed || i < len(tables)-1) {
+				continue
+			}
+			if printed {
+				fmt.Fprintln(g.Out)
+			}
+			if err := g.print(k, objs, true, sel); err != nil {
+				return err
+			}
+			printed = true
+		}
 	}
 	if g.watch {
-		lm, _ := list.(interface{ GetResourceVersion() string })
-		return g.watchObjects(ctx, c, k, ns, "", lm.GetResourceVersion(), sel)
+		return g.watchObjects(ctx, c, kinds, ns, "", rvs, sel)
 	}
 	return nil
+}
+
+// getSource reads one object of k; a source that is no GitRepository may be a
+// HelmRepository (`get source NAME`), whose kind it returns.
+func getSource(ctx context.Context, c client.Client, k kind, key client.ObjectKey) (client.Object, kind, error) {
+	obj := k.newObject()
+	err := c.Get(ctx, key, obj)
+	if k == kindSource && apierrors.IsNotFound(err) {
+		helm := kindHelmRepo.newObject()
+		if herr := c.Get(ctx, key, helm); herr == nil {
+			return helm, kindHelmRepo, nil
+		}
+	}
+	if err != nil {
+		return nil, k, notFoundOr(err, k, key.Namespace, key.Name)
+	}
+	return obj, k, nil
 }
 
 // notFoundOr turns a NotFound error into a clear message (exit code 1).
@@ -129,8 +179,9 @@ func notFoundOr(err error, k kind, ns, name string) error {
 	return fmt.Errorf("reading %s %s/%s: %w", k.kindName(), ns, name, err)
 }
 
-// print writes the objects as a table (header when header is true) or as JSON/YAML.
-func (g *getOptions) print(objs []client.Object, header bool, sel statusSelector) error {
+// print writes the objects (listed as k) as a table (header when header is true) or as
+// JSON/YAML.
+func (g *getOptions) print(k kind, objs []client.Object, header bool, sel statusSelector) error {
 	now := time.Now()
 	var shown []client.Object
 	for _, obj := range objs {
@@ -142,11 +193,11 @@ func (g *getOptions) print(objs []client.Object, header bool, sel statusSelector
 	case "json", "yaml":
 		return printObjects(g.Out, g.output, shown, len(objs) == 1 && !header)
 	}
-	printTable(g.Out, shown, header, g.allNamespaces, now)
+	printTable(g.Out, k, shown, header, g.allNamespaces, now)
 	return nil
 }
 
-func printTable(w io.Writer, objs []client.Object, header, withNamespace bool, now time.Time) {
+func printTable(w io.Writer, k kind, objs []client.Object, header, withNamespace bool, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
 	if header {
 		if withNamespace {
@@ -159,7 +210,7 @@ func printTable(w io.Writer, objs []client.Object, header, withNamespace bool, n
 		if withNamespace {
 			fmt.Fprintf(tw, "%s\t", r.Namespace)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Ready, r.Sync, r.Health, r.Revision, r.Age, r.Message)
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.namePrefix(obj), r.Name, r.Ready, r.Sync, r.Health, r.Revision, r.Age, r.Message)
 	}
 	tw.Flush()
 }
@@ -195,53 +246,82 @@ func setTypeMeta(obj client.Object) {
 	switch o := obj.(type) {
 	case *gitsyncv1.GitRepository:
 		o.TypeMeta = metav1.TypeMeta{APIVersion: gitsyncv1.GroupVersion.String(), Kind: gitsyncv1.GitRepositoryKind}
+	case *gitsyncv1.HelmRepository:
+		o.TypeMeta = metav1.TypeMeta{APIVersion: gitsyncv1.GroupVersion.String(), Kind: gitsyncv1.HelmRepositoryKind}
 	case *gitsyncv1.Application:
 		o.TypeMeta = metav1.TypeMeta{APIVersion: gitsyncv1.GroupVersion.String(), Kind: gitsyncv1.ApplicationKind}
 	}
 }
 
-// watchObjects prints every change after resourceVersion (a watch, not a poll) until ctx
-// ends. With name, only that object.
-func (g *getOptions) watchObjects(ctx context.Context, c client.WithWatch, k kind, ns, name, rv string, sel statusSelector) error {
-	opts := []client.ListOption{&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: false}}}
-	if !g.allNamespaces || name != "" {
-		opts = append(opts, client.InNamespace(ns))
+// watchObjects prints every change of the kinds after their resourceVersions (a watch,
+// not a poll) until ctx ends. With name, only that object.
+func (g *getOptions) watchObjects(ctx context.Context, c client.WithWatch, kinds []kind, ns, name string, rvs []string, sel statusSelector) error {
+	type change struct {
+		ev   watch.Event
+		k    kind
+		open bool
 	}
-	if name != "" {
-		opts = append(opts, client.MatchingFields{"metadata.name": name})
-	}
-	if g.selector != "" {
-		ls, err := labels.Parse(g.selector)
-		if err != nil {
-			return fmt.Errorf("parsing --selector: %w", err)
+	changes := make(chan change)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for i, k := range kinds {
+		opts := []client.ListOption{&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rvs[i], AllowWatchBookmarks: false}}}
+		if !g.allNamespaces || name != "" {
+			opts = append(opts, client.InNamespace(ns))
 		}
-		opts = append(opts, client.MatchingLabelsSelector{Selector: ls})
+		if name != "" {
+			opts = append(opts, client.MatchingFields{"metadata.name": name})
+		}
+		if g.selector != "" {
+			ls, err := labels.Parse(g.selector)
+			if err != nil {
+				return fmt.Errorf("parsing --selector: %w", err)
+			}
+			opts = append(opts, client.MatchingLabelsSelector{Selector: ls})
+		}
+		w, err := c.Watch(ctx, k.newList(), opts...)
+		if err != nil {
+			return fmt.Errorf("watching %s: %w", k.kindName(), err)
+		}
+		defer w.Stop()
+		go func() {
+			for ev := range w.ResultChan() {
+				select {
+				case changes <- change{ev: ev, k: k, open: true}:
+				case <-ctx.Done():
+					return
+				}
+			}
+			select {
+			case changes <- change{k: k}:
+			case <-ctx.Done():
+			}
+		}()
 	}
-	w, err := c.Watch(ctx, k.newList(), opts...)
-	if err != nil {
-		return fmt.Errorf("watching %s: %w", k.kindName(), err)
+	listedAs := kindApp
+	if len(kinds) > 0 {
+		listedAs = kinds[0]
 	}
-	defer w.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case ev, ok := <-w.ResultChan():
-			if !ok {
+		case ch := <-changes:
+			if !ch.open {
 				return nil
 			}
-			switch ev.Type {
+			switch ch.ev.Type {
 			case watch.Added, watch.Modified, watch.Deleted:
 			case watch.Error:
-				return fmt.Errorf("watching %s: %v", k.kindName(), apierrors.FromObject(ev.Object))
+				return fmt.Errorf("watching %s: %v", ch.k.kindName(), apierrors.FromObject(ch.ev.Object))
 			default:
 				continue
 			}
-			obj, ok := ev.Object.(client.Object)
+			obj, ok := ch.ev.Object.(client.Object)
 			if !ok {
 				continue
 			}
-			if err := g.print([]client.Object{obj}, false, sel); err != nil {
+			if err := g.print(listedAs, []client.Object{obj}, false, sel); err != nil {
 				return err
 			}
 		}

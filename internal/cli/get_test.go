@@ -77,19 +77,26 @@ func TestGet(t *testing.T) {
 	g.Expect(r.err).To(ContainSubstring(`unknown kind "widgets"`))
 }
 
+// startWatch runs `gitsync ARGS... --kubeconfig K` (a watch) until ctx ends, and returns
+// once its watches had the time to start: events after that are what counts. done gets
+// the exit code.
+func startWatch(ctx context.Context, args ...string) (out *syncBuffer, done chan int) {
+	out, done = &syncBuffer{}, make(chan int, 1)
+	go func() {
+		root := NewRootCommand(Streams{In: strings.NewReader(""), Out: out, ErrOut: &syncBuffer{}})
+		done <- Execute(ctx, root, append(args, "--kubeconfig", kubeconfigPath))
+	}()
+	time.Sleep(500 * time.Millisecond)
+	return out, done
+}
+
 // -w is a watch: a change made after the listing is printed without polling.
 func TestGetWatch(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.Namespace(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errOut syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		root := NewRootCommand(Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
-		done <- Execute(ctx, root, []string{"get", "apps", "-w", "-n", ns, "--kubeconfig", kubeconfigPath})
-	}()
-	time.Sleep(500 * time.Millisecond) // let the watch start; events after it are what counts
+	out, done := startWatch(ctx, "get", "apps", "-w", "-n", ns)
 	app := &gitsyncv1.Application{
 		ObjectMeta: metav1.ObjectMeta{Name: "late", Namespace: ns},
 		Spec:       gitsyncv1.ApplicationSpec{SourceRef: gitsyncv1.SourceReference{Kind: gitsyncv1.GitRepositoryKind, Name: "missing"}},

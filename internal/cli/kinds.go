@@ -13,12 +13,15 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 )
 
-// kind is one of the CLI's object kinds: "source" (GitRepository) or "app" (Application).
+// kind is one of the CLI's object kinds: "source" (GitRepository; listing them also
+// lists the HelmRepositories, as sources), "helmrepo" (HelmRepository) or "app"
+// (Application).
 type kind string
 
 const (
-	kindSource kind = "source"
-	kindApp    kind = "app"
+	kindSource   kind = "source"
+	kindHelmRepo kind = "helmrepo"
+	kindApp      kind = "app"
 )
 
 // parseKind accepts the singular, plural and short names kubectl users type.
@@ -26,31 +29,67 @@ func parseKind(s string) (kind, error) {
 	switch strings.ToLower(s) {
 	case "source", "sources", "gitrepo", "gitrepos", "gitrepository", "gitrepositories":
 		return kindSource, nil
+	case "helmrepo", "helmrepos", "helmrepository", "helmrepositories":
+		return kindHelmRepo, nil
 	case "app", "apps", "gsapp", "gsapps", "application", "applications":
 		return kindApp, nil
 	}
-	return "", fmt.Errorf("unknown kind %q: use sources or apps", s)
+	return "", fmt.Errorf("unknown kind %q: use sources, helmrepos or apps", s)
+}
+
+// sourceKind is the CLI kind of an Application's source.
+func sourceKind(app *gitsyncv1.Application) kind {
+	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
+		return kindHelmRepo
+	}
+	return kindSource
 }
 
 func (k kind) kindName() string {
-	if k == kindSource {
+	switch k {
+	case kindSource:
 		return gitsyncv1.GitRepositoryKind
+	case kindHelmRepo:
+		return gitsyncv1.HelmRepositoryKind
 	}
 	return gitsyncv1.ApplicationKind
 }
 
 func (k kind) newObject() client.Object {
-	if k == kindSource {
+	switch k {
+	case kindSource:
 		return &gitsyncv1.GitRepository{}
+	case kindHelmRepo:
+		return &gitsyncv1.HelmRepository{}
 	}
 	return &gitsyncv1.Application{}
 }
 
 func (k kind) newList() client.ObjectList {
-	if k == kindSource {
+	switch k {
+	case kindSource:
 		return &gitsyncv1.GitRepositoryList{}
+	case kindHelmRepo:
+		return &gitsyncv1.HelmRepositoryList{}
 	}
 	return &gitsyncv1.ApplicationList{}
+}
+
+// listed are the kinds that `get` lists for k: sources are GitRepositories and
+// HelmRepositories.
+func (k kind) listed() []kind {
+	if k == kindSource {
+		return []kind{kindSource, kindHelmRepo}
+	}
+	return []kind{k}
+}
+
+// namePrefix marks a HelmRepository among the sources listed as k: `helmrepo/NAME`.
+func (k kind) namePrefix(obj client.Object) string {
+	if _, helm := obj.(*gitsyncv1.HelmRepository); helm && k == kindSource {
+		return string(kindHelmRepo) + "/"
+	}
+	return ""
 }
 
 // items returns the objects of a list of k.
@@ -58,6 +97,10 @@ func items(list client.ObjectList) []client.Object {
 	var out []client.Object
 	switch l := list.(type) {
 	case *gitsyncv1.GitRepositoryList:
+		for i := range l.Items {
+			out = append(out, &l.Items[i])
+		}
+	case *gitsyncv1.HelmRepositoryList:
 		for i := range l.Items {
 			out = append(out, &l.Items[i])
 		}
@@ -79,6 +122,8 @@ func conditionsOf(obj client.Object) []metav1.Condition {
 	switch o := obj.(type) {
 	case *gitsyncv1.GitRepository:
 		return o.Status.Conditions
+	case *gitsyncv1.HelmRepository:
+		return o.Status.Conditions
 	case *gitsyncv1.Application:
 		return o.Status.Conditions
 	}
@@ -92,6 +137,11 @@ func rowOf(obj client.Object, now time.Time) row {
 	}
 	switch o := obj.(type) {
 	case *gitsyncv1.GitRepository:
+		if o.Status.Artifact != nil {
+			r.Revision = o.Status.Artifact.Revision
+		}
+		r.Suspended = o.Spec.Suspend
+	case *gitsyncv1.HelmRepository:
 		if o.Status.Artifact != nil {
 			r.Revision = o.Status.Artifact.Revision
 		}

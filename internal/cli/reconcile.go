@@ -22,17 +22,18 @@ type reconcileOptions struct {
 func (o *options) newReconcileCommand() *cobra.Command {
 	r := &reconcileOptions{options: o}
 	cmd := &cobra.Command{
-		Use:   "reconcile source|app NAME [--with-source]",
+		Use:   "reconcile source|helmrepo|app NAME [--with-source]",
 		Short: "Reconcile now (sets gitsync.dev/requested-at), wait until it is handled and print the outcome",
 		Example: `  gitsync reconcile app web --with-source
-  gitsync reconcile source app-repo`,
+  gitsync reconcile source app-repo
+  gitsync reconcile helmrepo podinfo`,
 		Args:              cobra.ExactArgs(2),
 		ValidArgsFunction: o.completeKindAndName,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return r.run(cmd.Context(), args)
 		},
 	}
-	cmd.Flags().BoolVar(&r.withSource, "with-source", false, "reconcile the Application's GitRepository first, so that a new commit is fetched")
+	cmd.Flags().BoolVar(&r.withSource, "with-source", false, "reconcile the Application's source first, so that a new commit (GitRepository) or chart version (HelmRepository) is fetched")
 	cmd.Flags().DurationVar(&r.timeout, "timeout", 5*time.Minute, "how long to wait for the outcome")
 	return cmd
 }
@@ -62,25 +63,37 @@ func (r *reconcileOptions) run(ctx context.Context, args []string) error {
 		if srcKey.Namespace == "" {
 			srcKey.Namespace = ns
 		}
-		src, err := r.reconcile(ctx, c, kindSource, srcKey)
+		srcKind := sourceKind(app)
+		indexBefore := helmIndex(ctx, c, srcKind, srcKey)
+		src, err := r.reconcile(ctx, c, srcKind, srcKey)
 		if err != nil {
 			return err
 		}
-		r.printOutcome(src, kindSource, srcKey)
+		r.printOutcome(src, srcKind, srcKey)
 		// The controller reads the source from its cache, which may not hold the new
 		// artifact yet when it handles the request: ask again (a few times at most)
-		// until the Application has handled the source's revision.
-		want := ""
-		if a := src.(*gitsyncv1.GitRepository).Status.Artifact; a != nil {
-			want = a.Revision
+		// until the Application has handled the source's revision. A HelmRepository's
+		// artifact is its index, and the chart version it selects the Application's
+		// revision: with a new index, ask again while that revision did not move.
+		handled := func(*gitsyncv1.Application) bool { return true }
+		switch s := src.(type) {
+		case *gitsyncv1.GitRepository:
+			if s.Status.Artifact != nil {
+				want := s.Status.Artifact.Revision
+				handled = func(a *gitsyncv1.Application) bool { return a.Status.LastAttemptedRevision == want }
+			}
+		case *gitsyncv1.HelmRepository:
+			if s.Status.Artifact != nil && s.Status.Artifact.Digest != indexBefore {
+				before := app.Status.LastAttemptedRevision
+				handled = func(a *gitsyncv1.Application) bool { return a.Status.LastAttemptedRevision != before }
+			}
 		}
 		for i := 0; ; i++ {
 			obj, err := r.reconcile(ctx, c, kindApp, key)
 			if err != nil {
 				return err
 			}
-			app := obj.(*gitsyncv1.Application)
-			if want == "" || app.Status.LastAttemptedRevision == want || i == 2 {
+			if handled(obj.(*gitsyncv1.Application)) || i == 2 {
 				r.printOutcome(obj, kindApp, key)
 				return nil
 			}
@@ -92,6 +105,16 @@ func (r *reconcileOptions) run(ctx context.Context, args []string) error {
 	}
 	r.printOutcome(obj, k, key)
 	return nil
+}
+
+// helmIndex is the digest of the index of a HelmRepository source now ("" for a
+// GitRepository, or when it cannot be read).
+func helmIndex(ctx context.Context, c client.Client, k kind, key client.ObjectKey) string {
+	repo := &gitsyncv1.HelmRepository{}
+	if k != kindHelmRepo || c.Get(ctx, key, repo) != nil || repo.Status.Artifact == nil {
+		return ""
+	}
+	return repo.Status.Artifact.Digest
 }
 
 // reconcile requests a reconcile of one object, waits for it to be handled and fails
@@ -139,6 +162,12 @@ func (r *reconcileOptions) printOutcome(obj client.Object, k kind, key client.Ob
 			rev = o.Status.Artifact.Revision
 		}
 		fmt.Fprintf(r.Out, "✔ %s %s: revision %s\n", k.kindName(), key, rev)
+	case *gitsyncv1.HelmRepository:
+		rev := "-"
+		if o.Status.Artifact != nil {
+			rev = o.Status.Artifact.Revision
+		}
+		fmt.Fprintf(r.Out, "✔ %s %s: index %s\n", k.kindName(), key, rev)
 	case *gitsyncv1.Application:
 		fmt.Fprintf(r.Out, "✔ %s %s: applied revision %s", k.kindName(), key, o.Status.LastAppliedRevision)
 		if h := o.Status.History; len(h) > 0 && h[0].Revision == o.Status.LastAppliedRevision {
@@ -155,6 +184,8 @@ func handledAt(obj client.Object) string {
 	switch o := obj.(type) {
 	case *gitsyncv1.GitRepository:
 		return o.Status.LastHandledReconcileAt
+	case *gitsyncv1.HelmRepository:
+		return o.Status.LastHandledReconcileAt
 	case *gitsyncv1.Application:
 		return o.Status.LastHandledReconcileAt
 	}
@@ -165,6 +196,8 @@ func suspended(obj client.Object) bool {
 	switch o := obj.(type) {
 	case *gitsyncv1.GitRepository:
 		return o.Spec.Suspend
+	case *gitsyncv1.HelmRepository:
+		return o.Spec.Suspend
 	case *gitsyncv1.Application:
 		return o.Spec.Suspend
 	}
@@ -173,12 +206,12 @@ func suspended(obj client.Object) bool {
 
 // newSuspendCommand is `suspend` (suspend true) or `resume`.
 func (o *options) newSuspendCommand(suspend bool) *cobra.Command {
-	verb, short := "resume", "Resume a suspended GitRepository or Application (and clear an Application's rollback pin)"
+	verb, short := "resume", "Resume a suspended GitRepository, HelmRepository or Application (and clear an Application's rollback pin)"
 	if suspend {
-		verb, short = "suspend", "Suspend a GitRepository or Application: nothing is fetched, synced or corrected until resume"
+		verb, short = "suspend", "Suspend a GitRepository, HelmRepository or Application: nothing is fetched, synced or corrected until resume"
 	}
 	return &cobra.Command{
-		Use:               verb + " source|app NAME",
+		Use:               verb + " source|helmrepo|app NAME",
 		Short:             short,
 		Args:              cobra.ExactArgs(2),
 		ValidArgsFunction: o.completeKindAndName,
@@ -209,6 +242,8 @@ func (o *options) setSuspend(ctx context.Context, args []string, suspend bool) e
 	base := client.MergeFrom(obj.DeepCopyObject().(client.Object))
 	switch t := obj.(type) {
 	case *gitsyncv1.GitRepository:
+		t.Spec.Suspend = suspend
+	case *gitsyncv1.HelmRepository:
 		t.Spec.Suspend = suspend
 	case *gitsyncv1.Application:
 		t.Spec.Suspend = suspend

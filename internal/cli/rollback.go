@@ -30,6 +30,12 @@ func (o *options) newRollbackCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
+				// The controller refuses a pin of a chart: say how to roll a chart back.
+				return fmt.Errorf("Application %s/%s renders a chart of HelmRepository %s: rollback pins a Git commit; "+
+					"pin the chart version instead (spec.helm.version, e.g. the chartVersion of `gitsync history app %s`)",
+					app.Namespace, app.Name, app.Spec.SourceRef.Name, app.Name)
+			}
 			rev, err := historyRevision(app, to)
 			if err != nil {
 				return err

@@ -152,7 +152,8 @@ func (d *Dispatcher) route(ctx context.Context, ev Event) {
 		if alert.Spec.Suspend || d.Reader.Get(ctx, key, provider) != nil || provider.Spec.Suspend {
 			continue
 		}
-		if repo == nil && ev.Source != "" {
+		// Only a Git source has a URL that names commits (and a forge to set statuses on).
+		if repo == nil && ev.Source != "" && ev.SourceKind == gitsyncv1.GitRepositoryKind {
 			repo = &gitsyncv1.GitRepository{}
 			if err := d.Reader.Get(ctx, types.NamespacedName{Namespace: ev.Namespace, Name: ev.Source}, repo); err != nil {
 				repo = &gitsyncv1.GitRepository{}
@@ -166,7 +167,8 @@ func (d *Dispatcher) route(ctx context.Context, ev Event) {
 
 // messages are the deliveries one Alert makes of an event: one chat message; for a
 // commit status provider, the state of an Application's sync (success, failure, error),
-// or `pending` for each matched Application of a GitRepository with a new artifact.
+// or `pending` for each matched Application of a GitRepository with a new artifact. A
+// revision that names no commit (a chart version of a HelmRepository) gets no status.
 func (d *Dispatcher) messages(ctx context.Context, alert *gitsyncv1.Alert, p *gitsyncv1.Provider, ev Event, repo *gitsyncv1.GitRepository) []Message {
 	repoURL := ""
 	if repo != nil {
@@ -183,6 +185,10 @@ func (d *Dispatcher) messages(ctx context.Context, alert *gitsyncv1.Alert, p *gi
 	}
 	switch {
 	case ev.Kind == gitsyncv1.ApplicationKind && ev.Action == "Sync":
+		if Commit(ev.Revision) == "" {
+			d.Log.V(1).Info("no commit status: the revision names no commit", "object", ev.Subject(), "revision", ev.Revision)
+			return nil
+		}
 		if ok, err := Match(alert, ev); err != nil || !ok {
 			return nil
 		}
@@ -202,7 +208,8 @@ func (d *Dispatcher) messages(ctx context.Context, alert *gitsyncv1.Alert, p *gi
 		var out []Message
 		for i := range apps.Items {
 			app := &apps.Items[i]
-			if app.Spec.SourceRef.Name != ev.Name || (app.Spec.SourceRef.Namespace != "" && app.Spec.SourceRef.Namespace != app.Namespace) {
+			if app.Spec.SourceRef.Name != ev.Name || !followsGit(app) ||
+				(app.Spec.SourceRef.Namespace != "" && app.Spec.SourceRef.Namespace != app.Namespace) {
 				continue
 			}
 			appEv := ev
@@ -218,6 +225,12 @@ func (d *Dispatcher) messages(ctx context.Context, alert *gitsyncv1.Alert, p *gi
 		return out
 	}
 	return nil
+}
+
+// followsGit reports whether the Application's source is a GitRepository.
+func followsGit(app *gitsyncv1.Application) bool {
+	k := app.Spec.SourceRef.Kind
+	return k == "" || k == gitsyncv1.GitRepositoryKind
 }
 
 func commitStatus(t string) bool {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 )
@@ -18,11 +19,16 @@ type Event struct {
 	Labels                map[string]string
 	// Type is Normal or Warning.
 	Type, Reason, Action, Message string
-	// Revision is the object's revision from its status (`main@sha1:<hex>`).
+	// Revision is the object's revision from its status: `main@sha1:<hex>` (Git),
+	// `<chart>@<version>` (an Application of a HelmRepository chart), `sha256:<hex>` (the
+	// index of a HelmRepository).
 	Revision string
-	// Source is the GitRepository the object follows (itself for a GitRepository).
-	Source string
-	Time   time.Time
+	// Chart and ChartVersion name the chart an Application rendered at Revision, if any.
+	Chart, ChartVersion string
+	// Source is the source the object follows (itself for a source), in its namespace,
+	// and SourceKind its kind (GitRepository or HelmRepository).
+	Source, SourceKind string
+	Time               time.Time
 }
 
 // Warning reports whether the event is a Warning (the `error` severity).
@@ -39,21 +45,22 @@ func (e Event) Severity() string {
 // Subject names the object: `Application/ns/name`.
 func (e Event) Subject() string { return e.Kind + "/" + e.Namespace + "/" + e.Name }
 
-// FromObject copies an event of a GitRepository or Application; ok is false for other
-// objects (they are not routed).
+// FromObject copies an event of a GitRepository, HelmRepository or Application; ok is
+// false for other objects (they are not routed).
 func FromObject(obj any, eventtype, reason, action, message string) (Event, bool) {
 	ev := Event{Type: eventtype, Reason: reason, Action: action, Message: message, Time: time.Now()}
 	switch o := obj.(type) {
 	case *gitsyncv1.GitRepository:
-		ev.Kind, ev.Namespace, ev.Name = gitsyncv1.GitRepositoryKind, o.Namespace, o.Name
-		ev.Labels = copyLabels(o.Labels)
-		ev.Source = o.Name
-		if o.Status.Artifact != nil {
-			ev.Revision = o.Status.Artifact.Revision
-		}
+		ev.ofSource(gitsyncv1.GitRepositoryKind, &o.ObjectMeta, o.Status.Artifact)
+	case *gitsyncv1.HelmRepository:
+		ev.ofSource(gitsyncv1.HelmRepositoryKind, &o.ObjectMeta, o.Status.Artifact)
 	case *gitsyncv1.Application:
 		ev.Kind, ev.Namespace, ev.Name = gitsyncv1.ApplicationKind, o.Namespace, o.Name
 		ev.Labels = copyLabels(o.Labels)
+		ev.SourceKind = o.Spec.SourceRef.Kind
+		if ev.SourceKind == "" {
+			ev.SourceKind = gitsyncv1.GitRepositoryKind
+		}
 		if o.Spec.SourceRef.Namespace == "" || o.Spec.SourceRef.Namespace == o.Namespace {
 			ev.Source = o.Spec.SourceRef.Name
 		}
@@ -64,10 +71,36 @@ func FromObject(obj any, eventtype, reason, action, message string) (Event, bool
 		if ev.Revision == "" {
 			ev.Revision = o.Status.LastAppliedRevision
 		}
+		ev.Chart, ev.ChartVersion = chartOf(o, ev.Revision)
 	default:
 		return Event{}, false
 	}
 	return ev, true
+}
+
+// ofSource fills in an event of a source: the source is itself, the revision its artifact's.
+func (e *Event) ofSource(kind string, meta *metav1.ObjectMeta, artifact *gitsyncv1.Artifact) {
+	e.Kind, e.Namespace, e.Name = kind, meta.Namespace, meta.Name
+	e.Labels = copyLabels(meta.Labels)
+	e.Source, e.SourceKind = meta.Name, kind
+	if artifact != nil {
+		e.Revision = artifact.Revision
+	}
+}
+
+// chartOf names the chart an Application renders at revision: from the revision itself
+// (`<chart>@<version>`) with a HelmRepository source, else from status.sync when it
+// describes that revision (a chart in Git).
+func chartOf(app *gitsyncv1.Application, revision string) (chart, version string) {
+	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
+		if c, v, ok := strings.Cut(revision, "@"); ok {
+			return c, v
+		}
+	}
+	if s := app.Status.Sync; s != nil && s.Chart != "" && s.Revision == revision {
+		return s.Chart, s.ChartVersion
+	}
+	return "", ""
 }
 
 func copyLabels(in map[string]string) map[string]string {

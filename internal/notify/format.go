@@ -48,6 +48,10 @@ func (m Message) facts() [][2]string {
 		}
 		f = append(f, [2]string{"revision", rev})
 	}
+	if c := m.Event.Chart; c != "" && m.Event.Revision != c+"@"+m.Event.ChartVersion {
+		// A chart in Git: the revision is the commit; name the chart version too.
+		f = append(f, [2]string{"chart", c + "@" + m.Event.ChartVersion})
+	}
 	if m.Summary != "" {
 		f = append(f, [2]string{"summary", m.Summary})
 	}
@@ -242,6 +246,9 @@ func genericBody(m Message) GenericPayload {
 	}
 	if m.CommitURL != "" {
 		meta["commitURL"] = m.CommitURL
+	}
+	if m.Event.Chart != "" {
+		meta["chart"], meta["chartVersion"] = m.Event.Chart, m.Event.ChartVersion
 	}
 	if m.Summary != "" {
 		meta["summary"] = m.Summary

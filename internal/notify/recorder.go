@@ -8,7 +8,7 @@ import (
 )
 
 // Recorder records events as the wrapped recorder does and also hands each event of a
-// GitRepository or Application to the dispatcher (which never blocks).
+// GitRepository, HelmRepository or Application to the dispatcher (which never blocks).
 type Recorder struct {
 	recorder.EventRecorder
 	Dispatcher *Dispatcher

@@ -214,17 +214,30 @@ func (w *worker) readSecret(ctx context.Context, namespace string, ref *gitsyncv
 	return s.Data, nil
 }
 
-// sourceSecrets names the Secrets of the event's GitRepository (credentials, webhook token).
+// sourceSecrets names the Secrets of the event's source: a GitRepository's credentials
+// and webhook token, a HelmRepository's credentials.
 func (w *worker) sourceSecrets(ctx context.Context, m Message) []string {
 	if m.Event.Source == "" {
 		return nil
 	}
-	repo := &gitsyncv1.GitRepository{}
-	if w.d.Reader.Get(ctx, types.NamespacedName{Namespace: m.Event.Namespace, Name: m.Event.Source}, repo) != nil {
-		return nil
+	key := types.NamespacedName{Namespace: m.Event.Namespace, Name: m.Event.Source}
+	var refs []*gitsyncv1.LocalObjectReference
+	switch m.Event.SourceKind {
+	case gitsyncv1.HelmRepositoryKind:
+		repo := &gitsyncv1.HelmRepository{}
+		if w.d.Reader.Get(ctx, key, repo) != nil {
+			return nil
+		}
+		refs = append(refs, repo.Spec.SecretRef)
+	default:
+		repo := &gitsyncv1.GitRepository{}
+		if w.d.Reader.Get(ctx, key, repo) != nil {
+			return nil
+		}
+		refs = append(refs, repo.Spec.SecretRef, repo.Spec.WebhookSecretRef)
 	}
 	var names []string
-	for _, ref := range []*gitsyncv1.LocalObjectReference{repo.Spec.SecretRef, repo.Spec.WebhookSecretRef} {
+	for _, ref := range refs {
 		if ref != nil {
 			names = append(names, ref.Name)
 		}

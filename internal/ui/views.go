@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/chartrepo"
 )
 
 // AppRow is one line of the applications view.
@@ -33,14 +35,20 @@ type AppRow struct {
 
 // SourceRow is one line of the sources view.
 type SourceRow struct {
+	// Kind is GitRepository or HelmRepository.
+	Kind      string `json:"kind"`
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
-	URL       string `json:"url"`
-	Ready     string `json:"ready"`
-	Revision  string `json:"revision"`
-	LastFetch string `json:"lastFetch,omitempty"`
-	Message   string `json:"message,omitempty"`
-	Suspended bool   `json:"suspended"`
+	// URL is spec.url without user info.
+	URL   string `json:"url"`
+	Ready string `json:"ready"`
+	// Revision is a GitRepository's revision, or the short digest of a HelmRepository's
+	// index; RevisionFull all of it.
+	Revision     string `json:"revision"`
+	RevisionFull string `json:"revisionFull,omitempty"`
+	LastFetch    string `json:"lastFetch,omitempty"`
+	Message      string `json:"message,omitempty"`
+	Suspended    bool   `json:"suspended"`
 }
 
 // Condition is a status condition with a sentence a person reads.
@@ -65,14 +73,20 @@ type Event struct {
 // AppDetail is the application view.
 type AppDetail struct {
 	AppRow
-	Source     string                       `json:"source"`
-	Path       string                       `json:"path"`
-	Conditions []Condition                  `json:"conditions"`
-	History    []gitsyncv1.SyncHistoryEntry `json:"history"`
-	DriftItems []gitsyncv1.DriftedObject    `json:"driftItems"`
-	Events     []Event                      `json:"events"`
-	Tree       []*Node                      `json:"tree"`
-	Objects    int                          `json:"objects"`
+	// Source is Kind/namespace/name of the source, and SourceLink its row in the sources view.
+	Source     string `json:"source"`
+	SourceLink string `json:"sourceLink"`
+	// Path is spec.path of a Git source; Chart and ChartVersion name the chart rendered
+	// (from a HelmRepository, or a chart in Git).
+	Path         string                       `json:"path,omitempty"`
+	Chart        string                       `json:"chart,omitempty"`
+	ChartVersion string                       `json:"chartVersion,omitempty"`
+	Conditions   []Condition                  `json:"conditions"`
+	History      []gitsyncv1.SyncHistoryEntry `json:"history"`
+	DriftItems   []gitsyncv1.DriftedObject    `json:"driftItems"`
+	Events       []Event                      `json:"events"`
+	Tree         []*Node                      `json:"tree"`
+	Objects      int                          `json:"objects"`
 	// Actions the identity may do here (empty in read-only mode).
 	CanSync    bool `json:"canSync"`
 	CanSuspend bool `json:"canSuspend"`
@@ -87,15 +101,26 @@ func formatTime(t time.Time) string {
 	return t.UTC().Format(timeFormat)
 }
 
-// shortRevision turns "main@sha1:<40 hex>" into its first 7 hex digits.
+// shortRevision turns "main@sha1:<40 hex>" into its first 7 hex digits; a chart's
+// "<chart>@<version>" stays whole.
 func shortRevision(rev string) string {
-	if i := strings.LastIndex(rev, ":"); i >= 0 {
-		rev = rev[i+1:]
+	i := strings.LastIndex(rev, ":")
+	if i < 0 {
+		return rev
 	}
+	rev = rev[i+1:]
 	if len(rev) > 7 {
 		rev = rev[:7]
 	}
 	return rev
+}
+
+// shortDigest turns "sha256:<64 hex>" into "sha256:" and its first 12 hex digits.
+func shortDigest(digest string) string {
+	if algo, hex, ok := strings.Cut(digest, ":"); ok && len(hex) > 12 {
+		return algo + ":" + hex[:12]
+	}
+	return digest
 }
 
 func rowOfApp(a *gitsyncv1.Application) AppRow {
@@ -123,13 +148,46 @@ func rowOfApp(a *gitsyncv1.Application) AppRow {
 }
 
 func rowOfSource(g *gitsyncv1.GitRepository) SourceRow {
-	r := SourceRow{Namespace: g.Namespace, Name: g.Name, URL: g.Spec.URL, Ready: "Unknown", Revision: "-", Suspended: g.Spec.Suspend}
-	if c := apimeta.FindStatusCondition(g.Status.Conditions, gitsyncv1.ReadyCondition); c != nil {
+	r := sourceRow(gitsyncv1.GitRepositoryKind, g.ObjectMeta, g.Spec.URL, g.Spec.Suspend, g.Status.Conditions, g.Status.Artifact)
+	r.Revision = r.RevisionFull
+	return r
+}
+
+func rowOfHelmRepository(h *gitsyncv1.HelmRepository) SourceRow {
+	r := sourceRow(gitsyncv1.HelmRepositoryKind, h.ObjectMeta, h.Spec.URL, h.Spec.Suspend, h.Status.Conditions, h.Status.Artifact)
+	r.Revision = shortDigest(r.RevisionFull)
+	return r
+}
+
+// displayURL is a source URL without what may be a credential: the user info of an
+// http(s) URL (`https://TOKEN@host/...` authenticates at some forges), the password of
+// an ssh one (its user, such as `git`, stays).
+func displayURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	if u.Scheme == "ssh" {
+		u.User = url.User(u.User.Username())
+		return u.String()
+	}
+	return chartrepo.Redact(raw)
+}
+
+// sourceRow is what both source kinds show: the URL without user info (it may hold a
+// password), readiness and the artifact.
+func sourceRow(kind string, meta metav1.ObjectMeta, rawURL string, suspended bool, conds []metav1.Condition, artifact *gitsyncv1.Artifact) SourceRow {
+	r := SourceRow{Kind: kind, Namespace: meta.Namespace, Name: meta.Name, URL: displayURL(rawURL), Ready: "Unknown",
+		Revision: "-", Suspended: suspended}
+	if c := apimeta.FindStatusCondition(conds, gitsyncv1.ReadyCondition); c != nil {
 		r.Ready, r.Message = string(c.Status), c.Message
 	}
-	if g.Status.Artifact != nil {
-		r.Revision = g.Status.Artifact.Revision
-		r.LastFetch = formatTime(g.Status.Artifact.LastUpdateTime.Time)
+	if artifact != nil {
+		r.RevisionFull = artifact.Revision
+		r.LastFetch = formatTime(artifact.LastUpdateTime.Time)
+	}
+	if r.RevisionFull == "" {
+		r.RevisionFull = "-"
 	}
 	return r
 }
@@ -153,6 +211,8 @@ func (s *Server) listApps(ctx context.Context) ([]AppRow, error) {
 	return rows, nil
 }
 
+// listSources reads the GitRepositories, and the HelmRepositories when the identity may
+// list them, from the cache, sorted by namespace, name and kind.
 func (s *Server) listSources(ctx context.Context) ([]SourceRow, error) {
 	list := &gitsyncv1.GitRepositoryList{}
 	if err := s.cache.List(ctx, list); err != nil {
@@ -162,8 +222,21 @@ func (s *Server) listSources(ctx context.Context) ([]SourceRow, error) {
 	for i := range list.Items {
 		rows = append(rows, rowOfSource(&list.Items[i]))
 	}
+	if s.canRead(ctx, gitsyncv1.GroupVersion.WithKind(gitsyncv1.HelmRepositoryKind)) {
+		helm := &gitsyncv1.HelmRepositoryList{}
+		if err := s.cache.List(ctx, helm); err != nil {
+			return nil, err
+		}
+		for i := range helm.Items {
+			rows = append(rows, rowOfHelmRepository(&helm.Items[i]))
+		}
+	}
 	sort.Slice(rows, func(i, j int) bool {
-		return rows[i].Namespace+"/"+rows[i].Name < rows[j].Namespace+"/"+rows[j].Name
+		a, b := rows[i], rows[j]
+		if a.Namespace+"/"+a.Name != b.Namespace+"/"+b.Name {
+			return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
+		}
+		return a.Kind < b.Kind
 	})
 	return rows, nil
 }
@@ -175,7 +248,21 @@ func (s *Server) appDetail(ctx context.Context, app *gitsyncv1.Application) (*Ap
 	if ns == "" {
 		ns = app.Namespace
 	}
-	d.Source = app.Spec.SourceRef.Kind + "/" + ns + "/" + app.Spec.SourceRef.Name
+	kind := app.Spec.SourceRef.Kind
+	if kind == "" {
+		kind = gitsyncv1.GitRepositoryKind
+	}
+	d.Source = kind + "/" + ns + "/" + app.Spec.SourceRef.Name
+	d.SourceLink = "/sources#" + d.Source
+	if kind == gitsyncv1.HelmRepositoryKind {
+		d.Path = "" // a chart of the repository: spec.path does not apply
+		if app.Spec.Helm != nil {
+			d.Chart = app.Spec.Helm.Chart
+		}
+	}
+	if s := app.Status.Sync; s != nil && s.Chart != "" {
+		d.Chart, d.ChartVersion = s.Chart, s.ChartVersion
+	}
 	for _, c := range app.Status.Conditions {
 		d.Conditions = append(d.Conditions, Condition{Type: c.Type, Status: string(c.Status), Reason: c.Reason,
 			Message: c.Message, Plain: plainCondition(c), Since: formatTime(c.LastTransitionTime.Time)})

@@ -131,7 +131,7 @@
   }
   function relevant(c) {
     if (view === "apps") return c.kind === "Application";
-    if (view === "sources") return c.kind === "GitRepository";
+    if (view === "sources") return c.kind === "GitRepository" || c.kind === "HelmRepository";
     if (view === "app") return true; // any object of the tree, the app, its events
     return false;
   }
