@@ -28,7 +28,8 @@ func (o *options) newBuildCommand() *cobra.Command {
 		Long: `Renders the Application from DIR, or else from its source's current revision, with the
 owner labels and namespace defaulting of a sync. With --from-file (the Application's
 YAML) and --path no cluster is needed. Secret values are masked unless --show-secrets.
-A chart of a HelmRepository is rendered from --path (the chart version unpacked).`,
+A chart of a HelmRepository is pulled from the repository (the version spec.helm.version
+selects, with the repository's credentials) and rendered, or rendered from --path.`,
 		Example: `  gitsync build app web -n team-a
   gitsync build app web --from-file app.yaml --path ./apps/web`,
 		Args:              cobra.ExactArgs(2),

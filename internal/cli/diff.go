@@ -36,7 +36,7 @@ a sync does, and compares every object with the cluster by a server-side dry-run
 field by field, with the same owner labels and ignoreDifferences as the drift detector.
 Secret values are never printed. Exit codes: 0 no change, 1 changes, 2 any error.
 A dry-run apply needs patch permission on the objects in Kubernetes. A chart of a
-HelmRepository is rendered from --path (the chart version unpacked, e.g. helm pull --untar).`,
+HelmRepository is pulled from the repository (the version spec.helm.version selects).`,
 		Example: `  gitsync diff app web -n team-a
   gitsync diff app web --path ./apps/web/overlays/prod`,
 		Args:              cobra.ExactArgs(2),

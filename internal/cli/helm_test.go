@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
@@ -19,8 +20,8 @@ import (
 
 // An Application of a HelmRepository chart: `get sources` lists the HelmRepository
 // next to the GitRepositories, `reconcile app --with-source` polls the repository's
-// index so a new chart version is applied now, `diff` says how to render a chart (and
-// does, from an unpacked copy), and `rollback` says how to pin a chart.
+// index so a new chart version is applied now, `diff` and `build` pull and render the
+// chart (or an unpacked copy), and `rollback` says how to pin a chart.
 func TestHelmRepositoryCommands(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -90,15 +91,24 @@ func TestHelmRepositoryCommands(t *testing.T) {
 	g.Expect(r.code).To(Equal(0), r.String())
 	g.Expect(r.out).To(ContainSubstring("web-settings"))
 
-	// diff from the source: a clear error (exit 2), not a GitRepository that is missing.
+	// diff and build from the source: the chart version is pulled from the repository
+	// and rendered as the operator did: no change, then the change a new value makes.
 	r = gitsync(t, "diff", "app", "web", "-n", ns)
-	g.Expect(r.code).To(Equal(2), r.String())
-	g.Expect(r.err).To(ContainSubstring(`renders chart "web" of HelmRepository ` + ns + "/charts (version 1.1.0 is the last synced)"))
-	g.Expect(r.err).To(ContainSubstring("--path"))
-	g.Expect(r.err).NotTo(ContainSubstring("GitRepository"))
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(r.out).To(ContainSubstring("revision web@1.1.0"))
 	r = gitsync(t, "build", "app", "web", "-n", ns)
-	g.Expect(r.code).NotTo(Equal(0), r.String())
-	g.Expect(r.err).To(ContainSubstring("--path of gitsync diff or gitsync build"))
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(r.out).To(ContainSubstring("name: web-settings"))
+	setVersion := func(v string) {
+		g.Expect(env.Client.Patch(ctx, app, client.RawPatch(types.MergePatchType,
+			[]byte(`{"spec":{"helm":{"version":"`+v+`"}}}`)))).To(Succeed())
+	}
+	setVersion("1.0.0")
+	r = gitsync(t, "diff", "app", "web", "-n", ns)
+	g.Expect(r.out).To(ContainSubstring("revision web@1.0.0"), r.String())
+	waitChart("web@1.0.0")
+	setVersion("")
+	waitChart("web@1.1.0")
 	// The chart unpacked locally renders as the operator did: no change.
 	files := map[string]string{}
 	for name, content := range chartserver.ConfigMapChart("web", "1.1.0") {

@@ -75,7 +75,14 @@ func renderFromSource(ctx context.Context, c client.Client, app *gitsyncv1.Appli
 		key.Namespace = app.Namespace
 	}
 	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
-		return nil, errChartSource(app, key)
+		if revision != "" {
+			return nil, fmt.Errorf("revision %q: a HelmRepository chart renders at the version spec.helm.version selects", revision)
+		}
+		objs, rev, err := controller.RenderChart(ctx, c, app, isNamespaced)
+		if err != nil {
+			return nil, err
+		}
+		return &rendered{objects: objs, from: "revision " + rev}, nil
 	}
 	repo := &gitsyncv1.GitRepository{}
 	if err := c.Get(ctx, key, repo); err != nil {
@@ -133,21 +140,6 @@ func renderFromSource(ctx context.Context, c client.Client, app *gitsyncv1.Appli
 		return nil, fmt.Errorf("at %s: %w", revision, err)
 	}
 	return &rendered{objects: objs, from: "revision " + revision}, nil
-}
-
-// errChartSource says that a chart of a HelmRepository is not rendered from its source
-// here (the operator's chart cache is not at hand) and how to render it locally.
-func errChartSource(app *gitsyncv1.Application, key client.ObjectKey) error {
-	chart := ""
-	if app.Spec.Helm != nil {
-		chart = app.Spec.Helm.Chart
-	}
-	last := ""
-	if s := app.Status.Sync; s != nil && s.ChartVersion != "" {
-		last = " (version " + s.ChartVersion + " is the last synced)"
-	}
-	return fmt.Errorf("Application %s/%s renders chart %q of HelmRepository %s%s; gitsync renders from Git sources only outside the operator: "+
-		"unpack that chart version (helm pull --untar) and give its directory to --path of gitsync diff or gitsync build", app.Namespace, app.Name, chart, key, last)
 }
 
 // mapperScope tells the scope of a kind from the cluster's discovery.

@@ -3,13 +3,16 @@ package controller
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/build"
+	"github.com/gitsync-dev/gitsync/internal/chartrepo"
 	"github.com/gitsync-dev/gitsync/internal/helm"
 	"github.com/gitsync-dev/gitsync/internal/phase"
 )
@@ -60,4 +63,59 @@ func MainSet(objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, e
 		return nil, err
 	}
 	return plan.Objects(), nil
+}
+
+// RenderChart renders app's chart from its HelmRepository the way a sync would, outside
+// the operator: the index is read (or, for oci://, the chart's tags listed) and the chart
+// version that spec.helm.version selects is downloaded into a temporary cache, with the
+// repository's Secret read through c. Offline like Render (no lookup, no valuesFrom).
+// It returns the objects and the revision (<chart>@<version>).
+func RenderChart(ctx context.Context, c client.Reader, app *gitsyncv1.Application, isNamespaced func(schema.GroupKind) (bool, error)) ([]*unstructured.Unstructured, string, error) {
+	key := sourceKey(app)
+	repo := &gitsyncv1.HelmRepository{}
+	if err := c.Get(ctx, key, repo); err != nil {
+		return nil, "", fmt.Errorf("reading source HelmRepository %s: %w", key, err)
+	}
+	if app.Spec.Helm == nil || app.Spec.Helm.Chart == "" {
+		return nil, "", fmt.Errorf("spec.helm.chart is required with a HelmRepository source")
+	}
+	tmp, err := os.MkdirTemp("", "gitsync-charts-")
+	if err != nil {
+		return nil, "", err
+	}
+	defer os.RemoveAll(tmp)
+	store, err := chartrepo.New(tmp)
+	if err != nil {
+		return nil, "", err
+	}
+	src, err := helmSource(ctx, c, repo)
+	if err != nil {
+		return nil, "", err
+	}
+	var poll chartrepo.Poll
+	if chartrepo.IsOCI(repo.Spec.URL) {
+		poll, err = store.PollTags(ctx, src, []string{app.Spec.Helm.Chart})
+	} else {
+		poll, err = store.PollIndex(ctx, src, "")
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("reading HelmRepository %s: %w", key, err)
+	}
+	cv, err := store.Resolve(poll.Digest, app.Spec.Helm.Chart, app.Spec.Helm.Version)
+	if err != nil {
+		return nil, "", fmt.Errorf("HelmRepository %s: %w", key, err)
+	}
+	revision := chartRevision(cv.Name, cv.Version)
+	path, _, err := store.Fetch(ctx, src, cv)
+	if err != nil {
+		return nil, revision, fmt.Errorf("pulling chart %s: %w", revision, err)
+	}
+	objs, _, err := renderChartWith(ctx, app, archiveChart(path), chartDeps{})
+	if err == nil {
+		err = build.SetDefaultNamespace(objs, DefaultNamespace(app), isNamespaced)
+	}
+	if err != nil {
+		return nil, revision, fmt.Errorf("rendering chart %s: %w", revision, err)
+	}
+	return objs, revision, nil
 }
