@@ -73,8 +73,9 @@ func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager, opts Applicat
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&gitsyncv1.Application{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, requestedAtChanged{}, deletionStarted{}))).
-		Watches(&gitsyncv1.GitRepository{}, handler.EnqueueRequestsFromMapFunc(r.applicationsForSource),
+		Watches(&gitsyncv1.GitRepository{}, newRevisionFirst(handler.EnqueueRequestsFromMapFunc(r.applicationsForSource)),
 			builder.WithPredicates(artifactChanged{}))
+	b = requestedNow(b, &gitsyncv1.Application{})
 	if r.Drift != nil {
 		b = b.WatchesRawSource(r.Drift.resyncSource())
 	}

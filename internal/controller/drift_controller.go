@@ -35,10 +35,13 @@ type DriftReconciler struct {
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 
-	// wake asks for a drift reconcile of an Application; resync asks the Application
-	// controller for a full sync (when no render of the Application is in memory).
-	wake   chan event.GenericEvent
-	resync chan event.GenericEvent
+	// wake asks for a drift reconcile of an Application (high priority: an object
+	// changed), wakeLater for one at low priority (checks after a restart, part of the
+	// cold start); resync asks the Application controller for a full sync (when no
+	// render of the Application is in memory).
+	wake      chan event.GenericEvent
+	wakeLater chan event.GenericEvent
+	resync    chan event.GenericEvent
 
 	mu      sync.Mutex
 	desired map[types.NamespacedName]map[string]*unstructured.Unstructured // by inventory ID
@@ -67,6 +70,7 @@ type DriftReconciler struct {
 func NewDriftReconciler() *DriftReconciler {
 	return &DriftReconciler{
 		wake:      make(chan event.GenericEvent, 4096),
+		wakeLater: make(chan event.GenericEvent, 4096),
 		resync:    make(chan event.GenericEvent, 1024),
 		desired:   map[types.NamespacedName]map[string]*unstructured.Unstructured{},
 		prepared:  map[types.NamespacedName]map[schema.GroupVersionKind]bool{},

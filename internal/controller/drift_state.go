@@ -114,7 +114,7 @@ func (r *DriftReconciler) CheckAll(app types.NamespacedName) {
 		r.pending[app][objectRef(o)] = true
 	}
 	r.mu.Unlock()
-	r.wake <- event.GenericEvent{Object: &gitsyncv1.Application{ObjectMeta: metav1.ObjectMeta{Name: app.Name, Namespace: app.Namespace}}}
+	r.wakeLater <- event.GenericEvent{Object: &gitsyncv1.Application{ObjectMeta: metav1.ObjectMeta{Name: app.Name, Namespace: app.Namespace}}}
 }
 
 // OnEvent is the watches' handler: it marks the object and wakes its Application.

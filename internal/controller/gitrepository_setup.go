@@ -46,9 +46,10 @@ func (r *GitRepositoryReconciler) SetupWithManager(mgr ctrl.Manager, opts GitRep
 		return err
 	}
 
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&gitsyncv1.GitRepository{}, builder.WithPredicates(
-			predicate.Or(predicate.GenerationChangedPredicate{}, requestedAtChanged{}))).
+			predicate.Or(predicate.GenerationChangedPredicate{}, requestedAtChanged{})))
+	return requestedNow(b, &gitsyncv1.GitRepository{}).
 		// Metadata only: the Secret's data is read uncached at reconcile time.
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.repositoriesForSecret),
 			builder.OnlyMetadata, builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).

@@ -4,6 +4,7 @@ package apicount
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"sort"
 	"strings"
@@ -17,10 +18,12 @@ import (
 type Counter struct {
 	mu     sync.Mutex
 	counts map[string]int
+	// detail counts by verb and resource ("get configmaps").
+	detail map[string]int
 }
 
 // New returns an empty Counter.
-func New() *Counter { return &Counter{counts: map[string]int{}} }
+func New() *Counter { return &Counter{counts: map[string]int{}, detail: map[string]int{}} }
 
 // Wrap makes cfg's clients count through c. Call it before building clients from cfg.
 func (c *Counter) Wrap(cfg *rest.Config) {
@@ -39,14 +42,43 @@ type roundTripper struct {
 }
 
 func (r roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	r.c.add(Verb(req))
+	r.c.add(Verb(req), Resource(req.URL.Path))
 	return r.next.RoundTrip(req)
 }
 
-func (c *Counter) add(verb string) {
+func (c *Counter) add(verb, resource string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.counts[verb]++
+	c.detail[verb+" "+resource]++
+}
+
+// Resource names the resource of an API path ("configmaps", "applications/status"), or
+// "discovery" for the paths that list groups and resources.
+func Resource(path string) string {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	switch {
+	case len(parts) >= 2 && parts[0] == "api":
+		parts = parts[2:]
+	case len(parts) >= 3 && parts[0] == "apis":
+		parts = parts[3:]
+	default:
+		return "discovery"
+	}
+	if len(parts) >= 2 && parts[0] == "namespaces" {
+		if len(parts) == 2 {
+			return "namespaces"
+		}
+		parts = parts[2:]
+	}
+	switch len(parts) {
+	case 0:
+		return "discovery"
+	case 3:
+		return parts[0] + "/" + parts[2]
+	default:
+		return parts[0]
+	}
 }
 
 // Verb names a request the way the API server's audit log would, with dry-runs apart.
@@ -113,10 +145,26 @@ func (c *Counter) Snapshot() map[string]int {
 	return out
 }
 
+// DetailSnapshot returns a copy of the counts by verb and resource ("get configmaps").
+func (c *Counter) DetailSnapshot() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.detail)
+}
+
+// DetailSince returns the counts by verb and resource added after the DetailSnapshot before.
+func (c *Counter) DetailSince(before map[string]int) map[string]int {
+	return since(c.DetailSnapshot(), before)
+}
+
 // Since returns the counts added after the snapshot before.
 func (c *Counter) Since(before map[string]int) map[string]int {
+	return since(c.Snapshot(), before)
+}
+
+func since(now, before map[string]int) map[string]int {
 	out := map[string]int{}
-	for k, v := range c.Snapshot() {
+	for k, v := range now {
 		if d := v - before[k]; d > 0 {
 			out[k] = d
 		}
