@@ -23,7 +23,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/operator"
@@ -104,10 +103,8 @@ func BenchmarkScale(b *testing.B) {
 
 		// 2. Restart, nothing changed in Git.
 		op = startScaleOperator(b, storage)
-		before = op.counter.Snapshot()
-		start = time.Now()
-		op.waitReconciled(b, apps+1, 10*time.Minute)
-		restart := time.Since(start)
+		before = map[string]int{} // a new counter: all its requests are the restart's
+		restart := op.waitReconciled(b, apps+1, op.started, 10*time.Minute)
 		restartCounts := op.counter.Since(before)
 
 		// 3. Idle.
@@ -125,7 +122,7 @@ func BenchmarkScale(b *testing.B) {
 		// 4. Restart with a push to the hot Application.
 		op = startScaleOperator(b, storage)
 		pushDuringRestart := hot.pushAndWait(b, op.webhook, 2)
-		op.waitReconciled(b, apps+1, 10*time.Minute)
+		op.waitReconciled(b, apps+1, op.started, 10*time.Minute)
 		op.stop()
 
 		perObject := func(counts map[string]int) float64 { return float64(apicount.Total(counts)) / float64(objects) }
@@ -212,6 +209,7 @@ type scaleOperator struct {
 	webhook    string
 	stop       func()
 	reconciled float64
+	started    time.Time
 }
 
 func startScaleOperator(b *testing.B, storage string) *scaleOperator {
@@ -233,9 +231,10 @@ func startScaleOperator(b *testing.B, storage string) *scaleOperator {
 		b.Fatal(err)
 	}
 	op := &scaleOperator{counter: counter, webhook: addr,
-		reconciled: metricSum("controller_runtime_reconcile_total", "application")}
+		reconciled: apicount.Reconciles("application")}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
+	op.started = time.Now()
 	go func() {
 		defer close(done)
 		if err := mgr.Start(ctx); err != nil {
@@ -249,54 +248,26 @@ func startScaleOperator(b *testing.B, storage string) *scaleOperator {
 }
 
 // waitReconciled waits until this operator's Application controller has reconciled n
-// times and neither its queue nor the drift controller's holds work.
-func (op *scaleOperator) waitReconciled(b *testing.B, n int, timeout time.Duration) {
+// times and no request went out for a second; it returns when the last request before
+// that quiet second went out, measured from start.
+func (op *scaleOperator) waitReconciled(b *testing.B, n int, start time.Time, timeout time.Duration) time.Duration {
 	b.Helper()
 	deadline := time.Now().Add(timeout)
+	last, lastChange := -1, time.Now()
 	for {
-		done := metricSum("controller_runtime_reconcile_total", "application") - op.reconciled
-		if done >= float64(n) && metricSum("workqueue_depth", "application") == 0 && metricSum("workqueue_depth", "drift") == 0 &&
-			metricSum("controller_runtime_active_workers", "application") == 0 && metricSum("controller_runtime_active_workers", "drift") == 0 {
-			return
+		total := apicount.Total(op.counter.Snapshot())
+		if total != last {
+			last, lastChange = total, time.Now()
+		}
+		done := apicount.Reconciles("application") - op.reconciled
+		if done >= float64(n) && time.Since(lastChange) >= time.Second {
+			return lastChange.Sub(start)
 		}
 		if time.Now().After(deadline) {
 			b.Fatalf("after %v: %v of %d reconciles", timeout, done, n)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// metricSum adds up the samples of a controller-runtime metric whose "controller" or
-// "name" label is controller.
-func metricSum(name, controller string) float64 {
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		return -1
-	}
-	var sum float64
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			match := false
-			for _, l := range m.GetLabel() {
-				if (l.GetName() == "controller" || l.GetName() == "name") && l.GetValue() == controller {
-					match = true
-				}
-			}
-			if !match {
-				continue
-			}
-			switch {
-			case m.GetCounter() != nil:
-				sum += m.GetCounter().GetValue()
-			case m.GetGauge() != nil:
-				sum += m.GetGauge().GetValue()
-			}
-		}
-	}
-	return sum
 }
 
 const hotName = "hot"

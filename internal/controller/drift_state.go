@@ -98,22 +98,29 @@ func (r *DriftReconciler) failureBackoffLeft(ref drift.ObjectRef) time.Duration 
 	return 0
 }
 
-// CheckAll marks every desired object of the Application for a check (after its desired
+// CheckAll marks the desired objects of the Application for a check (after its desired
 // state was restored from the last applied revision, whose objects may have drifted
-// while no one watched).
+// while no one watched), at low priority: part of a cold start. An object whose cached
+// metadata shows it untouched since gitsync applied it (drift.Untouched) needs no
+// check: a restart with nothing changed reads no object.
 func (r *DriftReconciler) CheckAll(app types.NamespacedName) {
 	r.mu.Lock()
-	if len(r.desired[app]) == 0 {
-		r.mu.Unlock()
-		return
-	}
-	if r.pending[app] == nil {
-		r.pending[app] = map[drift.ObjectRef]bool{}
-	}
+	var marked int
 	for _, o := range r.desired[app] {
-		r.pending[app][objectRef(o)] = true
+		ref := objectRef(o)
+		if m, ok := r.Watches.Cached(ref); ok && drift.Untouched(o, m, app) {
+			continue
+		}
+		if r.pending[app] == nil {
+			r.pending[app] = map[drift.ObjectRef]bool{}
+		}
+		r.pending[app][ref] = true
+		marked++
 	}
 	r.mu.Unlock()
+	if marked == 0 {
+		return
+	}
 	r.wakeLater <- event.GenericEvent{Object: &gitsyncv1.Application{ObjectMeta: metav1.ObjectMeta{Name: app.Name, Namespace: app.Namespace}}}
 }
 

@@ -52,7 +52,15 @@ type priorityAdder struct {
 }
 
 func (a priorityAdder) Add(item reconcile.Request) {
-	a.AddWithOpts(priorityqueue.AddOpts{Priority: &a.priority}, item)
+	a.AddWithOpts(priorityqueue.AddOpts{}, item)
+}
+
+// AddWithOpts adds at the adder's priority unless the handler chose one.
+func (a priorityAdder) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.Request) {
+	if o.Priority == nil {
+		o.Priority = &a.priority
+	}
+	a.PriorityQueue.AddWithOpts(o, items...)
 }
 
 // requestedNow enqueues, at high priority, the objects whose gitsync.dev/requested-at

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"k8s.io/client-go/rest"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
 // Counter counts requests by verb: get, list, watch, create, update, patch, delete, and
@@ -201,4 +202,28 @@ func Format(counts map[string]int) string {
 		return "none"
 	}
 	return strings.Join(parts, " ")
+}
+
+// Reconciles is how many reconciles the controllers named controller ran in this process
+// so far (controller-runtime's reconcile_total, all results), for tests and benchmarks
+// that wait until a manager has looked at everything.
+func Reconciles(controller string) float64 {
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		return -1
+	}
+	var sum float64
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == controller {
+					sum += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return sum
 }
