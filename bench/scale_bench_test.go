@@ -32,7 +32,9 @@ import (
 
 // scaleOf reads the size of BenchmarkScale: GITSYNC_BENCH_SCALE=<apps>x<objects>
 // (default 100x20, the CI-sized run; 1000x20 is the workload, run by hand with
-// -timeout 60m) and GITSYNC_BENCH_IDLE_WINDOW (a Go duration, default 3m).
+// -timeout 60m) and GITSYNC_BENCH_IDLE_WINDOW (a Go duration, default 3m). To compare
+// settings, GITSYNC_BENCH_CONCURRENT and GITSYNC_BENCH_QPS override the operator's
+// --concurrent and --kube-api-qps defaults.
 func scaleOf(b *testing.B) (apps, objects int, idle time.Duration) {
 	apps, objects, idle = 100, 20, 3*time.Minute
 	if s := os.Getenv("GITSYNC_BENCH_SCALE"); s != "" {
@@ -223,10 +225,18 @@ func startScaleOperator(b *testing.B, storage string) *scaleOperator {
 	counter := apicount.New()
 	cfg := rest.CopyConfig(env.Config)
 	counter.Wrap(cfg)
-	mgr, err := operator.New(cfg, env.Scheme, operator.Options{
+	opts := operator.Options{
 		MetricsBindAddress: "0", HealthProbeBindAddress: "0", StoragePath: storage,
 		SkipNameValidation: true, WebhookBindAddress: addr,
-	})
+	}
+	// The operator's defaults, unless a run compares others.
+	if v, err := strconv.Atoi(os.Getenv("GITSYNC_BENCH_CONCURRENT")); err == nil {
+		opts.Concurrent = v
+	}
+	if v, err := strconv.ParseFloat(os.Getenv("GITSYNC_BENCH_QPS"), 32); err == nil {
+		opts.KubeAPIQPS = float32(v)
+	}
+	mgr, err := operator.New(cfg, env.Scheme, opts)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -44,7 +44,9 @@ type DriftReconciler struct {
 	resync    chan event.GenericEvent
 
 	mu      sync.Mutex
-	desired map[types.NamespacedName]map[string]*unstructured.Unstructured // by inventory ID
+	desired map[types.NamespacedName]map[string]storedObject // by inventory ID
+	// unsure holds the Applications whose objects may differ from desired (see Unsure).
+	unsure map[types.NamespacedName]bool
 	// prepared holds the kinds of a sync under way, watched from before its apply until
 	// its Applied (or Forget), so that other Applications' syncs do not stop them.
 	prepared map[types.NamespacedName]map[schema.GroupVersionKind]bool
@@ -72,7 +74,8 @@ func NewDriftReconciler() *DriftReconciler {
 		wake:      make(chan event.GenericEvent, 4096),
 		wakeLater: make(chan event.GenericEvent, 4096),
 		resync:    make(chan event.GenericEvent, 1024),
-		desired:   map[types.NamespacedName]map[string]*unstructured.Unstructured{},
+		desired:   map[types.NamespacedName]map[string]storedObject{},
+		unsure:    map[types.NamespacedName]bool{},
 		prepared:  map[types.NamespacedName]map[schema.GroupVersionKind]bool{},
 		drifted:   map[drift.ObjectRef]bool{},
 		pending:   map[types.NamespacedName]map[drift.ObjectRef]bool{},

@@ -1,7 +1,9 @@
 package controller
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -106,10 +108,12 @@ func (r *DriftReconciler) failureBackoffLeft(ref drift.ObjectRef) time.Duration 
 func (r *DriftReconciler) CheckAll(app types.NamespacedName) {
 	r.mu.Lock()
 	var marked int
-	for _, o := range r.desired[app] {
-		ref := objectRef(o)
-		if m, ok := r.Watches.Cached(ref); ok && drift.Untouched(o, m, app) {
-			continue
+	for _, d := range r.desired[app] {
+		ref := d.ref
+		if m, ok := r.Watches.Cached(ref); ok {
+			if o, err := d.object(); err == nil && drift.Untouched(o, m, app) {
+				continue
+			}
 		}
 		if r.pending[app] == nil {
 			r.pending[app] = map[drift.ObjectRef]bool{}
@@ -164,12 +168,17 @@ const prepareTimeout = 30 * time.Second
 // makes the watched kinds those of every recorded Application, and notes each object's
 // fingerprint for the backstop.
 func (r *DriftReconciler) Applied(ctx context.Context, app types.NamespacedName, objs []*unstructured.Unstructured) error {
-	byID := make(map[string]*unstructured.Unstructured, len(objs))
+	byID := make(map[string]storedObject, len(objs))
 	for _, o := range objs {
-		byID[apply.EntryOf(o).ID] = o.DeepCopy()
+		raw, err := o.MarshalJSON()
+		if err != nil {
+			return fmt.Errorf("recording %s: %w", apply.Subject(o), err)
+		}
+		byID[apply.EntryOf(o).ID] = storedObject{ref: objectRef(o), raw: raw}
 	}
 	r.mu.Lock()
 	r.desired[app] = byID
+	delete(r.unsure, app)
 	delete(r.prepared, app)
 	for _, o := range objs {
 		delete(r.drifted, objectRef(o)) // a sync applied every object: status.drift is cleared
@@ -193,17 +202,56 @@ func (r *DriftReconciler) Applied(ctx context.Context, app types.NamespacedName,
 // watches of kinds no other Application has.
 func (r *DriftReconciler) Forget(ctx context.Context, app types.NamespacedName) {
 	r.mu.Lock()
-	for _, o := range r.desired[app] {
-		delete(r.seen, objectRef(o))
-		delete(r.drifted, objectRef(o))
-		delete(r.failures, objectRef(o))
-		delete(r.retryAt, objectRef(o))
+	for _, d := range r.desired[app] {
+		delete(r.seen, d.ref)
+		delete(r.drifted, d.ref)
+		delete(r.failures, d.ref)
+		delete(r.retryAt, d.ref)
 	}
 	delete(r.desired, app)
+	delete(r.unsure, app)
 	delete(r.prepared, app)
 	delete(r.pending, app)
 	r.mu.Unlock()
 	_ = r.Watches.Sync(ctx, r.kinds())
+}
+
+// Unsure records that the Application's objects may differ from its desired state
+// through no one else's doing (an apply under way or failed, a restart after a failed
+// sync): Unchanged vouches for none of them until the next Applied.
+func (r *DriftReconciler) Unsure(app types.NamespacedName) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.unsure[app] = true
+}
+
+// Unchanged returns apply.Options.Unchanged for a sync of the Application, or nil when
+// its recorded state vouches for nothing (none recorded, or Unsure). An object is
+// unchanged when the new render of it equals the recorded desired object, no drift
+// check of it is pending, reported or failing, and the watch cache shows it untouched
+// since gitsync applied it (drift.Untouched): applying it again would change nothing.
+func (r *DriftReconciler) Unchanged(app types.NamespacedName) func(*unstructured.Unstructured) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.desired[app]; !ok || r.unsure[app] {
+		return nil
+	}
+	return func(obj *unstructured.Unstructured) bool {
+		raw, err := obj.MarshalJSON()
+		if err != nil {
+			return false
+		}
+		ref := objectRef(obj)
+		r.mu.Lock()
+		d, ok := r.desired[app][refID(ref)]
+		busy := r.pending[app][ref] || r.drifted[ref] || r.failures[ref] > 0
+		r.mu.Unlock()
+		if !ok || busy || !bytes.Equal(d.raw, raw) {
+			return false
+		}
+		m, ok := r.Watches.Cached(ref)
+		return ok && drift.Untouched(obj, m, app)
+	}
 }
 
 // Tracked tells whether the Application's desired state is in memory.
@@ -221,8 +269,8 @@ func (r *DriftReconciler) Backstop(app types.NamespacedName) int {
 	r.mu.Lock()
 	objs := r.desired[app]
 	var marked []drift.ObjectRef
-	for _, o := range objs {
-		ref := objectRef(o)
+	for _, d := range objs {
+		ref := d.ref
 		m, ok := r.Watches.Cached(ref)
 		switch {
 		case !ok:
@@ -248,8 +296,8 @@ func (r *DriftReconciler) kinds() map[schema.GroupVersionKind]bool {
 	defer r.mu.Unlock()
 	kinds := map[schema.GroupVersionKind]bool{}
 	for _, objs := range r.desired {
-		for _, o := range objs {
-			kinds[o.GroupVersionKind()] = true
+		for _, d := range objs {
+			kinds[d.ref.GVK] = true
 		}
 	}
 	for _, prepared := range r.prepared {
@@ -279,7 +327,31 @@ func (r *DriftReconciler) desiredObject(app types.NamespacedName, ref drift.Obje
 	if !tracked {
 		return nil, false
 	}
-	return objs[refID(ref)], true
+	d, ok := objs[refID(ref)]
+	if !ok {
+		return nil, true
+	}
+	obj, err := d.object()
+	if err != nil {
+		return nil, true // recorded from a valid object: cannot happen
+	}
+	return obj, true
+}
+
+// storedObject is one object of a desired state, kept small: its reference and its
+// JSON (a decoded object takes several times the memory, for every managed object, while
+// only the few that a drift check looks at are ever needed whole).
+type storedObject struct {
+	ref drift.ObjectRef
+	raw []byte
+}
+
+func (d storedObject) object() (*unstructured.Unstructured, error) {
+	obj := &unstructured.Unstructured{}
+	if err := obj.UnmarshalJSON(d.raw); err != nil {
+		return nil, err
+	}
+	return obj, nil
 }
 
 // markPendingQuiet marks an object for the next reconcile without waking it now.
