@@ -337,7 +337,7 @@ func (h *hotApp) pushAndWait(b *testing.B, addr string, v int) time.Duration {
 			b.Fatalf("webhook receiver at %s not listening", addr)
 		}
 	}
-	h.repo.Commit("main", fmt.Sprint(v), h.files(v))
+	head := h.repo.Commit("main", fmt.Sprint(v), h.files(v))
 	body := []byte(`{"url": "` + h.srv.HTTPURL(hotName) + `", "ref": "refs/heads/main"}`)
 	mac := hmac.New(sha256.New, h.token)
 	mac.Write(body)
@@ -354,7 +354,16 @@ func (h *hotApp) pushAndWait(b *testing.B, addr string, v int) time.Duration {
 	}
 	want := fmt.Sprint(v)
 	got := &corev1.ConfigMap{}
+	var fetched time.Duration
 	for {
+		if fetched == 0 {
+			repo := &gitsyncv1.GitRepository{}
+			if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: hotName}, repo); err == nil &&
+				repo.Status.Artifact != nil && strings.HasSuffix(repo.Status.Artifact.Revision, head) {
+				fetched = time.Since(start)
+				b.Logf("push %d: the new revision fetched after %v", v, fetched.Round(time.Millisecond))
+			}
+		}
 		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: "pushed"}, got); err != nil {
 			b.Fatal(err)
 		}
