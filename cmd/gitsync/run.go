@@ -47,6 +47,9 @@ func newRunCommandWith(o *runOptions) *cobra.Command {
 	f.StringVar(&o.operator.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader lease; default: the pod's namespace")
 	f.StringVar(&o.operator.StoragePath, "storage-path", operator.DefaultStoragePath(), "directory for Git checkouts")
 	f.IntVar(&o.operator.Concurrent, "concurrent", 4, "reconciles each controller runs at once")
+	f.Float32Var(&o.operator.KubeAPIQPS, "kube-api-qps", operator.DefaultKubeAPIQPS,
+		"requests per second to the Kubernetes API, all clients together; negative: no client-side limit")
+	f.IntVar(&o.operator.KubeAPIBurst, "kube-api-burst", operator.DefaultKubeAPIBurst, "requests to the Kubernetes API at once above --kube-api-qps")
 	f.StringVar(&o.operator.WebhookBindAddress, "webhook-bind-address", ":9292", "address of the push webhook receiver (POST /hook/<provider>); 0 turns it off")
 	f.StringVar(&o.operator.DefaultServiceAccount, "default-service-account", "",
 		"service account that an Application without spec.serviceAccountName impersonates in its own namespace (least privilege); empty: the operator's own identity")

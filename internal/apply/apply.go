@@ -90,6 +90,11 @@ type Options struct {
 	// apply does not reset, say, replicas that an autoscaler set. New objects get
 	// Git's values.
 	Ignore func(*unstructured.Unstructured) []string
+	// Unchanged, when set, tells the objects that are provably in the cluster as Git
+	// wants them (the drift watches saw no write since they were applied or checked):
+	// in a set of one stage applied without Force they are not sent at all (no
+	// dry-run, no read, no apply) and reported unchanged.
+	Unchanged func(*unstructured.Unstructured) bool
 }
 
 // Apply applies objs as one unit; objs themselves are not modified.
@@ -110,7 +115,9 @@ type Options struct {
 //     written. Objects that opts.Ignore names fields of keep their live values there.
 //  4. The set is applied in stages by ssa (CRDs, Namespaces and ClusterRoles first,
 //     then classes, then the rest); objects whose dry-run shows no change are not
-//     written, so their resourceVersion does not move.
+//     written, so their resourceVersion does not move. A stage of its own without
+//     Force and without definitions (the common case) is applied directly instead (see applyDirect): one
+//     dry-run and one apply per new object, objects opts.Unchanged vouches for skipped.
 //
 // When the error comes from a stage that failed after an earlier stage was written,
 // the returned Result holds what was applied; otherwise it is nil.
@@ -146,7 +153,15 @@ func (m *Manager) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 	ssaOpts.WaitInterval = stageWaitInterval
 	ssaOpts.WaitTimeout = stageWaitTimeout
 
-	result := &Result{}
+	unchanged := map[string]bool{}
+	if opts.Unchanged != nil && !opts.Force {
+		for _, o := range objs {
+			if opts.Unchanged(o) {
+				unchanged[EntryOf(o).ID] = true
+			}
+		}
+	}
+	result := &Result{unchanged: unchanged}
 	var first, rest []*unstructured.Unstructured
 	for _, o := range set {
 		if utils.IsClusterDefinition(o) {
@@ -181,6 +196,9 @@ func (m *Manager) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 			}
 			return nil, err
 		}
+		if errors.As(err, new(*DryRunError)) && len(result.Changes) == 0 {
+			return nil, err // applyDirect's dry-run: nothing was written
+		}
 		return result, err
 	}
 	return result, nil
@@ -203,8 +221,22 @@ func stages(objs []*unstructured.Unstructured) int {
 	return cluster + class + rest
 }
 
+// onlyLastStage tells whether objs are all of ssa's last stage: no cluster definition
+// (whose readiness ssa waits for) and no class definition.
+func onlyLastStage(objs []*unstructured.Unstructured) bool {
+	for _, o := range objs {
+		if utils.IsClusterDefinition(o) || utils.IsClassDefinition(o) {
+			return false
+		}
+	}
+	return true
+}
+
 // applyStaged applies objs with ssa's ApplyAllStaged and records the changes in result.
 func (m *Manager) applyStaged(ctx context.Context, objs []*unstructured.Unstructured, opts ssa.ApplyOptions, result *Result) error {
+	if !opts.Force && onlyLastStage(objs) {
+		return m.applyDirect(ctx, objs, result.unchanged, result)
+	}
 	cs, err := m.ssa.ApplyAllStaged(ctx, objs, opts)
 	if cs != nil {
 		result.add(cs.Entries)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/fluxcd/pkg/ssa/utils"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -117,16 +116,7 @@ func (d definitions) canWait(obj *unstructured.Unstructured, err error) bool {
 // force, objects that fail only on an immutable field pass: ssa recreates them.
 func (m *Manager) dryRunAll(ctx context.Context, objs []*unstructured.Unstructured, defs definitions, force bool) ([]*unstructured.Unstructured, error) {
 	errs := make([]error, len(objs))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, m.concurrency)
-	for i, obj := range objs {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			errs[i] = m.dryRun(ctx, obj)
-		})
-	}
-	wg.Wait()
+	m.each(len(objs), func(i int) { errs[i] = m.dryRun(ctx, objs[i]) })
 
 	var (
 		later    []*unstructured.Unstructured

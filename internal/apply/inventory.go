@@ -138,6 +138,9 @@ type Result struct {
 	Changes []Change
 	// Inventory lists every applied object, in apply order.
 	Inventory []Entry
+
+	// unchanged holds the IDs of the objects Options.Unchanged vouched for.
+	unchanged map[string]bool
 }
 
 // Count returns how many changes have the given action.

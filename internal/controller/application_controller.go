@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
-	"github.com/fluxcd/pkg/runtime/patch"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -125,7 +124,7 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, nil
 	}
 
-	patcher := patch.NewSerialPatcher(app, r.Client)
+	patcher := newStatusPatcher(app, r.Client)
 	s := &syncRun{app: app, started: metav1.NewTime(start), previous: inventoryEntries(app)}
 	s.saveProgress = func(ctx context.Context) error {
 		return patchStatus(ctx, patcher, app, applicationOwnedConditions, false)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 
+	"github.com/fluxcd/pkg/runtime/conditions"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,6 +48,9 @@ func (r *ApplicationReconciler) reconcileRestore(ctx context.Context, s *syncRun
 	}
 	if err := r.Drift.Applied(ctx, key, objs); err != nil {
 		log.Error(err, "starting drift watches")
+	}
+	if !conditions.IsReady(app) || app.Status.LastAttemptedRevision != app.Status.LastAppliedRevision {
+		r.Drift.Unsure(key) // a later attempt may have written part of its revision
 	}
 	s.restored = true
 	return ctrl.Result{}, nil

@@ -74,10 +74,11 @@ func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager, opts Applicat
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&gitsyncv1.Application{}, builder.WithPredicates(inShard(r.Shard),
 			predicate.Or(predicate.GenerationChangedPredicate{}, requestedAtChanged{}, deletionStarted{}, enteredShard{shard: r.Shard}))).
-		Watches(&gitsyncv1.GitRepository{}, handler.EnqueueRequestsFromMapFunc(r.applicationsForSource),
+		Watches(&gitsyncv1.GitRepository{}, newRevisionFirst(handler.EnqueueRequestsFromMapFunc(r.applicationsForSource)),
 			builder.WithPredicates(artifactChanged{})).
-		Watches(&gitsyncv1.HelmRepository{}, handler.EnqueueRequestsFromMapFunc(r.applicationsForSource),
+		Watches(&gitsyncv1.HelmRepository{}, newRevisionFirst(handler.EnqueueRequestsFromMapFunc(r.applicationsForSource)),
 			builder.WithPredicates(artifactChanged{}))
+	b = requestedNow(b, &gitsyncv1.Application{})
 	if r.Drift != nil {
 		b = b.WatchesRawSource(r.Drift.resyncSource())
 	}

@@ -275,6 +275,10 @@ func (r *ApplicationReconciler) applyLocked(ctx context.Context, s *syncRun, opt
 	key := client.ObjectKeyFromObject(s.app)
 	unlock := r.Drift.Lock(key)
 	defer unlock()
+	// What the last sync left untouched is not sent again; until this one is recorded,
+	// nothing is vouched for (a failed apply may have written part of the set).
+	opts.Unchanged = r.Drift.Unchanged(key)
+	r.Drift.Unsure(key)
 	result, err := r.applyPlan(ctx, s, s.manager, opts)
 	if err != nil {
 		return result, err

@@ -39,13 +39,18 @@ type DriftReconciler struct {
 	// report other shards' objects, which are left to their replica.
 	Shard shard.Shard
 
-	// wake asks for a drift reconcile of an Application; resync asks the Application
-	// controller for a full sync (when no render of the Application is in memory).
-	wake   chan event.GenericEvent
-	resync chan event.GenericEvent
+	// wake asks for a drift reconcile of an Application (high priority: an object
+	// changed), wakeLater for one at low priority (checks after a restart, part of the
+	// cold start); resync asks the Application controller for a full sync (when no
+	// render of the Application is in memory).
+	wake      chan event.GenericEvent
+	wakeLater chan event.GenericEvent
+	resync    chan event.GenericEvent
 
 	mu      sync.Mutex
-	desired map[types.NamespacedName]map[string]*unstructured.Unstructured // by inventory ID
+	desired map[types.NamespacedName]map[string]storedObject // by inventory ID
+	// unsure holds the Applications whose objects may differ from desired (see Unsure).
+	unsure map[types.NamespacedName]bool
 	// prepared holds the kinds of a sync under way, watched from before its apply until
 	// its Applied (or Forget), so that other Applications' syncs do not stop them.
 	prepared map[types.NamespacedName]map[schema.GroupVersionKind]bool
@@ -71,8 +76,10 @@ type DriftReconciler struct {
 func NewDriftReconciler() *DriftReconciler {
 	return &DriftReconciler{
 		wake:      make(chan event.GenericEvent, 4096),
+		wakeLater: make(chan event.GenericEvent, 4096),
 		resync:    make(chan event.GenericEvent, 1024),
-		desired:   map[types.NamespacedName]map[string]*unstructured.Unstructured{},
+		desired:   map[types.NamespacedName]map[string]storedObject{},
+		unsure:    map[types.NamespacedName]bool{},
 		prepared:  map[types.NamespacedName]map[schema.GroupVersionKind]bool{},
 		drifted:   map[drift.ObjectRef]bool{},
 		pending:   map[types.NamespacedName]map[drift.ObjectRef]bool{},

@@ -9,7 +9,6 @@ import (
 	"k8s.io/client-go/metadata"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -57,12 +56,13 @@ func (r *DriftReconciler) SetupWithManager(mgr ctrl.Manager, concurrent int) err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("drift").
-		WatchesRawSource(source.Channel(r.wake, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(channelAt(r.wake, highPriority)).
+		WatchesRawSource(channelAt(r.wakeLater, lowPriority)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrent}).
 		Complete(r)
 }
 
 // resyncSource feeds the Application controller the full syncs the drift controller asks for.
 func (r *DriftReconciler) resyncSource() source.Source {
-	return source.Channel(r.resync, &handler.EnqueueRequestForObject{})
+	return channelAt(r.resync, highPriority)
 }

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -98,23 +99,32 @@ func (r *DriftReconciler) failureBackoffLeft(ref drift.ObjectRef) time.Duration 
 	return 0
 }
 
-// CheckAll marks every desired object of the Application for a check (after its desired
+// CheckAll marks the desired objects of the Application for a check (after its desired
 // state was restored from the last applied revision, whose objects may have drifted
-// while no one watched).
+// while no one watched), at low priority: part of a cold start. An object whose cached
+// metadata shows it untouched since gitsync applied it (drift.Untouched) needs no
+// check: a restart with nothing changed reads no object.
 func (r *DriftReconciler) CheckAll(app types.NamespacedName) {
 	r.mu.Lock()
-	if len(r.desired[app]) == 0 {
-		r.mu.Unlock()
-		return
-	}
-	if r.pending[app] == nil {
-		r.pending[app] = map[drift.ObjectRef]bool{}
-	}
-	for _, o := range r.desired[app] {
-		r.pending[app][objectRef(o)] = true
+	var marked int
+	for _, d := range r.desired[app] {
+		ref := d.ref
+		if m, ok := r.Watches.Cached(ref); ok {
+			if o, err := d.object(); err == nil && drift.Untouched(o, m, app) {
+				continue
+			}
+		}
+		if r.pending[app] == nil {
+			r.pending[app] = map[drift.ObjectRef]bool{}
+		}
+		r.pending[app][ref] = true
+		marked++
 	}
 	r.mu.Unlock()
-	r.wake <- event.GenericEvent{Object: &gitsyncv1.Application{ObjectMeta: metav1.ObjectMeta{Name: app.Name, Namespace: app.Namespace}}}
+	if marked == 0 {
+		return
+	}
+	r.wakeLater <- event.GenericEvent{Object: &gitsyncv1.Application{ObjectMeta: metav1.ObjectMeta{Name: app.Name, Namespace: app.Namespace}}}
 }
 
 // OnEvent is the watches' handler: it marks the object and wakes its Application.
@@ -157,12 +167,17 @@ const prepareTimeout = 30 * time.Second
 // makes the watched kinds those of every recorded Application, and notes each object's
 // fingerprint for the backstop.
 func (r *DriftReconciler) Applied(ctx context.Context, app types.NamespacedName, objs []*unstructured.Unstructured) error {
-	byID := make(map[string]*unstructured.Unstructured, len(objs))
+	byID := make(map[string]storedObject, len(objs))
 	for _, o := range objs {
-		byID[apply.EntryOf(o).ID] = o.DeepCopy()
+		raw, err := o.MarshalJSON()
+		if err != nil {
+			return fmt.Errorf("recording %s: %w", apply.Subject(o), err)
+		}
+		byID[apply.EntryOf(o).ID] = storedObject{ref: objectRef(o), raw: raw}
 	}
 	r.mu.Lock()
 	r.desired[app] = byID
+	delete(r.unsure, app)
 	delete(r.prepared, app)
 	for _, o := range objs {
 		delete(r.drifted, objectRef(o)) // a sync applied every object: status.drift is cleared
@@ -186,13 +201,14 @@ func (r *DriftReconciler) Applied(ctx context.Context, app types.NamespacedName,
 // watches of kinds no other Application has.
 func (r *DriftReconciler) Forget(ctx context.Context, app types.NamespacedName) {
 	r.mu.Lock()
-	for _, o := range r.desired[app] {
-		delete(r.seen, objectRef(o))
-		delete(r.drifted, objectRef(o))
-		delete(r.failures, objectRef(o))
-		delete(r.retryAt, objectRef(o))
+	for _, d := range r.desired[app] {
+		delete(r.seen, d.ref)
+		delete(r.drifted, d.ref)
+		delete(r.failures, d.ref)
+		delete(r.retryAt, d.ref)
 	}
 	delete(r.desired, app)
+	delete(r.unsure, app)
 	delete(r.prepared, app)
 	delete(r.pending, app)
 	r.mu.Unlock()
@@ -214,8 +230,8 @@ func (r *DriftReconciler) Backstop(app types.NamespacedName) int {
 	r.mu.Lock()
 	objs := r.desired[app]
 	var marked []drift.ObjectRef
-	for _, o := range objs {
-		ref := objectRef(o)
+	for _, d := range objs {
+		ref := d.ref
 		m, ok := r.Watches.Cached(ref)
 		switch {
 		case !ok:
@@ -241,8 +257,8 @@ func (r *DriftReconciler) kinds() map[schema.GroupVersionKind]bool {
 	defer r.mu.Unlock()
 	kinds := map[schema.GroupVersionKind]bool{}
 	for _, objs := range r.desired {
-		for _, o := range objs {
-			kinds[o.GroupVersionKind()] = true
+		for _, d := range objs {
+			kinds[d.ref.GVK] = true
 		}
 	}
 	for _, prepared := range r.prepared {
@@ -272,7 +288,15 @@ func (r *DriftReconciler) desiredObject(app types.NamespacedName, ref drift.Obje
 	if !tracked {
 		return nil, false
 	}
-	return objs[refID(ref)], true
+	d, ok := objs[refID(ref)]
+	if !ok {
+		return nil, true
+	}
+	obj, err := d.object()
+	if err != nil {
+		return nil, true // recorded from a valid object: cannot happen
+	}
+	return obj, true
 }
 
 // markPendingQuiet marks an object for the next reconcile without waking it now.

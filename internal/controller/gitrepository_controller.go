@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
-	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -71,7 +70,7 @@ func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		return ctrl.Result{}, nil
 	}
 
-	patcher := patch.NewSerialPatcher(obj, r.Client)
+	patcher := newStatusPatcher(obj, r.Client)
 	defer func() {
 		obj.Status.LastHandledReconcileAt = requestHandled(obj, obj.Status.LastHandledReconcileAt)
 		retErr = errors.Join(retErr, patchStatus(ctx, patcher, obj, gitRepositoryOwnedConditions, true))

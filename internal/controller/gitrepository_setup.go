@@ -45,9 +45,10 @@ func (r *GitRepositoryReconciler) SetupWithManager(mgr ctrl.Manager, opts GitRep
 		return err
 	}
 
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&gitsyncv1.GitRepository{}, builder.WithPredicates(inShard(r.Shard),
-			predicate.Or(predicate.GenerationChangedPredicate{}, requestedAtChanged{}, enteredShard{shard: r.Shard}))).
+			predicate.Or(predicate.GenerationChangedPredicate{}, requestedAtChanged{}, enteredShard{shard: r.Shard})))
+	return requestedNow(b, &gitsyncv1.GitRepository{}).
 		// Metadata only: the Secret's data is read uncached at reconcile time.
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.repositoriesForSecret),
 			builder.OnlyMetadata, builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).

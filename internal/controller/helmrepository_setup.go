@@ -44,9 +44,10 @@ func (r *HelmRepositoryReconciler) SetupWithManager(mgr ctrl.Manager, opts HelmR
 	}); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&gitsyncv1.HelmRepository{}, builder.WithPredicates(inShard(r.Shard),
-			predicate.Or(predicate.GenerationChangedPredicate{}, requestedAtChanged{}, enteredShard{shard: r.Shard}))).
+			predicate.Or(predicate.GenerationChangedPredicate{}, requestedAtChanged{}, enteredShard{shard: r.Shard})))
+	return requestedNow(b, &gitsyncv1.HelmRepository{}).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.repositoriesForSecret),
 			builder.OnlyMetadata, builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
 		Watches(&gitsyncv1.Application{}, handler.EnqueueRequestsFromMapFunc(r.ociRepositoryOf),

@@ -7,7 +7,10 @@ import (
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/patch"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -21,10 +24,16 @@ type statusObject interface {
 	conditions.Setter
 }
 
+// statusPatcher is what patchStatus writes through: newStatusPatcher's, or fluxcd's
+// patch.SerialPatcher (which writes conditions and the rest of status apart).
+type statusPatcher interface {
+	Patch(ctx context.Context, obj client.Object, opts ...patch.Option) error
+}
+
 // patchStatus writes what a reconcile changed in status (nothing when nothing changed).
 // owned are the condition types this controller owns. Only a finished reconcile (not
 // Reconciling) records the generation it observed, as kstatus expects.
-func patchStatus(ctx context.Context, patcher *patch.SerialPatcher, obj statusObject, owned []string, final bool) error {
+func patchStatus(ctx context.Context, patcher statusPatcher, obj statusObject, owned []string, final bool) error {
 	opts := []patch.Option{
 		patch.WithOwnedConditions{Conditions: owned},
 		patch.WithFieldOwner(gitsyncv1.FieldManager),
@@ -35,6 +44,63 @@ func patchStatus(ctx context.Context, patcher *patch.SerialPatcher, obj statusOb
 	if err := patcher.Patch(ctx, obj, opts...); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("patching status: %w", err)
 	}
+	return nil
+}
+
+// newStatusPatcher returns a statusPatcher that writes all of a status change, conditions
+// included, in one merge patch of the status subresource (fluxcd's helper sends the
+// conditions and the rest of status in two), and metadata and spec changes in another.
+// It suits kinds whose conditions only their own controller writes: the conditions list
+// is sent whole when it changed.
+func newStatusPatcher(obj client.Object, c client.Client) *mergePatcher {
+	return &mergePatcher{client: c, before: obj.DeepCopyObject().(client.Object)}
+}
+
+type mergePatcher struct {
+	client client.Client
+	before client.Object
+}
+
+// Patch implements statusPatcher; of opts, it honours the field owner and
+// WithStatusObservedGeneration.
+func (p *mergePatcher) Patch(ctx context.Context, obj client.Object, opts ...patch.Option) error {
+	o := &patch.HelperOptions{}
+	for _, opt := range opts {
+		opt.ApplyToHelper(o)
+	}
+	after, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return err
+	}
+	if o.IncludeStatusObservedGeneration {
+		if err := unstructured.SetNestedField(after, obj.GetGeneration(), "status", "observedGeneration"); err != nil {
+			return err
+		}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(after, obj); err != nil {
+			return err
+		}
+	}
+	before, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p.before)
+	if err != nil {
+		return err
+	}
+	var owner []client.PatchOption
+	var statusOwner []client.SubResourcePatchOption
+	if o.FieldOwner != "" {
+		owner = append(owner, client.FieldOwner(o.FieldOwner))
+		statusOwner = append(statusOwner, client.FieldOwner(o.FieldOwner))
+	}
+	if !equality.Semantic.DeepEqual(before["spec"], after["spec"]) || !equality.Semantic.DeepEqual(before["metadata"], after["metadata"]) {
+		if err := p.client.Patch(ctx, obj, client.MergeFrom(p.before), owner...); err != nil {
+			return err
+		}
+	}
+	if !equality.Semantic.DeepEqual(before["status"], after["status"]) {
+		if err := p.client.Status().Patch(ctx, obj, client.MergeFrom(p.before), statusOwner...); err != nil {
+			return err
+		}
+	}
+	p.before = obj.DeepCopyObject().(client.Object)
 	return nil
 }
 

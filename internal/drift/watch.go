@@ -72,14 +72,17 @@ func NewWatches(client metadata.Interface, resource func(schema.GroupVersionKind
 	return &Watches{client: client, resource: resource, handler: handler, informers: map[schema.GroupVersionKind]*watch{}}
 }
 
-// Sync makes the watched kinds equal to kinds: it starts an informer for each new kind
-// (and waits for its first list) and stops the informers of kinds no longer listed.
+// Sync makes the watched kinds equal to kinds: it starts an informer for each new kind,
+// stops the informers of kinds no longer listed, and waits until every informer of kinds
+// has its first list (also one that a concurrent Sync started: its caller may read the
+// cache as soon as Sync returns).
 func (w *Watches) Sync(ctx context.Context, kinds map[schema.GroupVersionKind]bool) error {
 	w.mu.Lock()
 	var started []*watch
 	var errs []error
 	for gvk := range kinds {
-		if _, ok := w.informers[gvk]; ok {
+		if wt, ok := w.informers[gvk]; ok {
+			started = append(started, wt)
 			continue
 		}
 		wt, err := w.start(gvk)

@@ -4,12 +4,14 @@ package apicount
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"sort"
 	"strings"
 	"sync"
 
 	"k8s.io/client-go/rest"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
 // Counter counts requests by verb: get, list, watch, create, update, patch, delete, and
@@ -19,11 +21,13 @@ type Counter struct {
 	mu          sync.Mutex
 	counts      map[string]int
 	byNamespace map[string]map[string]int
+	// detail counts by verb and resource ("get configmaps").
+	detail map[string]int
 }
 
 // New returns an empty Counter.
 func New() *Counter {
-	return &Counter{counts: map[string]int{}, byNamespace: map[string]map[string]int{}}
+	return &Counter{counts: map[string]int{}, byNamespace: map[string]map[string]int{}, detail: map[string]int{}}
 }
 
 // Wrap makes cfg's clients count through c. Call it before building clients from cfg.
@@ -43,14 +47,15 @@ type roundTripper struct {
 }
 
 func (r roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	r.c.add(Verb(req), Namespace(req.URL.Path))
+	r.c.add(Verb(req), Resource(req.URL.Path), Namespace(req.URL.Path))
 	return r.next.RoundTrip(req)
 }
 
-func (c *Counter) add(verb, namespace string) {
+func (c *Counter) add(verb, resource, namespace string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.counts[verb]++
+	c.detail[verb+" "+resource]++
 	if namespace == "" {
 		return
 	}
@@ -81,6 +86,34 @@ func (c *Counter) InNamespace(ns string) map[string]int {
 		out[k] = v
 	}
 	return out
+}
+
+// Resource names the resource of an API path ("configmaps", "applications/status"), or
+// "discovery" for the paths that list groups and resources.
+func Resource(path string) string {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	switch {
+	case len(parts) >= 2 && parts[0] == "api":
+		parts = parts[2:]
+	case len(parts) >= 3 && parts[0] == "apis":
+		parts = parts[3:]
+	default:
+		return "discovery"
+	}
+	if len(parts) >= 2 && parts[0] == "namespaces" {
+		if len(parts) == 2 {
+			return "namespaces"
+		}
+		parts = parts[2:]
+	}
+	switch len(parts) {
+	case 0:
+		return "discovery"
+	case 3:
+		return parts[0] + "/" + parts[2]
+	default:
+		return parts[0]
+	}
 }
 
 // Verb names a request the way the API server's audit log would, with dry-runs apart.
@@ -147,10 +180,26 @@ func (c *Counter) Snapshot() map[string]int {
 	return out
 }
 
+// DetailSnapshot returns a copy of the counts by verb and resource ("get configmaps").
+func (c *Counter) DetailSnapshot() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.detail)
+}
+
+// DetailSince returns the counts by verb and resource added after the DetailSnapshot before.
+func (c *Counter) DetailSince(before map[string]int) map[string]int {
+	return since(c.DetailSnapshot(), before)
+}
+
 // Since returns the counts added after the snapshot before.
 func (c *Counter) Since(before map[string]int) map[string]int {
+	return since(c.Snapshot(), before)
+}
+
+func since(now, before map[string]int) map[string]int {
 	out := map[string]int{}
-	for k, v := range c.Snapshot() {
+	for k, v := range now {
 		if d := v - before[k]; d > 0 {
 			out[k] = d
 		}
@@ -187,4 +236,28 @@ func Format(counts map[string]int) string {
 		return "none"
 	}
 	return strings.Join(parts, " ")
+}
+
+// Reconciles is how many reconciles the controllers named controller ran in this process
+// so far (controller-runtime's reconcile_total, all results), for tests and benchmarks
+// that wait until a manager has looked at everything.
+func Reconciles(controller string) float64 {
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		return -1
+	}
+	var sum float64
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == controller {
+					sum += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return sum
 }

@@ -26,6 +26,18 @@ func TestVerb(t *testing.T) {
 			t.Errorf("%s %s: got %s, want %s", tc.method, tc.url, got, tc.verb)
 		}
 	}
+	for path, want := range map[string]string{
+		"/api/v1/namespaces/a/configmaps/b":                             "configmaps",
+		"/api/v1/namespaces/a/configmaps":                               "configmaps",
+		"/apis/gitsync.dev/v1alpha1/namespaces/a/applications/x/status": "applications/status",
+		"/api/v1/namespaces/a":                                          "namespaces",
+		"/apis/apps/v1":                                                 "discovery",
+		"/apis":                                                         "discovery",
+	} {
+		if got := Resource(path); got != want {
+			t.Errorf("Resource(%s) = %s, want %s", path, got, want)
+		}
+	}
 	counts := map[string]int{"get": 2, "patch": 1, "dry-run-patch": 4, "delete": 1}
 	if Writes(counts) != 2 || Total(counts) != 8 || Format(counts) != "delete=1 dry-run-patch=4 get=2 patch=1" {
 		t.Errorf("Writes/Total/Format: %d %d %q", Writes(counts), Total(counts), Format(counts))

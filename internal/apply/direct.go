@@ -1,0 +1,143 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/fluxcd/cli-utils/pkg/object"
+	"github.com/fluxcd/pkg/ssa"
+	"github.com/fluxcd/pkg/ssa/normalize"
+	"github.com/fluxcd/pkg/ssa/utils"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+)
+
+// applyDirect applies objs, a set of one stage applied without force, in at most two
+// requests per new object: a server-side dry-run of every object (all of them before
+// any write, so that one failing object fails the set, and the error names each that
+// failed), then an apply of each object that the dry-run shows new or changed. Only an
+// object that exists is read (one GET) to tell whether the dry-run changes it. Objects
+// for which unchanged is true are provably as Git wants them: not sent at all.
+//
+// ssa's ApplyAll, which this replaces for such sets, reads every object before its
+// dry-run and applies one object at a time.
+func (m *Manager) applyDirect(ctx context.Context, objs []*unstructured.Unstructured, unchanged map[string]bool, result *Result) error {
+	actions := make([]ssa.Action, len(objs))
+	errs := make([]error, len(objs))
+	m.each(len(objs), func(i int) {
+		obj := objs[i]
+		if unchanged[EntryOf(obj).ID] {
+			actions[i] = ssa.UnchangedAction
+			return
+		}
+		actions[i], errs[i] = m.plan(ctx, obj)
+	})
+	var failures []*ObjectError
+	for i, err := range errs {
+		switch {
+		case err == nil:
+		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+			return fmt.Errorf("dry-running %s: %w", utils.FmtUnstructured(objs[i]), err)
+		case errors.As(err, new(*readError)):
+			return err
+		default:
+			failures = append(failures, &ObjectError{Subject: utils.FmtUnstructured(objs[i]), Immutable: isImmutableError(err), Err: err})
+		}
+	}
+	if len(failures) > 0 {
+		return &DryRunError{Objects: failures}
+	}
+
+	m.each(len(objs), func(i int) {
+		if actions[i] == ssa.UnchangedAction {
+			return
+		}
+		o := objs[i].DeepCopy()
+		utils.RemoveCABundleFromCRD(o)
+		if err := m.client.Patch(ctx, o, client.Apply, client.ForceOwnership, client.FieldOwner(gitsyncv1.FieldManager)); err != nil {
+			errs[i] = fmt.Errorf("%s apply failed: %w", utils.FmtUnstructured(o), err)
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("applying objects: %w", err)
+	}
+	entries := make([]ssa.ChangeSetEntry, len(objs))
+	for i, o := range objs {
+		entries[i] = ssa.ChangeSetEntry{
+			ObjMetadata:  object.UnstructuredToObjMetadata(o),
+			GroupVersion: o.GroupVersionKind().Version,
+			Subject:      utils.FmtUnstructured(o),
+			Action:       actions[i],
+		}
+	}
+	result.add(entries)
+	return nil
+}
+
+// readError is a failed read of an existing object (not a dry-run failure).
+type readError struct{ err error }
+
+func (e *readError) Error() string { return e.err.Error() }
+func (e *readError) Unwrap() error { return e.err }
+
+// plan dry-runs obj and says what applying it does: create it, configure it, or nothing.
+func (m *Manager) plan(ctx context.Context, obj *unstructured.Unstructured) (ssa.Action, error) {
+	dry := obj.DeepCopy()
+	utils.RemoveCABundleFromCRD(dry)
+	if err := m.client.Patch(ctx, dry, client.Apply, client.DryRunAll, client.ForceOwnership,
+		client.FieldOwner(gitsyncv1.FieldManager)); err != nil {
+		return "", err
+	}
+	if dry.GetResourceVersion() == "" {
+		return ssa.CreatedAction, nil
+	}
+	existing := &unstructured.Unstructured{}
+	existing.SetGroupVersionKind(obj.GroupVersionKind())
+	if err := m.client.Get(ctx, client.ObjectKeyFromObject(obj), existing); err != nil {
+		if apierrors.IsNotFound(err) { // deleted since the dry-run
+			return ssa.CreatedAction, nil
+		}
+		return "", &readError{fmt.Errorf("reading %s: %w", utils.FmtUnstructured(obj), err)}
+	}
+	if changes(existing, dry) {
+		return ssa.ConfiguredAction, nil
+	}
+	return ssa.UnchangedAction, nil
+}
+
+// changes tells whether dry, the dry-run result, differs from existing in labels,
+// annotations or anything outside metadata and status (ssa's drift test).
+func changes(existing, dry *unstructured.Unstructured) bool {
+	if !apiequality.Semantic.DeepEqual(existing.GetLabels(), dry.GetLabels()) ||
+		!apiequality.Semantic.DeepEqual(existing.GetAnnotations(), dry.GetAnnotations()) {
+		return true
+	}
+	strip := func(o *unstructured.Unstructured) map[string]any {
+		c := o.DeepCopy()
+		unstructured.RemoveNestedField(c.Object, "metadata")
+		unstructured.RemoveNestedField(c.Object, "status")
+		_ = normalize.DryRunUnstructured(c)
+		return c.Object
+	}
+	return !apiequality.Semantic.DeepEqual(strip(existing), strip(dry))
+}
+
+// each runs f(0) … f(n-1), m.concurrency at a time, and waits for them.
+func (m *Manager) each(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, m.concurrency)
+	for i := range n {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			f(i)
+		})
+	}
+	wg.Wait()
+}

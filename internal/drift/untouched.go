@@ -1,0 +1,97 @@
+package drift
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+)
+
+// Untouched tells, from an object's metadata alone (the watch cache), that every field of
+// desired (as owner applies it, with the owner labels) holds what gitsync last wrote:
+// the object carries owner's labels, gitsync's Apply entry in managedFields owns exactly
+// desired's fields, and no other writer (status aside) owns any of them. An edit by
+// someone else leaves its writer in managedFields, a removal leaves gitsync's entry
+// short of a field; either makes Untouched false. So does any shape this cannot follow
+// exactly (lists, whose entries managedFields keys by schema): the caller then compares
+// with a request.
+func Untouched(desired *unstructured.Unstructured, live *metav1.PartialObjectMetadata, owner types.NamespacedName) bool {
+	if o, ok := OwnerOf(live.GetLabels()); !ok || o != owner {
+		return false
+	}
+	if _, ok := desired.Object["stringData"]; ok && desired.GroupVersionKind().Group == "" && desired.GetKind() == "Secret" {
+		return false // written as stringData, stored as data (see storedLeaves)
+	}
+	want, ok := appliedLeaves(desired)
+	if !ok {
+		return false
+	}
+	for _, l := range []string{gitsyncv1.ApplicationLabel, gitsyncv1.ApplicationNamespaceLabel} {
+		want.Insert(fieldpath.MakePathOrDie("metadata", "labels", l))
+	}
+	var owned *fieldpath.Set
+	var others []managerSet
+	for _, e := range live.ManagedFields {
+		if e.Subresource != "" {
+			continue // status is never drift
+		}
+		s, err := decodeFields(e)
+		if err != nil {
+			return false
+		}
+		if e.Manager != gitsyncv1.FieldManager {
+			others = append(others, managerSet{manager: e.Manager, set: s})
+			continue
+		}
+		if e.Operation != metav1.ManagedFieldsOperationApply || owned != nil {
+			return false
+		}
+		owned = s
+	}
+	if owned == nil || !owned.Leaves().Equals(want) {
+		return false
+	}
+	touched := false
+	want.Iterate(func(p fieldpath.Path) {
+		if !touched && len(writersOf(p, others)) > 0 {
+			touched = true
+		}
+	})
+	return !touched
+}
+
+// appliedLeaves returns the leaf fields of obj as a server-side apply records them (the
+// identity fields apiVersion, kind, metadata.name and metadata.namespace left out), and
+// false when obj holds a list or a null, whose record depends on the schema.
+func appliedLeaves(obj *unstructured.Unstructured) (*fieldpath.Set, bool) {
+	set := fieldpath.NewSet()
+	var walk func(prefix fieldpath.Path, m map[string]any) bool
+	walk = func(prefix fieldpath.Path, m map[string]any) bool {
+		for k, v := range m {
+			if len(prefix) == 0 && (k == "apiVersion" || k == "kind") ||
+				len(prefix) == 1 && *prefix[0].FieldName == "metadata" && (k == "name" || k == "namespace") {
+				continue
+			}
+			p := append(prefix.Copy(), fieldpath.PathElement{FieldName: &k})
+			switch v := v.(type) {
+			case map[string]any:
+				if len(v) == 0 {
+					set.Insert(p)
+				} else if !walk(p, v) {
+					return false
+				}
+			case []any, nil:
+				return false
+			default:
+				set.Insert(p)
+			}
+		}
+		return true
+	}
+	if !walk(nil, obj.Object) {
+		return nil, false
+	}
+	return set, true
+}
