@@ -41,6 +41,11 @@ bench: envtest ## Benchmarks (figures, not pass/fail); quote medians of the -cou
 	go test -run '^$$' -bench Hundred -benchmem -count 3 ./internal/helm/
 	KUBEBUILDER_ASSETS="$$(bash hack/setup-envtest.sh)" go test -run '^$$' -bench . -benchtime 1x -count 5 -timeout 60m ./bench/
 
+.PHONY: bench-ci
+bench-ci: envtest ## The CI-sized end-to-end benchmarks (100 Applications): figures in the log; a failed check fails.
+	GITSYNC_BENCH_IDLE_WINDOW=30s KUBEBUILDER_ASSETS="$$(bash hack/setup-envtest.sh)" go test -run '^$$' \
+		-bench '^(BenchmarkScale|BenchmarkShards100x20|BenchmarkChart100)$$' -benchtime 1x -count 1 -timeout 30m ./bench/
+
 BUNDLE_VERSION ?= 0.1.0
 BUNDLE_IMG ?= ghcr.io/gitsync-dev/gitsync:v$(BUNDLE_VERSION)
 
