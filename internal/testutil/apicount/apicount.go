@@ -91,13 +91,8 @@ func (c *Counter) InNamespace(ns string) map[string]int {
 // Resource names the resource of an API path ("configmaps", "applications/status"), or
 // "discovery" for the paths that list groups and resources.
 func Resource(path string) string {
-	parts := strings.Split(strings.Trim(path, "/"), "/")
-	switch {
-	case len(parts) >= 2 && parts[0] == "api":
-		parts = parts[2:]
-	case len(parts) >= 3 && parts[0] == "apis":
-		parts = parts[3:]
-	default:
+	parts, ok := afterGroupVersion(path)
+	if !ok {
 		return "discovery"
 	}
 	if len(parts) >= 2 && parts[0] == "namespaces" {
@@ -150,14 +145,8 @@ func Verb(req *http.Request) string {
 // isCollection tells /api/v1/namespaces/x/configmaps (a list) from
 // /api/v1/namespaces/x/configmaps/y (a get), and discovery paths from both.
 func isCollection(path string) bool {
-	parts := strings.Split(strings.Trim(path, "/"), "/")
-	// /api/v1/... or /apis/group/version/...
-	switch {
-	case len(parts) >= 2 && parts[0] == "api":
-		parts = parts[2:]
-	case len(parts) >= 3 && parts[0] == "apis":
-		parts = parts[3:]
-	default:
+	parts, ok := afterGroupVersion(path)
+	if !ok {
 		return false
 	}
 	if len(parts) >= 2 && parts[0] == "namespaces" {
@@ -260,4 +249,17 @@ func Reconciles(controller string) float64 {
 		}
 	}
 	return sum
+}
+
+// afterGroupVersion splits an API path after /api/v1 or /apis/<group>/<version>; false
+// for other paths.
+func afterGroupVersion(path string) ([]string, bool) {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	switch {
+	case len(parts) >= 2 && parts[0] == "api":
+		return parts[2:], true
+	case len(parts) >= 3 && parts[0] == "apis":
+		return parts[3:], true
+	}
+	return nil, false
 }
