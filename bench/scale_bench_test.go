@@ -107,7 +107,7 @@ func BenchmarkScale(b *testing.B) {
 		op = startScaleOperator(b, storage)
 		before = map[string]int{} // a new counter: all its requests are the restart's
 		restart := op.waitReconciled(b, apps+1, op.started, 10*time.Minute)
-		restartCounts := op.counter.Since(before)
+		restartCounts, restartDetail := op.counter.Since(before), op.counter.DetailSince(map[string]int{})
 
 		// 3. Idle.
 		time.Sleep(2 * time.Second)
@@ -143,7 +143,8 @@ func BenchmarkScale(b *testing.B) {
 		b.Logf("%d apps x %d ConfigMaps: create -> all Ready %v, %.2f requests/object: %s",
 			apps, perApp, cold.Round(time.Millisecond), perObject(coldCounts), apicount.Format(coldCounts))
 		b.Logf("cold requests by resource: %s", apicount.Format(coldDetail))
-		b.Logf("restart, nothing changed: %v, requests %s", restart.Round(time.Millisecond), apicount.Format(restartCounts))
+		b.Logf("restart, nothing changed: %v, requests %s (%s)", restart.Round(time.Millisecond), apicount.Format(restartCounts),
+			apicount.Format(restartDetail))
 		b.Logf("idle %v: requests %s, CPU %v (%.2f%% of a core)", idle, apicount.Format(idleCounts), idleCPU.Round(time.Millisecond),
 			100*idleCPU.Seconds()/idle.Seconds())
 		b.Logf("push -> applied: %v while %d Applications are created, %v during a restart", pushDuringCold.Round(time.Millisecond),
