@@ -145,13 +145,23 @@ func ociIndex(src Source, tags map[string][]string) ([]byte, error) {
 	return yaml.Marshal(idx) // map keys sorted: the same tags give the same digest
 }
 
+// CachedVersion is Cached for a version of the index: the stored archive, when it has
+// the digest the index states (if it states one). No request.
+func (s *Store) CachedVersion(url string, cv *ChartVersion) (string, bool) {
+	path, ok := s.Cached(url, cv.Name, cv.Version)
+	if !ok || (cv.Digest != "" && !strings.EqualFold(strings.TrimSuffix(filepath.Base(path), ".tgz"), hexOf(cv.Digest))) {
+		return "", false
+	}
+	return path, true
+}
+
 // Fetch returns the path of cv's archive (src's chart name, version), downloading it
 // only when the cache does not hold it. downloaded is 0 for a cache hit.
 func (s *Store) Fetch(ctx context.Context, src Source, cv *ChartVersion) (path string, downloaded int64, err error) {
 	if len(cv.URLs) == 0 {
 		return "", 0, fmt.Errorf("chart %s %s has no URL in the index", cv.Name, cv.Version)
 	}
-	if path, ok := s.Cached(src.URL, cv.Name, cv.Version); ok && (cv.Digest == "" || strings.Contains(path, hexOf(cv.Digest))) {
+	if path, ok := s.CachedVersion(src.URL, cv); ok {
 		return path, 0, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeoutOf(src))

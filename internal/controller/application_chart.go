@@ -112,6 +112,10 @@ func (r *ApplicationReconciler) reconcileChartSource(ctx context.Context, s *syn
 	if awaitingSyncRequest(s) {
 		return ctrl.Result{}, nil
 	}
+	if path, ok := r.Charts.CachedVersion(loc.repo.Spec.URL, loc.version); ok {
+		s.dir = path // a resync: no download, and no read of the repository's Secret
+		return ctrl.Result{}, nil
+	}
 	src, err := helmSource(ctx, r.APIReader, loc.repo)
 	if err != nil {
 		return r.failRevision(s, gitsyncv1.SecretNotFoundReason, err)

@@ -306,3 +306,28 @@ func TestHelmRepositoryOfAnotherShard(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(loc.reason).To(Equal(gitsyncv1.ArtifactNotReadyReason))
 }
+
+// A resync of a chart that is in the cache needs neither the repository nor its Secret:
+// nothing is downloaded and the Secret is not read (a quiet resync costs no request).
+func TestHelmRepositoryResyncUsesTheCache(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	srv := chartserver.NewRepo(t)
+	srv.Username, srv.Password = "ann", "s3cret"
+	srv.Add("web", "1.0.0", webChart(t, "1.0.0"))
+	f := newHelmFixture(t, srv.URL, map[string][]byte{"username": []byte("ann"), "password": []byte("s3cret"), "ca.crt": srv.CA})
+	f.chartApp("web", "web", "")
+	f.waitAppliedAt("web", "web@1.0.0")
+
+	g.Expect(env.Client.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: f.ns}})).To(Succeed())
+	f.edit(g, "web", func(a *gitsyncv1.Application) {
+		a.Annotations = map[string]string{gitsyncv1.RequestedAtAnnotation: "resync"}
+	})
+	g.Eventually(func(g Gomega) {
+		app := f.get(g, "web")
+		g.Expect(app.Status.LastHandledReconcileAt).To(Equal("resync"))
+		g.Expect(apimeta.IsStatusConditionTrue(app.Status.Conditions, gitsyncv1.ReadyCondition)).To(BeTrue(),
+			"%v", apimeta.FindStatusCondition(app.Status.Conditions, gitsyncv1.ReadyCondition))
+	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
+	g.Expect(srv.ChartDownloads.Load()).To(BeEquivalentTo(1))
+}
