@@ -318,6 +318,7 @@ func TestHelmRepositoryResyncUsesTheCache(t *testing.T) {
 	f := newHelmFixture(t, srv.URL, map[string][]byte{"username": []byte("ann"), "password": []byte("s3cret"), "ca.crt": srv.CA})
 	f.chartApp("web", "web", "")
 	f.waitAppliedAt("web", "web@1.0.0")
+	downloads := srv.ChartDownloads.Load() // 0 when another test cached the same archive
 
 	g.Expect(env.Client.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: f.ns}})).To(Succeed())
 	f.edit(g, "web", func(a *gitsyncv1.Application) {
@@ -329,5 +330,5 @@ func TestHelmRepositoryResyncUsesTheCache(t *testing.T) {
 		g.Expect(apimeta.IsStatusConditionTrue(app.Status.Conditions, gitsyncv1.ReadyCondition)).To(BeTrue(),
 			"%v", apimeta.FindStatusCondition(app.Status.Conditions, gitsyncv1.ReadyCondition))
 	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
-	g.Expect(srv.ChartDownloads.Load()).To(BeEquivalentTo(1))
+	g.Expect(srv.ChartDownloads.Load()).To(Equal(downloads))
 }
