@@ -145,6 +145,15 @@ func ociIndex(src Source, tags map[string][]string) ([]byte, error) {
 	return yaml.Marshal(idx) // map keys sorted: the same tags give the same digest
 }
 
+// Poll polls src as a HelmRepository does: its index.yaml, conditional on previous (the
+// digest of the index in hand, or ""), or for oci:// the tags of charts.
+func (s *Store) Poll(ctx context.Context, src Source, previous string, charts []string) (Poll, error) {
+	if IsOCI(src.URL) {
+		return s.PollTags(ctx, src, charts)
+	}
+	return s.PollIndex(ctx, src, previous)
+}
+
 // CachedVersion is Cached for a version of the index: the stored archive, when it has
 // the digest the index states (if it states one). No request.
 func (s *Store) CachedVersion(url string, cv *ChartVersion) (string, bool) {

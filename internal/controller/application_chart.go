@@ -9,6 +9,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
@@ -153,15 +154,17 @@ func (r *ApplicationReconciler) cachedChart(ctx context.Context, app *gitsyncv1.
 // pollIndex reads a HelmRepository's index as its own poll would (for oci://, the tags of
 // chart) and returns its digest.
 func (r *ApplicationReconciler) pollIndex(ctx context.Context, repo *gitsyncv1.HelmRepository, chart string) (string, error) {
-	src, err := helmSource(ctx, r.APIReader, repo)
+	digest, _, err := readIndex(ctx, r.Charts, r.APIReader, repo, chart)
+	return digest, err
+}
+
+// readIndex polls repo into store with the credentials read through reader, without a
+// previous index, and returns the index's digest and the source it polled.
+func readIndex(ctx context.Context, store *chartrepo.Store, reader client.Reader, repo *gitsyncv1.HelmRepository, chart string) (string, chartrepo.Source, error) {
+	src, err := helmSource(ctx, reader, repo)
 	if err != nil {
-		return "", err
+		return "", src, err
 	}
-	var poll chartrepo.Poll
-	if chartrepo.IsOCI(repo.Spec.URL) {
-		poll, err = r.Charts.PollTags(ctx, src, []string{chart})
-	} else {
-		poll, err = r.Charts.PollIndex(ctx, src, "")
-	}
-	return poll.Digest, err
+	poll, err := store.Poll(ctx, src, "", []string{chart})
+	return poll.Digest, src, err
 }

@@ -62,19 +62,19 @@ func (r *ApplicationReconciler) chartDependencies(ctx context.Context, app *gits
 }
 
 // pullDependency resolves and loads one dependency from repo: from its index, or for an
-// oci:// repository from a listing of that chart's tags.
+// oci:// repository from a listing of that chart's tags. A cached archive costs no
+// request; the repository's Secret is read once at most.
 func (r *ApplicationReconciler) pullDependency(ctx context.Context, repo *gitsyncv1.HelmRepository, dep *chart.Dependency) (*chart.Chart, error) {
-	src, err := helmSource(ctx, r.APIReader, repo)
-	if err != nil {
-		return nil, err
-	}
 	var digest string
+	var src *chartrepo.Source
 	switch {
 	case chartrepo.IsOCI(repo.Spec.URL) || (repo.Status.Artifact != nil && r.Shard.Enabled() && !r.Shard.Owns(repo)):
 		// OCI: the tags of this chart; another shard's repository: its index, read here.
-		if digest, err = r.pollIndex(ctx, repo, dep.Name); err != nil {
+		d, polled, err := readIndex(ctx, r.Charts, r.APIReader, repo, dep.Name)
+		if err != nil {
 			return nil, err
 		}
+		digest, src = d, &polled
 	case repo.Status.Artifact != nil && r.Charts.HasIndex(repo.Status.Artifact.Digest):
 		digest = repo.Status.Artifact.Digest
 	default:
@@ -84,9 +84,18 @@ func (r *ApplicationReconciler) pullDependency(ctx context.Context, repo *gitsyn
 	if err != nil {
 		return nil, err
 	}
-	path, _, err := r.Charts.Fetch(ctx, src, cv)
-	if err != nil {
-		return nil, err
+	path, ok := r.Charts.CachedVersion(repo.Spec.URL, cv)
+	if !ok {
+		if src == nil {
+			read, err := helmSource(ctx, r.APIReader, repo)
+			if err != nil {
+				return nil, err
+			}
+			src = &read
+		}
+		if path, _, err = r.Charts.Fetch(ctx, *src, cv); err != nil {
+			return nil, err
+		}
 	}
 	return helm.LoadArchive(path)
 }

@@ -89,16 +89,13 @@ func (r *HelmRepositoryReconciler) reconcileIndex(ctx context.Context, obj *gits
 	if obj.Status.Artifact != nil && r.Charts.HasIndex(obj.Status.Artifact.Digest) {
 		previous = obj.Status.Artifact.Digest
 	}
-	var poll chartrepo.Poll
+	var charts []string // the tags an oci:// poll lists
 	if chartrepo.IsOCI(obj.Spec.URL) {
-		charts, err := r.chartsOf(ctx, obj)
-		if err != nil {
+		if charts, err = r.chartsOf(ctx, obj); err != nil {
 			return ctrl.Result{}, err
 		}
-		poll, err = r.Charts.PollTags(ctx, src, charts)
-	} else {
-		poll, err = r.Charts.PollIndex(ctx, src, previous)
 	}
+	poll, err := r.Charts.Poll(ctx, src, previous, charts)
 	if err != nil {
 		switch {
 		case chartrepo.IsUnauthorized(err):

@@ -88,20 +88,11 @@ func RenderChart(ctx context.Context, c client.Reader, app *gitsyncv1.Applicatio
 	if err != nil {
 		return nil, "", err
 	}
-	src, err := helmSource(ctx, c, repo)
-	if err != nil {
-		return nil, "", err
-	}
-	var poll chartrepo.Poll
-	if chartrepo.IsOCI(repo.Spec.URL) {
-		poll, err = store.PollTags(ctx, src, []string{app.Spec.Helm.Chart})
-	} else {
-		poll, err = store.PollIndex(ctx, src, "")
-	}
+	digest, src, err := readIndex(ctx, store, c, repo, app.Spec.Helm.Chart)
 	if err != nil {
 		return nil, "", fmt.Errorf("reading HelmRepository %s: %w", key, err)
 	}
-	cv, err := store.Resolve(poll.Digest, app.Spec.Helm.Chart, app.Spec.Helm.Version)
+	cv, err := store.Resolve(digest, app.Spec.Helm.Chart, app.Spec.Helm.Version)
 	if err != nil {
 		return nil, "", fmt.Errorf("HelmRepository %s: %w", key, err)
 	}
