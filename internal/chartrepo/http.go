@@ -38,16 +38,14 @@ var ErrTooLarge = errors.New("too large")
 // ErrDigestMismatch is an archive whose digest is not the one the index states.
 var ErrDigestMismatch = errors.New("digest mismatch")
 
-type clientEntry struct{ transport *http.Transport }
-
 // transport returns the shared transport that trusts src.CA besides the system roots.
 func (s *Store) transport(src Source) (*http.Transport, error) {
 	sum := sha256.Sum256(src.CA)
 	key := hex.EncodeToString(sum[:])
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c, ok := s.clients[key]; ok {
-		return c.transport, nil
+	if t, ok := s.transports[key]; ok {
+		return t, nil
 	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	if len(src.CA) > 0 {
@@ -60,7 +58,7 @@ func (s *Store) transport(src Source) (*http.Transport, error) {
 		}
 		t.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
-	s.clients[key] = &clientEntry{transport: t}
+	s.transports[key] = t
 	return t, nil
 }
 
@@ -112,8 +110,6 @@ type Poll struct {
 	Digest string
 	// Bytes is what was downloaded (0 when nothing changed).
 	Bytes int64
-	// Changed says the index differs from the previous one.
-	Changed bool
 }
 
 // PollIndex fetches src's index.yaml unless the server says (ETag) it did not change
@@ -158,7 +154,7 @@ func (s *Store) PollIndex(ctx context.Context, src Source, previous string) (Pol
 	if etag := resp.Header.Get("ETag"); etag != "" {
 		_ = os.WriteFile(s.etagPath(digest), []byte(etag), 0o644)
 	}
-	return Poll{Digest: digest, Bytes: int64(len(data)), Changed: digest != previous}, nil
+	return Poll{Digest: digest, Bytes: int64(len(data))}, nil
 }
 
 func (s *Store) etagPath(digest string) string {

@@ -50,7 +50,7 @@ func (s *Store) PollTags(ctx context.Context, src Source, charts []string) (Poll
 	if err != nil {
 		return Poll{}, err
 	}
-	return Poll{Digest: digest, Bytes: 0, Changed: true}, nil
+	return Poll{Digest: digest}, nil
 }
 
 // fetchOCI pulls the chart layer of ref (oci://host/path/chart:tag).

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -43,10 +44,10 @@ func IsOCI(url string) bool { return strings.HasPrefix(url, "oci://") }
 type Store struct {
 	dir string
 
-	mu      sync.Mutex
-	indexes map[string]*IndexFile   // parsed, by digest
-	order   []string                // digests of indexes, oldest first
-	clients map[string]*clientEntry // by CA digest
+	mu         sync.Mutex
+	indexes    map[string]*IndexFile      // parsed, by digest
+	order      []string                   // digests of indexes, oldest first
+	transports map[string]*http.Transport // by CA digest
 }
 
 // keptIndexes is how many parsed indexes stay in memory.
@@ -59,7 +60,7 @@ func New(dir string) (*Store, error) {
 			return nil, fmt.Errorf("preparing chart storage: %w", err)
 		}
 	}
-	return &Store{dir: dir, indexes: map[string]*IndexFile{}, clients: map[string]*clientEntry{}}, nil
+	return &Store{dir: dir, indexes: map[string]*IndexFile{}, transports: map[string]*http.Transport{}}, nil
 }
 
 func (s *Store) indexPath(digest string) string {
