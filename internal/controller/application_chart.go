@@ -21,7 +21,6 @@ func chartRevision(chart, version string) string { return chart + "@" + version 
 // chartLocation is a resolved chart of a HelmRepository, or why it is not at hand.
 type chartLocation struct {
 	repo     *gitsyncv1.HelmRepository
-	src      chartrepo.Source
 	version  *chartrepo.ChartVersion
 	revision string
 	// reason and msg say why not, with stalled for what waiting cannot fix.

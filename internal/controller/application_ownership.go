@@ -137,7 +137,7 @@ func (r *ApplicationReconciler) renderCurrent(ctx context.Context, app *gitsyncv
 		if loc.reason != "" {
 			return nil, errors.New(loc.msg)
 		}
-		path, ok := r.cachedChart(ctx, app, loc.revision)
+		path, ok := r.Charts.CachedVersion(loc.repo.Spec.URL, loc.version)
 		if !ok {
 			return nil, fmt.Errorf("chart %s is not downloaded yet", loc.revision)
 		}
