@@ -95,6 +95,11 @@ type Options struct {
 	// in a set of one stage applied without Force they are not sent at all (no
 	// dry-run, no read, no apply) and reported unchanged.
 	Unchanged func(*unstructured.Unstructured) bool
+	// Owners, when set, reads owner labels from a watch cache of the objects that carry
+	// one (the drift watches): a new object whose kind the cache holds is checked for
+	// another owner without a request, and read (one GET, through the Manager's client)
+	// only when the cache names another owner.
+	Owners OwnerLookup
 }
 
 // Apply applies objs as one unit; objs themselves are not modified.
@@ -129,7 +134,7 @@ func (m *Manager) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 	}
 	sort.Sort(ssa.SortableUnstructureds(set))
 
-	if err := m.checkOwners(ctx, set, opts.Previous, opts.OwnerReleased); err != nil {
+	if err := m.checkOwners(ctx, set, opts.Previous, opts.Owners, opts.OwnerReleased); err != nil {
 		return nil, err
 	}
 	if err := m.respectIgnored(ctx, set, opts.Ignore); err != nil {

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -59,4 +60,68 @@ func TestApplyRequestsPerObject(t *testing.T) {
 	g.Expect(res.Inventory).To(HaveLen(10))
 	g.Expect(counter.Since(before)).To(Equal(map[string]int{"dry-run-patch": 1, "get": 1, "patch": 1}))
 	g.Expect(current(t, objs[3]).Object["data"]).To(Equal(map[string]any{"key": "v2"}))
+}
+
+// With an owner lookup that holds the kind (the drift watches), the owner check of new
+// objects sends nothing: a cold apply is one dry-run and one apply per object. An object
+// the cache labels for another Application is read once (through the Manager's own
+// client) to confirm it, and the conflict is reported as before.
+func TestApplyOwnerCheckFromCache(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	counter := apicount.New()
+	cfg := rest.CopyConfig(env.Config)
+	counter.Wrap(cfg)
+	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = c.RESTMapper().RESTMapping(schema.GroupKind{Kind: "ConfigMap"}, "v1") // discovery, once
+	g.Expect(err).NotTo(HaveOccurred())
+	x, y := Owner{Name: "x", Namespace: ns}, Owner{Name: "y", Namespace: ns}
+
+	// The cache: what x applied (read back from the API server, as a watch would see it).
+	labelled := map[string]Owner{}
+	lookup := func(gvk schema.GroupVersionKind, namespace, name string) (Owner, bool, bool) {
+		g.Expect(gvk.Kind).To(Equal("ConfigMap"))
+		o, ok := labelled[namespace+"/"+name]
+		return o, ok, true
+	}
+	objs := make([]*unstructured.Unstructured, 6)
+	for i := range objs {
+		objs[i] = configMap(t, ns, fmt.Sprintf("cm-%d", i), "x")
+	}
+	before := counter.Snapshot()
+	res, err := New(c, c, x).Apply(ctx, objs, Options{Owners: lookup})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Count("created")).To(Equal(6))
+	g.Expect(counter.Since(before)).To(Equal(map[string]int{"dry-run-patch": 6, "patch": 6}))
+	for _, o := range objs {
+		labelled[ns+"/"+o.GetName()] = ownerLabels(t, current(t, o))
+	}
+
+	// y renders cm-0 too (and a new cm-y): the cache names x, one GET confirms it.
+	before = counter.Snapshot()
+	_, err = New(c, c, y).Apply(ctx, []*unstructured.Unstructured{configMap(t, ns, "cm-0", "y"), configMap(t, ns, "cm-y", "y")},
+		Options{Owners: lookup})
+	var conflict *ConflictError
+	g.Expect(errors.As(err, &conflict)).To(BeTrue(), "error: %v", err)
+	g.Expect(conflict.Owner).To(Equal(x))
+	g.Expect(counter.Since(before)).To(Equal(map[string]int{"get": 1}))
+	g.Expect(current(t, objs[0]).Object["data"]).To(Equal(map[string]any{"key": "x"}))
+
+	// A stale cache entry (x let go of the object since: its labels are gone) is no
+	// conflict: the GET shows the object as it is.
+	labelled[ns+"/cm-z"] = x
+	_, err = New(c, c, y).Apply(ctx, []*unstructured.Unstructured{configMap(t, ns, "cm-z", "y")}, Options{Owners: lookup})
+	g.Expect(err).NotTo(HaveOccurred())
+}
+
+func ownerLabels(t *testing.T, obj *unstructured.Unstructured) Owner {
+	t.Helper()
+	o, ok := ownerOf(obj.GetLabels())
+	if !ok {
+		t.Fatalf("%s has no owner labels", obj.GetName())
+	}
+	return o
 }

@@ -9,11 +9,13 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/drift"
 )
 
 // Ownership hand-off. An object moves from Application X to Application Y when one
@@ -163,4 +165,16 @@ func (r *ApplicationReconciler) renderCurrent(ctx context.Context, app *gitsyncv
 		return nil, fmt.Errorf("building %s: %w", pathOf(app), err)
 	}
 	return objs, nil
+}
+
+// owners is the apply.OwnerLookup of the drift watches: they hold the metadata of every
+// object of the watched kinds that carries an owner label, so the owner check of a
+// sync's new objects makes no request unless one is labelled for another Application.
+func (r *DriftReconciler) owners(gvk schema.GroupVersionKind, namespace, name string) (apply.Owner, bool, bool) {
+	m, synced := r.Watches.Lookup(drift.ObjectRef{GVK: gvk, Namespace: namespace, Name: name})
+	if m == nil {
+		return apply.Owner{}, false, synced
+	}
+	o, ok := drift.OwnerOf(m.GetLabels())
+	return apply.Owner{Name: o.Name, Namespace: o.Namespace}, ok, synced
 }

@@ -278,6 +278,7 @@ func (r *ApplicationReconciler) applyLocked(ctx context.Context, s *syncRun, opt
 	// What the last sync left untouched is not sent again; until this one is recorded,
 	// nothing is vouched for (a failed apply may have written part of the set).
 	opts.Unchanged = r.Drift.Unchanged(key)
+	opts.Owners = r.Drift.owners
 	r.Drift.Unsure(key)
 	result, err := r.applyPlan(ctx, s, s.manager, opts)
 	if err != nil {

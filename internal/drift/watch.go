@@ -137,10 +137,19 @@ func (w *Watches) Kinds() []schema.GroupVersionKind {
 // Cached returns the watch cache's copy of an object's metadata, if its kind is
 // watched and the object is there.
 func (w *Watches) Cached(ref ObjectRef) (*metav1.PartialObjectMetadata, bool) {
+	m, _ := w.Lookup(ref)
+	return m, m != nil
+}
+
+// Lookup returns the watch cache's copy of an object's metadata (nil when it is not
+// there) and whether the cache can tell: its kind is watched and the first list is in.
+// With synced true and no object, no object of that name carries an owner label, as
+// far as the watch has seen.
+func (w *Watches) Lookup(ref ObjectRef) (m *metav1.PartialObjectMetadata, synced bool) {
 	w.mu.Lock()
 	wt, ok := w.informers[ref.GVK]
 	w.mu.Unlock()
-	if !ok {
+	if !ok || !wt.informer.HasSynced() {
 		return nil, false
 	}
 	key := ref.Name
@@ -148,11 +157,14 @@ func (w *Watches) Cached(ref ObjectRef) (*metav1.PartialObjectMetadata, bool) {
 		key = ref.Namespace + "/" + ref.Name
 	}
 	obj, exists, err := wt.informer.GetStore().GetByKey(key)
-	if err != nil || !exists {
+	if err != nil {
 		return nil, false
 	}
-	m, ok := obj.(*metav1.PartialObjectMetadata)
-	return m, ok
+	if !exists {
+		return nil, true
+	}
+	m, _ = obj.(*metav1.PartialObjectMetadata)
+	return m, m != nil
 }
 
 func (w *Watches) start(gvk schema.GroupVersionKind) (*watch, error) {

@@ -125,6 +125,20 @@ func configMapValue(g Gomega, ns, name string) string {
 	return cm.Data["value"]
 }
 
+// A first sync of five new ConfigMaps costs one dry-run and one apply each: the owner
+// check reads the drift watch's cache (no GET, no LIST: the watch streams its first
+// list).
+func TestFirstSyncSendsDryRunAndApplyOnly(t *testing.T) {
+	g := NewWithT(t)
+	counter, _ := startCounted(t, t.TempDir())
+	_, _, remove := fiveConfigMaps(t)
+	defer remove()
+	waitQuiet(g, counter)
+	detail := counter.DetailSnapshot()
+	g.Expect(configMapRequests(counter)).To(Equal(map[string]int{"dry-run-patch": 5, "patch": 5}), "%v", detail)
+	g.Expect(detail).NotTo(HaveKey("list configmaps"))
+}
+
 // A new revision that changes one of five objects sends only that one: the others are
 // as the last sync left them (same render, untouched since) and are not even dry-run.
 func TestNewRevisionSendsOnlyWhatChanged(t *testing.T) {
