@@ -49,6 +49,9 @@ type DriftReconciler struct {
 
 	mu      sync.Mutex
 	desired map[types.NamespacedName]map[string]storedObject // by inventory ID
+	// desiredKinds holds the kinds of each Application's desired objects (what kinds
+	// reads, without going over every object).
+	desiredKinds map[types.NamespacedName]map[schema.GroupVersionKind]bool
 	// unsure holds the Applications whose objects may differ from desired (see Unsure).
 	unsure map[types.NamespacedName]bool
 	// prepared holds the kinds of a sync under way, watched from before its apply until
@@ -75,19 +78,20 @@ type DriftReconciler struct {
 // NewDriftReconciler returns a DriftReconciler; SetupWithManager completes it.
 func NewDriftReconciler() *DriftReconciler {
 	return &DriftReconciler{
-		wake:      make(chan event.GenericEvent, 4096),
-		wakeLater: make(chan event.GenericEvent, 4096),
-		resync:    make(chan event.GenericEvent, 1024),
-		desired:   map[types.NamespacedName]map[string]storedObject{},
-		unsure:    map[types.NamespacedName]bool{},
-		prepared:  map[types.NamespacedName]map[schema.GroupVersionKind]bool{},
-		drifted:   map[drift.ObjectRef]bool{},
-		pending:   map[types.NamespacedName]map[drift.ObjectRef]bool{},
-		seen:      map[drift.ObjectRef]string{},
-		notBefore: map[string]time.Time{},
-		failures:  map[drift.ObjectRef]int{},
-		retryAt:   map[drift.ObjectRef]time.Time{},
-		locks:     map[types.NamespacedName]*sync.Mutex{},
+		wake:         make(chan event.GenericEvent, 4096),
+		wakeLater:    make(chan event.GenericEvent, 4096),
+		resync:       make(chan event.GenericEvent, 1024),
+		desired:      map[types.NamespacedName]map[string]storedObject{},
+		desiredKinds: map[types.NamespacedName]map[schema.GroupVersionKind]bool{},
+		unsure:       map[types.NamespacedName]bool{},
+		prepared:     map[types.NamespacedName]map[schema.GroupVersionKind]bool{},
+		drifted:      map[drift.ObjectRef]bool{},
+		pending:      map[types.NamespacedName]map[drift.ObjectRef]bool{},
+		seen:         map[drift.ObjectRef]string{},
+		notBefore:    map[string]time.Time{},
+		failures:     map[drift.ObjectRef]int{},
+		retryAt:      map[drift.ObjectRef]time.Time{},
+		locks:        map[types.NamespacedName]*sync.Mutex{},
 	}
 }
 

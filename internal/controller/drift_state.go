@@ -168,15 +168,18 @@ const prepareTimeout = 30 * time.Second
 // fingerprint for the backstop.
 func (r *DriftReconciler) Applied(ctx context.Context, app types.NamespacedName, objs []*unstructured.Unstructured) error {
 	byID := make(map[string]storedObject, len(objs))
+	kinds := map[schema.GroupVersionKind]bool{}
 	for _, o := range objs {
 		raw, err := o.MarshalJSON()
 		if err != nil {
 			return fmt.Errorf("recording %s: %w", apply.Subject(o), err)
 		}
 		byID[apply.EntryOf(o).ID] = storedObject{ref: objectRef(o), raw: raw}
+		kinds[o.GroupVersionKind()] = true
 	}
 	r.mu.Lock()
 	r.desired[app] = byID
+	r.desiredKinds[app] = kinds
 	delete(r.unsure, app)
 	delete(r.prepared, app)
 	for _, o := range objs {
@@ -208,6 +211,7 @@ func (r *DriftReconciler) Forget(ctx context.Context, app types.NamespacedName) 
 		delete(r.retryAt, d.ref)
 	}
 	delete(r.desired, app)
+	delete(r.desiredKinds, app)
 	delete(r.unsure, app)
 	delete(r.prepared, app)
 	delete(r.pending, app)
@@ -256,9 +260,9 @@ func (r *DriftReconciler) kinds() map[schema.GroupVersionKind]bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	kinds := map[schema.GroupVersionKind]bool{}
-	for _, objs := range r.desired {
-		for _, d := range objs {
-			kinds[d.ref.GVK] = true
+	for _, desired := range r.desiredKinds {
+		for gvk := range desired {
+			kinds[gvk] = true
 		}
 	}
 	for _, prepared := range r.prepared {
