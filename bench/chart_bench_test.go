@@ -115,7 +115,7 @@ func syncCold(b *testing.B, files map[string]string) coldRun {
 	start := time.Now()
 	b.StartTimer()
 	createPair(b, env.Client, run.ns, "app", srv.HTTPURL("app"))
-	waitReady(b, run.ns, []string{"app"})
+	waitAllReady(b, run.ns, []string{"app"}, 5*time.Minute)
 	b.StopTimer()
 	run.took = time.Since(start)
 	run.counts = run.counter.Since(before)

@@ -59,7 +59,7 @@ func deployApps(b *testing.B, ns string, apps, perApp int, interval time.Duratio
 			b.Fatal(err)
 		}
 	}
-	waitReady(b, ns, names)
+	waitAllReady(b, ns, names, 5*time.Minute)
 	return names
 }
 
@@ -135,7 +135,7 @@ func BenchmarkDriftPersonEdits(b *testing.B) {
 				srv := gittest.NewServer(b, gittest.Options{})
 				srv.CreateRepo("web").Commit("main", "deployment", map[string]string{"deploy.yaml": personDeployment})
 				createPair(b, env.Client, ns, "web", srv.HTTPURL("web"))
-				waitReady(b, ns, []string{"web"})
+				waitAllReady(b, ns, []string{"web"}, 5*time.Minute)
 				b.StartTimer()
 				latencies, reverted := personEdits(b, client.ObjectKey{Namespace: ns, Name: "web"}, bc.edits, 30*time.Second)
 				b.StopTimer()

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -176,33 +175,6 @@ func createPairs(b *testing.B, ns string, names []string, srv *gittest.Server) {
 		})
 	}
 	wg.Wait()
-}
-
-// waitAllReady lists the Applications every 250 ms (a List of 1,000 is not free on a
-// shared machine) until every named one is Ready.
-func waitAllReady(b *testing.B, ns string, names []string, timeout time.Duration) {
-	b.Helper()
-	deadline := time.Now().Add(timeout)
-	pending := map[string]bool{}
-	for _, n := range names {
-		pending[n] = true
-	}
-	for len(pending) > 0 {
-		if time.Now().After(deadline) {
-			b.Fatalf("not Ready after %v: %d applications, e.g. %v", timeout, len(pending), firstKey(pending))
-		}
-		list := &gitsyncv1.ApplicationList{}
-		if err := env.Client.List(context.Background(), list, client.InNamespace(ns)); err != nil {
-			b.Fatal(err)
-		}
-		for _, app := range list.Items {
-			if apimeta.IsStatusConditionTrue(app.Status.Conditions, gitsyncv1.ReadyCondition) &&
-				app.Status.ObservedGeneration == app.Generation {
-				delete(pending, app.Name)
-			}
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
 }
 
 // scaleOperator is a running operator with its requests counted and its webhook

@@ -55,7 +55,7 @@ func BenchmarkShards100x20(b *testing.B) {
 					createPair(b, env.Client, ns, "app", srv.HTTPURL(fmt.Sprintf("app-%03d", i)))
 				}
 				for _, ns := range namespaces {
-					waitReady(b, ns, []string{"app"})
+					waitAllReady(b, ns, []string{"app"}, 5*time.Minute)
 				}
 				b.StopTimer()
 				elapsed := time.Since(start)

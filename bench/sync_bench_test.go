@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -99,38 +98,6 @@ func createPair(b *testing.B, c client.Client, ns, name, url string) {
 	}
 }
 
-// waitReady polls until every named Application in ns is Ready.
-func waitReady(b *testing.B, ns string, names []string) {
-	b.Helper()
-	deadline := time.Now().Add(5 * time.Minute)
-	pending := map[string]bool{}
-	for _, n := range names {
-		pending[n] = true
-	}
-	for len(pending) > 0 {
-		if time.Now().After(deadline) {
-			b.Fatalf("not Ready after 5m: %d applications, e.g. %v", len(pending), firstKey(pending))
-		}
-		list := &gitsyncv1.ApplicationList{}
-		if err := env.Client.List(context.Background(), list, client.InNamespace(ns)); err != nil {
-			b.Fatal(err)
-		}
-		for _, app := range list.Items {
-			if apimeta.IsStatusConditionTrue(app.Status.Conditions, gitsyncv1.ReadyCondition) {
-				delete(pending, app.Name)
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func firstKey(m map[string]bool) string {
-	for k := range m {
-		return k
-	}
-	return ""
-}
-
 // BenchmarkApply100 applies an Application of 100 objects (cold), then runs a resync
 // with nothing changed through the reconciler itself, counting API requests of each.
 func BenchmarkApply100(b *testing.B) {
@@ -146,7 +113,7 @@ func BenchmarkApply100(b *testing.B) {
 		start := time.Now()
 		b.StartTimer()
 		createPair(b, env.Client, ns, "app", srv.HTTPURL("app"))
-		waitReady(b, ns, []string{"app"})
+		waitAllReady(b, ns, []string{"app"}, 5*time.Minute)
 		b.StopTimer()
 		cold := time.Since(start)
 		coldCounts := counter.Since(before)
@@ -221,7 +188,7 @@ func BenchmarkColdStart50x20(b *testing.B) {
 		for _, name := range names {
 			createPair(b, env.Client, ns, name, srv.HTTPURL(name))
 		}
-		waitReady(b, ns, names)
+		waitAllReady(b, ns, names, 5*time.Minute)
 		b.StopTimer()
 		elapsed := time.Since(start)
 		counts := counter.Since(before)

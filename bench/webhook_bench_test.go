@@ -73,7 +73,7 @@ func BenchmarkWebhookPushToApplied(b *testing.B) {
 			ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns},
 			Spec:       gitsyncv1.ApplicationSpec{SourceRef: gitsyncv1.SourceReference{Kind: gitsyncv1.GitRepositoryKind, Name: "app"}},
 		}))
-		waitReady(b, ns, []string{"app"})
+		waitAllReady(b, ns, []string{"app"}, 5*time.Minute)
 		// The receiver listens once the manager runs.
 		for {
 			if conn, err := net.Dial("tcp", addr); err == nil {
