@@ -209,7 +209,7 @@ func artifactOf(o client.Object) *gitsyncv1.Artifact {
 
 // deletionStarted passes the update that sets the deletion timestamp.
 type deletionStarted struct {
-	predicate.Funcs
+	updatesOnly
 }
 
 func (deletionStarted) Update(e event.UpdateEvent) bool {

@@ -15,10 +15,19 @@ func inShard(s shard.Shard) predicate.Predicate {
 	return predicate.NewPredicateFuncs(func(o client.Object) bool { return s.Owns(o) })
 }
 
+// updatesOnly passes no create, delete or generic event: the predicates that embed it
+// judge updates only. (predicate.Funcs passes every event it has no function for: a
+// watch of its own, such as requestedNow's, would take each new object for a request.)
+type updatesOnly struct{}
+
+func (updatesOnly) Create(event.CreateEvent) bool   { return false }
+func (updatesOnly) Delete(event.DeleteEvent) bool   { return false }
+func (updatesOnly) Generic(event.GenericEvent) bool { return false }
+
 // enteredShard passes the update that moves an object into the shard (its
 // gitsync.dev/shard label changed), so that the new owner takes it up at once.
 type enteredShard struct {
-	predicate.Funcs
+	updatesOnly
 	shard shard.Shard
 }
 
@@ -28,7 +37,7 @@ func (p enteredShard) Update(e event.UpdateEvent) bool {
 
 // requestedAtChanged passes updates that set a new gitsync.dev/requested-at value.
 type requestedAtChanged struct {
-	predicate.Funcs
+	updatesOnly
 }
 
 func (requestedAtChanged) Update(e event.UpdateEvent) bool {
