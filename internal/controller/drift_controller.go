@@ -49,9 +49,11 @@ type DriftReconciler struct {
 
 	mu      sync.Mutex
 	desired map[types.NamespacedName]map[string]storedObject // by inventory ID
-	// desiredKinds holds the kinds of each Application's desired objects (what kinds
-	// reads, without going over every object).
+	// desiredKinds holds the kinds of each Application's desired objects; kindUsers
+	// counts, per kind, the entries of desiredKinds and prepared that name it (see
+	// setKinds), so that the kinds to watch are known without going over every object.
 	desiredKinds map[types.NamespacedName]map[schema.GroupVersionKind]bool
+	kindUsers    map[schema.GroupVersionKind]int
 	// unsure holds the Applications whose objects may differ from desired (see Unsure).
 	unsure map[types.NamespacedName]bool
 	// prepared holds the kinds of a sync under way, watched from before its apply until
@@ -83,6 +85,7 @@ func NewDriftReconciler() *DriftReconciler {
 		resync:       make(chan event.GenericEvent, 1024),
 		desired:      map[types.NamespacedName]map[string]storedObject{},
 		desiredKinds: map[types.NamespacedName]map[schema.GroupVersionKind]bool{},
+		kindUsers:    map[schema.GroupVersionKind]int{},
 		unsure:       map[types.NamespacedName]bool{},
 		prepared:     map[types.NamespacedName]map[schema.GroupVersionKind]bool{},
 		drifted:      map[drift.ObjectRef]bool{},

@@ -152,7 +152,7 @@ func (r *DriftReconciler) Prepare(ctx context.Context, app types.NamespacedName,
 		prepared[o.GroupVersionKind()] = true
 	}
 	r.mu.Lock()
-	r.prepared[app] = prepared
+	r.setKinds(r.prepared, app, prepared)
 	r.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, prepareTimeout)
 	defer cancel()
@@ -179,9 +179,9 @@ func (r *DriftReconciler) Applied(ctx context.Context, app types.NamespacedName,
 	}
 	r.mu.Lock()
 	r.desired[app] = byID
-	r.desiredKinds[app] = kinds
+	r.setKinds(r.desiredKinds, app, kinds)
 	delete(r.unsure, app)
-	delete(r.prepared, app)
+	r.setKinds(r.prepared, app, nil)
 	for _, o := range objs {
 		delete(r.drifted, objectRef(o)) // a sync applied every object: status.drift is cleared
 	}
@@ -211,9 +211,9 @@ func (r *DriftReconciler) Forget(ctx context.Context, app types.NamespacedName) 
 		delete(r.retryAt, d.ref)
 	}
 	delete(r.desired, app)
-	delete(r.desiredKinds, app)
+	r.setKinds(r.desiredKinds, app, nil)
 	delete(r.unsure, app)
-	delete(r.prepared, app)
+	r.setKinds(r.prepared, app, nil)
 	delete(r.pending, app)
 	r.mu.Unlock()
 	_ = r.Watches.Sync(ctx, r.kinds())
@@ -256,21 +256,35 @@ func (r *DriftReconciler) Backstop(app types.NamespacedName) int {
 	return len(marked)
 }
 
+// kinds returns the kinds to watch: those of some Application's desired objects or of
+// a sync under way.
 func (r *DriftReconciler) kinds() map[schema.GroupVersionKind]bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	kinds := map[schema.GroupVersionKind]bool{}
-	for _, desired := range r.desiredKinds {
-		for gvk := range desired {
-			kinds[gvk] = true
-		}
-	}
-	for _, prepared := range r.prepared {
-		for gvk := range prepared {
-			kinds[gvk] = true
-		}
+	kinds := make(map[schema.GroupVersionKind]bool, len(r.kindUsers))
+	for gvk := range r.kindUsers {
+		kinds[gvk] = true
 	}
 	return kinds
+}
+
+// setKinds makes kinds the Application's entry of byApp (desiredKinds or prepared; nil
+// removes it) and keeps kindUsers, the number of entries naming each kind, in step.
+// The caller holds r.mu.
+func (r *DriftReconciler) setKinds(byApp map[types.NamespacedName]map[schema.GroupVersionKind]bool, app types.NamespacedName, kinds map[schema.GroupVersionKind]bool) {
+	for gvk := range byApp[app] {
+		if r.kindUsers[gvk]--; r.kindUsers[gvk] <= 0 {
+			delete(r.kindUsers, gvk)
+		}
+	}
+	delete(byApp, app)
+	if kinds == nil {
+		return
+	}
+	byApp[app] = kinds
+	for gvk := range kinds {
+		r.kindUsers[gvk]++
+	}
 }
 
 func (r *DriftReconciler) takePending(app types.NamespacedName) []drift.ObjectRef {
