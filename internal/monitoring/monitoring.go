@@ -49,8 +49,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	// The objects are only read: a cache hands out its own copies, not deep copies of
+	// every Application (a scrape of 1,000 of them would copy each inventory).
 	repos := &gitsyncv1.GitRepositoryList{}
-	if (*r).List(ctx, repos) == nil {
+	if (*r).List(ctx, repos, client.UnsafeDisableDeepCopy) == nil {
 		for i := range repos.Items {
 			o := &repos.Items[i]
 			if !o.Spec.Suspend {
@@ -59,7 +61,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	apps := &gitsyncv1.ApplicationList{}
-	if (*r).List(ctx, apps) == nil {
+	if (*r).List(ctx, apps, client.UnsafeDisableDeepCopy) == nil {
 		for i := range apps.Items {
 			o := &apps.Items[i]
 			if !o.Spec.Suspend {
