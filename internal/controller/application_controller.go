@@ -126,9 +126,7 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 
 	patcher := newStatusPatcher(app, r.Client)
 	s := &syncRun{app: app, started: metav1.NewTime(start), previous: inventoryEntries(app)}
-	s.saveProgress = func(ctx context.Context) error {
-		return patchStatus(ctx, patcher, app, applicationOwnedConditions, false)
-	}
+	s.saveProgress = func(ctx context.Context) { patchProgress(ctx, patcher, app, applicationOwnedConditions) }
 	defer func() {
 		// With autoSync off, a sync request stays pending until a sync ran (applied, or
 		// failed at the apply): waiting for a dependency or a failed build does not use it up.
@@ -192,20 +190,22 @@ type syncRun struct {
 	stop bool
 	// failure is the reason of a failed revision.
 	failure string
-	// saveProgress writes status now, before a long step.
-	saveProgress func(context.Context) error
+	// saveProgress writes status if the step that follows takes long enough to be seen
+	// (see mergePatcher.PatchSoon).
+	saveProgress func(context.Context)
 }
 
 // markProgress sets Reconciling, and Ready=Unknown with the same message (what the sync
-// does now, instead of the last outcome), and writes them, when the run will change
-// something visible: a new revision or a new spec. A routine resync writes nothing.
-func (s *syncRun) markProgress(ctx context.Context, format string, args ...any) error {
+// does now, instead of the last outcome), and writes them if the step takes long enough
+// to be seen, when the run will change something visible: a new revision or a new spec.
+// A routine resync writes nothing.
+func (s *syncRun) markProgress(ctx context.Context, format string, args ...any) {
 	app := s.app
 	if s.revision == app.Status.LastAppliedRevision && app.Generation == app.Status.ObservedGeneration &&
 		conditions.IsReady(app) {
-		return nil
+		return
 	}
 	conditions.MarkReconciling(app, gitsyncv1.ProgressingReason, format, args...)
 	conditions.MarkUnknown(app, gitsyncv1.ReadyCondition, gitsyncv1.ProgressingReason, format, args...)
-	return client.IgnoreNotFound(s.saveProgress(ctx))
+	s.saveProgress(ctx)
 }

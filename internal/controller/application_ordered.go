@@ -69,7 +69,7 @@ func (r *ApplicationReconciler) applyPlan(ctx context.Context, s *syncRun, manag
 		Progress: func(ctx context.Context, msg string) {
 			conditions.MarkReconciling(app, gitsyncv1.ProgressingReason, "%s", msg)
 			conditions.MarkUnknown(app, gitsyncv1.ReadyCondition, gitsyncv1.ProgressingReason, "%s", msg)
-			_ = s.saveProgress(ctx)
+			s.saveProgress(ctx)
 		},
 	}
 	out, err := runner.Run(ctx, s.plan, phase.Options{Hooks: hooks, Apply: opts})

@@ -226,9 +226,7 @@ func (r *ApplicationReconciler) reconcileApply(ctx context.Context, s *syncRun) 
 	who := identity(app, r.DefaultServiceAccount)
 	app.Status.ServiceAccount = who
 
-	if err := s.markProgress(ctx, "applying revision %s", s.revision); err != nil {
-		return ctrl.Result{}, err
-	}
+	s.markProgress(ctx, "applying revision %s", s.revision)
 	if r.Drift != nil {
 		r.Drift.Prepare(ctx, client.ObjectKeyFromObject(app), s.objects)
 	}
@@ -319,9 +317,7 @@ func (r *ApplicationReconciler) reconcileHealth(ctx context.Context, s *syncRun)
 	app := s.app
 	entries := inventoryEntries(app)
 	if app.Spec.Wait {
-		if err := s.markProgress(ctx, "waiting for %d objects to be healthy", len(entries)); err != nil {
-			return ctrl.Result{}, err
-		}
+		s.markProgress(ctx, "waiting for %d objects to be healthy", len(entries))
 		if err := s.manager.Wait(ctx, entries, app.GetTimeout().Duration); err != nil {
 			r.recordHealth(ctx, s)
 			return r.failRevision(s, gitsyncv1.HealthCheckFailedReason, fmt.Errorf("health check of revision %s: %w", s.revision, err))

@@ -77,14 +77,13 @@ func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		reconcileDuration.WithLabelValues(gitsyncv1.GitRepositoryKind).Observe(r.now().Sub(start).Seconds())
 	}()
 
-	// Progress is written before the remote calls (they can take up to spec.timeout) when
-	// a fetch is likely: a new object or a new spec. A routine poll writes nothing unless
-	// its outcome changes status, so a quiet repository costs no API writes.
+	// Progress is shown during the remote calls (they can take up to spec.timeout) when a
+	// fetch is likely, a new object or a new spec, and the fetch takes long enough to be
+	// seen. A routine poll writes nothing unless its outcome changes status, so a quiet
+	// repository costs no API writes.
 	conditions.MarkReconciling(obj, gitsyncv1.ProgressingReason, "fetching %s", redactURL(obj.Spec.URL))
 	if obj.Status.Artifact == nil || obj.Generation != obj.Status.ObservedGeneration {
-		if err := patchStatus(ctx, patcher, obj, gitRepositoryOwnedConditions, false); err != nil {
-			return ctrl.Result{}, err
-		}
+		patchProgress(ctx, patcher, obj, gitRepositoryOwnedConditions)
 	}
 
 	return r.reconcileSource(ctx, obj)

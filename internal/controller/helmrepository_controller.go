@@ -68,9 +68,7 @@ func (r *HelmRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	}()
 	conditions.MarkReconciling(obj, gitsyncv1.ProgressingReason, "fetching %s", chartrepo.Redact(obj.Spec.URL))
 	if obj.Status.Artifact == nil || obj.Generation != obj.Status.ObservedGeneration {
-		if err := patchStatus(ctx, patcher, obj, helmRepositoryOwnedConditions, false); err != nil {
-			return ctrl.Result{}, err
-		}
+		patchProgress(ctx, patcher, obj, helmRepositoryOwnedConditions)
 	}
 	return r.reconcileIndex(ctx, obj)
 }

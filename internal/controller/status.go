@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -47,23 +49,95 @@ func patchStatus(ctx context.Context, patcher statusPatcher, obj statusObject, o
 	return nil
 }
 
+// patchProgress writes the progress a step announced (Reconciling, Ready=Unknown) if the
+// step is still running after the patcher's delay (mergePatcher.PatchSoon).
+func patchProgress(ctx context.Context, patcher *mergePatcher, obj statusObject, owned []string) {
+	patcher.PatchSoon(ctx, obj, patch.WithOwnedConditions{Conditions: owned}, patch.WithFieldOwner(gitsyncv1.FieldManager))
+}
+
+// progressDelay is how long a step runs before the progress it announced is written
+// (see mergePatcher.PatchSoon): a sync or a fetch that ends sooner writes status once.
+const progressDelay = 2 * time.Second
+
 // newStatusPatcher returns a statusPatcher that writes all of a status change, conditions
 // included, in one merge patch of the status subresource (fluxcd's helper sends the
 // conditions and the rest of status in two), and metadata and spec changes in another.
 // It suits kinds whose conditions only their own controller writes: the conditions list
 // is sent whole when it changed.
 func newStatusPatcher(obj client.Object, c client.Client) *mergePatcher {
-	return &mergePatcher{client: c, before: obj.DeepCopyObject().(client.Object)}
+	return &mergePatcher{client: c, before: obj.DeepCopyObject().(client.Object), delay: progressDelay}
 }
 
 type mergePatcher struct {
 	client client.Client
+	delay  time.Duration
+
+	mu     sync.Mutex
 	before client.Object
+	// pending is the progress write that PatchSoon armed; the next Patch supersedes it.
+	pending *pendingPatch
+	// wrote is set when a progress write went out since the last Patch: the object
+	// being reconciled still has the resourceVersion and managedFields of before it.
+	wrote bool
+}
+
+type pendingPatch struct {
+	obj   client.Object
+	opts  []patch.Option
+	timer *time.Timer
+}
+
+// PatchSoon writes the status that obj has now (a copy) once the patcher's delay has
+// passed, unless Patch comes first: progress ("applying revision X") is shown for the
+// steps that take long enough to be seen, and a step that ends sooner costs no write.
+// A PatchSoon while one is pending replaces what that one writes. A failed write is
+// only logged: the next Patch writes status anyway.
+func (p *mergePatcher) PatchSoon(ctx context.Context, obj client.Object, opts ...patch.Option) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	snapshot := obj.DeepCopyObject().(client.Object)
+	if p.pending != nil {
+		p.pending.obj, p.pending.opts = snapshot, opts
+		return
+	}
+	pending := &pendingPatch{obj: snapshot, opts: opts}
+	pending.timer = time.AfterFunc(p.delay, func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.pending != pending {
+			return // superseded
+		}
+		p.pending = nil
+		if err := p.patch(ctx, pending.obj, pending.opts...); err != nil && !apierrors.IsNotFound(err) {
+			ctrl.LoggerFrom(ctx).Info("writing progress", "error", err.Error())
+			return
+		}
+		p.wrote = true
+	})
+	p.pending = pending
 }
 
 // Patch implements statusPatcher; of opts, it honours the field owner and
-// WithStatusObservedGeneration.
+// WithStatusObservedGeneration. It cancels a pending PatchSoon.
 func (p *mergePatcher) Patch(ctx context.Context, obj client.Object, opts ...patch.Option) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pending != nil {
+		p.pending.timer.Stop()
+		p.pending = nil
+	}
+	if p.wrote {
+		// The progress write moved these on the server (and in before): the patches
+		// below must not carry the old ones back.
+		obj.SetResourceVersion(p.before.GetResourceVersion())
+		obj.SetManagedFields(p.before.GetManagedFields())
+		p.wrote = false
+	}
+	return p.patch(ctx, obj, opts...)
+}
+
+// patch writes what changed in obj since before; the caller holds p.mu.
+func (p *mergePatcher) patch(ctx context.Context, obj client.Object, opts ...patch.Option) error {
 	o := &patch.HelperOptions{}
 	for _, opt := range opts {
 		opt.ApplyToHelper(o)
