@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,7 +34,8 @@ import (
 // (default 100x20, the CI-sized run; 1000x20 is the workload, run by hand with
 // -timeout 60m) and GITSYNC_BENCH_IDLE_WINDOW (a Go duration, default 3m). To compare
 // settings, GITSYNC_BENCH_CONCURRENT and GITSYNC_BENCH_QPS override the operator's
-// --concurrent and --kube-api-qps defaults.
+// --concurrent and --kube-api-qps defaults; GITSYNC_BENCH_COLD_CPUPROFILE=FILE profiles
+// this process during the cold phase.
 func scaleOf(b *testing.B) (apps, objects int, idle time.Duration) {
 	apps, objects, idle = 100, 20, 3*time.Minute
 	if s := os.Getenv("GITSYNC_BENCH_SCALE"); s != "" {
@@ -92,11 +94,13 @@ func BenchmarkScale(b *testing.B) {
 		waitAllReady(b, ns, []string{hotName}, time.Minute)
 		before, beforeDetail := op.counter.Snapshot(), op.counter.DetailSnapshot()
 		start := time.Now()
+		stopProfile := coldProfile(b)
 		b.StartTimer()
 		createPairs(b, ns, names, srv)
 		pushDuringCold := hot.pushAndWait(b, op.webhook, 1)
 		waitAllReady(b, ns, names, 30*time.Minute)
 		b.StopTimer()
+		stopProfile()
 		cold := time.Since(start)
 		coldCounts, coldDetail := op.counter.Since(before), op.counter.DetailSince(beforeDetail)
 		time.Sleep(2 * time.Second) // the last status writes land
@@ -347,6 +351,27 @@ func (h *hotApp) pushAndWait(b *testing.B, addr string, v int) time.Duration {
 			b.Fatalf("push %d not applied in 10m", v)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// coldProfile writes a CPU profile of this process (the operator, the Git server and
+// the benchmark's own watch) from the start of the cold phase to its end into the file
+// GITSYNC_BENCH_COLD_CPUPROFILE names, when set; the returned func stops it.
+func coldProfile(b *testing.B) (stop func()) {
+	path := os.Getenv("GITSYNC_BENCH_COLD_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
 	}
 }
 
