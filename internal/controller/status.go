@@ -76,31 +76,36 @@ type mergePatcher struct {
 	before client.Object
 	// pending is the progress write that PatchSoon armed; the next Patch supersedes it.
 	pending *pendingPatch
-	// wrote is set when a progress write went out since the last Patch: the object
-	// being reconciled still has the resourceVersion and managedFields of before it.
-	wrote bool
 }
 
 type pendingPatch struct {
 	obj   client.Object
-	opts  []patch.Option
+	owner string
 	timer *time.Timer
 }
 
 // PatchSoon writes the status that obj has now (a copy) once the patcher's delay has
 // passed, unless Patch comes first: progress ("applying revision X") is shown for the
 // steps that take long enough to be seen, and a step that ends sooner costs no write.
-// A PatchSoon while one is pending replaces what that one writes. A failed write is
-// only logged: the next Patch writes status anyway.
+// A PatchSoon while one is pending replaces what that one writes. Only status is
+// written; of opts, the field owner is honoured. A failed write is only logged: the
+// next Patch writes status anyway.
 func (p *mergePatcher) PatchSoon(ctx context.Context, obj client.Object, opts ...patch.Option) {
+	o := &patch.HelperOptions{}
+	for _, opt := range opts {
+		opt.ApplyToHelper(o)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	snapshot := obj.DeepCopyObject().(client.Object)
 	if p.pending != nil {
-		p.pending.obj, p.pending.opts = snapshot, opts
+		p.pending.obj, p.pending.owner = snapshot, o.FieldOwner
 		return
 	}
-	pending := &pendingPatch{obj: snapshot, opts: opts}
+	// The write may come after the step that armed it returned (a phase's wait has its
+	// own context): it keeps the context's values, not its deadline.
+	ctx = context.WithoutCancel(ctx)
+	pending := &pendingPatch{obj: snapshot, owner: o.FieldOwner}
 	pending.timer = time.AfterFunc(p.delay, func() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
@@ -108,13 +113,44 @@ func (p *mergePatcher) PatchSoon(ctx context.Context, obj client.Object, opts ..
 			return // superseded
 		}
 		p.pending = nil
-		if err := p.patch(ctx, pending.obj, pending.opts...); err != nil && !apierrors.IsNotFound(err) {
+		if err := p.patchProgress(ctx, pending); err != nil && !apierrors.IsNotFound(err) {
 			ctrl.LoggerFrom(ctx).Info("writing progress", "error", err.Error())
-			return
 		}
-		p.wrote = true
 	})
 	p.pending = pending
+}
+
+// patchProgress writes the status of a pending PatchSoon and makes it the status of
+// before, whose metadata and spec stay those the reconcile started from: the next
+// Patch then sends what changed in status since the progress, and in metadata and spec
+// only what the reconcile itself changed (never the server's newer resourceVersion or
+// someone else's edit, read back). The caller holds p.mu.
+func (p *mergePatcher) patchProgress(ctx context.Context, pending *pendingPatch) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	sent, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pending.obj)
+	if err != nil {
+		return err
+	}
+	var opts []client.SubResourcePatchOption
+	if pending.owner != "" {
+		opts = append(opts, client.FieldOwner(pending.owner))
+	}
+	// The copy is written: the server's answer lands in it, not in what before keeps.
+	if err := p.client.Status().Patch(ctx, pending.obj.DeepCopyObject().(client.Object), client.MergeFrom(p.before), opts...); err != nil {
+		return err
+	}
+	before, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p.before)
+	if err != nil {
+		return err
+	}
+	before["status"] = sent["status"]
+	next := p.before.DeepCopyObject().(client.Object)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(before, next); err != nil {
+		return err
+	}
+	p.before = next
+	return nil
 }
 
 // Patch implements statusPatcher; of opts, it honours the field owner and
@@ -125,13 +161,6 @@ func (p *mergePatcher) Patch(ctx context.Context, obj client.Object, opts ...pat
 	if p.pending != nil {
 		p.pending.timer.Stop()
 		p.pending = nil
-	}
-	if p.wrote {
-		// The progress write moved these on the server (and in before): the patches
-		// below must not carry the old ones back.
-		obj.SetResourceVersion(p.before.GetResourceVersion())
-		obj.SetManagedFields(p.before.GetManagedFields())
-		p.wrote = false
 	}
 	return p.patch(ctx, obj, opts...)
 }

@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -19,7 +20,8 @@ import (
 
 // Progress is written only for a step that outlasts the patcher's delay: a fast step
 // writes status once, at its end; a slow one shows its progress meanwhile, and the final
-// write follows it (no conflict, no metadata write, the progress gone).
+// write follows it (no conflict, no metadata write, the progress gone, another writer's
+// edit kept).
 func TestProgressIsWrittenOnlyForSlowSteps(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
@@ -78,6 +80,18 @@ func TestProgressIsWrittenOnlyForSlowSteps(t *testing.T) {
 	g.Eventually(func(g Gomega) *metav1.Condition {
 		return apimeta.FindStatusCondition(server(g).Status.Conditions, gitsyncv1.ReconcilingCondition)
 	}).WithTimeout(5 * time.Second).WithPolling(50 * time.Millisecond).ShouldNot(BeNil())
+	// Someone else edits the object meanwhile (a webhook's request): the writes that
+	// follow must not undo it, nor conflict with the resourceVersion it moved.
+	g.Expect(env.Client.Patch(ctx, &gitsyncv1.GitRepository{ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: ns}},
+		client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"gitsync.dev/requested-at":"now"}}}`)))).To(Succeed())
+	// A second step's progress shows too.
+	conditions.MarkReconciling(obj, gitsyncv1.ProgressingReason, "checking out")
+	patchProgress(ctx, p, obj, gitRepositoryOwnedConditions)
+	g.Eventually(func(g Gomega) string {
+		c := apimeta.FindStatusCondition(server(g).Status.Conditions, gitsyncv1.ReconcilingCondition)
+		g.Expect(c).NotTo(BeNil())
+		return c.Message
+	}).WithTimeout(5 * time.Second).WithPolling(50 * time.Millisecond).Should(Equal("checking out"))
 	obj.Status.Artifact = &gitsyncv1.Artifact{Revision: "main@sha1:0123456789012345678901234567890123456789", LastUpdateTime: metav1.Now()}
 	finish(obj, p, "slow")
 	got := server(g)
@@ -85,5 +99,6 @@ func TestProgressIsWrittenOnlyForSlowSteps(t *testing.T) {
 	g.Expect(apimeta.FindStatusCondition(got.Status.Conditions, gitsyncv1.ReadyCondition).Message).To(Equal("slow"))
 	g.Expect(got.Status.Artifact).NotTo(BeNil())
 	g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
-	g.Expect(writes(before)).To(Equal(map[string]int{"patch gitrepositories/status": 2}))
+	g.Expect(got.Annotations).To(HaveKeyWithValue("gitsync.dev/requested-at", "now"))
+	g.Expect(writes(before)).To(Equal(map[string]int{"patch gitrepositories/status": 3}))
 }
