@@ -96,9 +96,11 @@ type Options struct {
 	// dry-run, no read, no apply) and reported unchanged.
 	Unchanged func(*unstructured.Unstructured) bool
 	// Owners, when set, reads owner labels from a watch cache of the objects that carry
-	// one (the drift watches): a new object whose kind the cache holds is checked for
-	// another owner without a request, and read (one GET, through the Manager's client)
-	// only when the cache names another owner.
+	// one (the drift watches). In a set applied directly (one stage, without Force), a
+	// new object whose kind the cache holds is checked for another owner without a
+	// request, and read (one GET, through the Manager's client) only when the cache
+	// names another owner; one the cache does not know but that exists is checked again
+	// on the live copy the apply reads to compare it (the cache may lag).
 	Owners OwnerLookup
 }
 
@@ -134,7 +136,14 @@ func (m *Manager) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 	}
 	sort.Sort(ssa.SortableUnstructureds(set))
 
-	if err := m.checkOwners(ctx, set, opts.Previous, opts.Owners, opts.OwnerReleased); err != nil {
+	// The watch cache answers the owner check only for a set applied directly, whose
+	// apply reads every existing object live and checks its owner again (see plan).
+	lookup := opts.Owners
+	if opts.Force || !onlyLastStage(set) {
+		lookup = nil
+	}
+	cachedOwners, err := m.checkOwners(ctx, set, opts.Previous, lookup, opts.OwnerReleased)
+	if err != nil {
 		return nil, err
 	}
 	if err := m.respectIgnored(ctx, set, opts.Ignore); err != nil {
@@ -166,7 +175,7 @@ func (m *Manager) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 			}
 		}
 	}
-	result := &Result{unchanged: unchanged}
+	result := &Result{unchanged: unchanged, cachedOwners: cachedOwners, released: opts.OwnerReleased}
 	var first, rest []*unstructured.Unstructured
 	for _, o := range set {
 		if utils.IsClusterDefinition(o) {

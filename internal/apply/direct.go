@@ -36,7 +36,7 @@ func (m *Manager) applyDirect(ctx context.Context, objs []*unstructured.Unstruct
 			actions[i] = ssa.UnchangedAction
 			return
 		}
-		actions[i], errs[i] = m.plan(ctx, obj)
+		actions[i], errs[i] = m.plan(ctx, obj, result)
 	})
 	var failures []*ObjectError
 	for i, err := range errs {
@@ -44,7 +44,7 @@ func (m *Manager) applyDirect(ctx context.Context, objs []*unstructured.Unstruct
 		case err == nil:
 		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 			return fmt.Errorf("dry-running %s: %w", utils.FmtUnstructured(objs[i]), err)
-		case errors.As(err, new(*readError)):
+		case errors.As(err, new(*readError)), errors.As(err, new(*ConflictError)):
 			return err
 		default:
 			failures = append(failures, &ObjectError{Subject: utils.FmtUnstructured(objs[i]), Immutable: isImmutableError(err), Err: err})
@@ -87,7 +87,9 @@ func (e *readError) Error() string { return e.err.Error() }
 func (e *readError) Unwrap() error { return e.err }
 
 // plan dry-runs obj and says what applying it does: create it, configure it, or nothing.
-func (m *Manager) plan(ctx context.Context, obj *unstructured.Unstructured) (ssa.Action, error) {
+// An existing object whose owner check the watch cache answered is checked again on
+// the live copy read here (a *ConflictError when another Application holds it).
+func (m *Manager) plan(ctx context.Context, obj *unstructured.Unstructured, result *Result) (ssa.Action, error) {
 	dry := obj.DeepCopy()
 	utils.RemoveCABundleFromCRD(dry)
 	if err := m.client.Patch(ctx, dry, client.Apply, client.DryRunAll, client.ForceOwnership,
@@ -104,6 +106,13 @@ func (m *Manager) plan(ctx context.Context, obj *unstructured.Unstructured) (ssa
 			return ssa.CreatedAction, nil
 		}
 		return "", &readError{fmt.Errorf("reading %s: %w", utils.FmtUnstructured(obj), err)}
+	}
+	if result.cachedOwners[EntryOf(obj).ID] {
+		if other, ok := ownerOf(existing.GetLabels()); ok {
+			if err := m.conflict(ctx, obj, other, result.released); err != nil {
+				return "", err
+			}
+		}
 	}
 	if changes(existing, dry) {
 		return ssa.ConfiguredAction, nil

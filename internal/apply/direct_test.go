@@ -65,7 +65,8 @@ func TestApplyRequestsPerObject(t *testing.T) {
 // With an owner lookup that holds the kind (the drift watches), the owner check of new
 // objects sends nothing: a cold apply is one dry-run and one apply per object. An object
 // the cache labels for another Application is read once (through the Manager's own
-// client) to confirm it, and the conflict is reported as before.
+// client) to confirm it, and the conflict is reported as before; one the cache does not
+// know yet is caught on the live read of the existing object.
 func TestApplyOwnerCheckFromCache(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
@@ -109,6 +110,18 @@ func TestApplyOwnerCheckFromCache(t *testing.T) {
 	g.Expect(conflict.Owner).To(Equal(x))
 	g.Expect(counter.Since(before)).To(Equal(map[string]int{"get": 1}))
 	g.Expect(current(t, objs[0]).Object["data"]).To(Equal(map[string]any{"key": "x"}))
+
+	// A cache that lags (it does not know x's cm-1 yet): the live read the apply makes
+	// of an existing object finds x's labels, and nothing is written.
+	delete(labelled, ns+"/cm-1")
+	before = counter.Snapshot()
+	_, err = New(c, c, y).Apply(ctx, []*unstructured.Unstructured{configMap(t, ns, "cm-1", "y"), configMap(t, ns, "cm-y", "y")},
+		Options{Owners: lookup})
+	g.Expect(errors.As(err, &conflict)).To(BeTrue(), "error: %v", err)
+	g.Expect(conflict.Owner).To(Equal(x))
+	g.Expect(counter.Since(before)).To(Equal(map[string]int{"dry-run-patch": 2, "get": 1}))
+	g.Expect(current(t, objs[1]).Object["data"]).To(Equal(map[string]any{"key": "x"}))
+	g.Expect(exists(t, configMap(t, ns, "cm-y", "y"))).To(BeFalse())
 
 	// A stale cache entry (x let go of the object since: its labels are gone) is no
 	// conflict: the GET shows the object as it is.

@@ -141,6 +141,11 @@ type Result struct {
 
 	// unchanged holds the IDs of the objects Options.Unchanged vouched for.
 	unchanged map[string]bool
+	// cachedOwners holds the IDs of the new objects whose owner check the watch cache
+	// answered (Options.Owners): one that turns out to exist is checked again on the
+	// live copy the apply reads anyway, with released.
+	cachedOwners map[string]bool
+	released     ReleasedFunc
 }
 
 // Count returns how many changes have the given action.

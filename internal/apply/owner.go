@@ -86,11 +86,13 @@ type OwnerLookup func(gvk schema.GroupVersionKind, namespace, name string) (owne
 // that do not exist yet (or whose kind does not exist yet) are fine. When lookup's
 // cache holds an object's kind, it answers without a request: an object it names
 // another owner of is then read (one GET) to confirm, through the Manager's client, so
-// that an impersonated Application learns nothing its own rights do not show. Other
-// new objects are read one GET each, or, when there are listThreshold or more of one
-// kind in one namespace, with one metadata LIST of that kind's objects carrying an
-// owner label (a cold start of 20 ConfigMaps is one request, not 20).
-func (m *Manager) checkOwners(ctx context.Context, objs []*unstructured.Unstructured, previous []Entry, lookup OwnerLookup, released ReleasedFunc) error {
+// that an impersonated Application learns nothing its own rights do not show; the IDs
+// of the objects it vouched for are returned (the cache lags the API server a little:
+// the caller checks them again when it reads them). Other new objects are read one GET
+// each, or, when there are listThreshold or more of one kind in one namespace, with one
+// metadata LIST of that kind's objects carrying an owner label (a cold start of 20
+// ConfigMaps is one request, not 20).
+func (m *Manager) checkOwners(ctx context.Context, objs []*unstructured.Unstructured, previous []Entry, lookup OwnerLookup, released ReleasedFunc) (cached map[string]bool, err error) {
 	known := make(map[string]bool, len(previous))
 	for _, e := range previous {
 		known[e.ID] = true
@@ -111,6 +113,11 @@ func (m *Manager) checkOwners(ctx context.Context, objs []*unstructured.Unstruct
 			if synced {
 				if labelled && owner != m.owner {
 					confirm = append(confirm, i)
+				} else {
+					if cached == nil {
+						cached = map[string]bool{}
+					}
+					cached[EntryOf(obj).ID] = true
 				}
 				continue
 			}
@@ -163,10 +170,10 @@ func (m *Manager) checkOwners(ctx context.Context, objs []*unstructured.Unstruct
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return cached, nil
 }
 
 // listOwners returns the owners of the objects of one kind in one namespace that carry

@@ -175,6 +175,8 @@ func (r *DriftReconciler) owners(gvk schema.GroupVersionKind, namespace, name st
 	if m == nil {
 		return apply.Owner{}, false, synced
 	}
-	o, ok := drift.OwnerOf(m.GetLabels())
-	return apply.Owner{Name: o.Name, Namespace: o.Namespace}, ok, synced
+	// Labelled as apply reads labels: the label's presence, whatever its value.
+	labels := m.GetLabels()
+	name, ok := labels[gitsyncv1.ApplicationLabel]
+	return apply.Owner{Name: name, Namespace: labels[gitsyncv1.ApplicationNamespaceLabel]}, ok, synced
 }
