@@ -9,8 +9,6 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gitsync-dev/gitsync/internal/testutil/apicount"
 )
@@ -24,10 +22,7 @@ func TestApplyRequestsPerObject(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := env.Namespace(t)
-	counter := apicount.New()
-	cfg := rest.CopyConfig(env.Config)
-	counter.Wrap(cfg)
-	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	counter, c, err := apicount.NewClient(env.Config, env.Scheme)
 	g.Expect(err).NotTo(HaveOccurred())
 	m := New(c, c, Owner{Name: "app", Namespace: ns})
 	_, err = c.RESTMapper().RESTMapping(schema.GroupKind{Kind: "ConfigMap"}, "v1") // discovery, once
@@ -72,10 +67,7 @@ func TestApplyOwnerCheckFromCache(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := env.Namespace(t)
-	counter := apicount.New()
-	cfg := rest.CopyConfig(env.Config)
-	counter.Wrap(cfg)
-	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	counter, c, err := apicount.NewClient(env.Config, env.Scheme)
 	g.Expect(err).NotTo(HaveOccurred())
 	_, err = c.RESTMapper().RESTMapping(schema.GroupKind{Kind: "ConfigMap"}, "v1") // discovery, once
 	g.Expect(err).NotTo(HaveOccurred())

@@ -11,7 +11,6 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
@@ -27,10 +26,7 @@ func TestProgressIsWrittenOnlyForSlowSteps(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := env.Namespace(t)
-	counter := apicount.New()
-	cfg := rest.CopyConfig(env.Config)
-	counter.Wrap(cfg)
-	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	counter, c, err := apicount.NewClient(env.Config, env.Scheme)
 	g.Expect(err).NotTo(HaveOccurred())
 	// Suspended: the suite's controller leaves it to this test.
 	g.Expect(env.Client.Create(ctx, &gitsyncv1.GitRepository{

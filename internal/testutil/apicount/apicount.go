@@ -10,7 +10,9 @@ import (
 	"strings"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
@@ -28,6 +30,15 @@ type Counter struct {
 // New returns an empty Counter.
 func New() *Counter {
 	return &Counter{counts: map[string]int{}, byNamespace: map[string]map[string]int{}, detail: map[string]int{}}
+}
+
+// NewClient returns a Counter and a client of a copy of base whose requests it counts.
+func NewClient(base *rest.Config, scheme *runtime.Scheme) (*Counter, client.Client, error) {
+	c := New()
+	cfg := rest.CopyConfig(base)
+	c.Wrap(cfg)
+	cl, err := client.New(cfg, client.Options{Scheme: scheme})
+	return c, cl, err
 }
 
 // Wrap makes cfg's clients count through c. Call it before building clients from cfg.
