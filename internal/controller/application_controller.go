@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -79,6 +80,8 @@ type ApplicationReconciler struct {
 	// fetch again, so that it asks once per revision and then backs off.
 	refreshMu sync.Mutex
 	refreshes map[types.NamespacedName]refreshAsked
+	// written holds the version of each Application's last status write.
+	written writtenVersions
 }
 
 // +kubebuilder:rbac:groups=gitsync.dev,resources=applications,verbs=get;list;watch;update;patch
@@ -97,7 +100,16 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	start := r.now()
 	app := &gitsyncv1.Application{}
 	if err := r.Get(ctx, req.NamespacedName, app); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.written.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if r.written.stale(req.NamespacedName, app.ResourceVersion) {
+		// The cache has not seen the status this reconciler wrote last (see writtenVersions).
+		if err := r.APIReader.Get(ctx, req.NamespacedName, app); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
 	}
 	if !r.Shard.Owns(app) { // its gitsync.dev/shard label moved it to another replica
 		if r.Drift != nil {
@@ -138,6 +150,7 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			r.Drift.CheckAll(req.NamespacedName)
 		}
 		retErr = errors.Join(retErr, patchStatus(ctx, patcher, app, applicationOwnedConditions, true))
+		r.written.remember(req.NamespacedName, app.ResourceVersion)
 		reconcileDuration.WithLabelValues(gitsyncv1.ApplicationKind).Observe(r.now().Sub(start).Seconds())
 	}()
 
