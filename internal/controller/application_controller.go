@@ -138,7 +138,7 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 
 	patcher := newStatusPatcher(app, r.Client)
 	s := &syncRun{app: app, started: metav1.NewTime(start), previous: inventoryEntries(app)}
-	s.saveProgress = func(ctx context.Context) { patchProgress(ctx, patcher, app, applicationOwnedConditions) }
+	s.saveProgress = func(ctx context.Context) { patcher.PatchSoon(ctx, app) }
 	defer func() {
 		// With autoSync off, a sync request stays pending until a sync ran (applied, or
 		// failed at the apply): waiting for a dependency or a failed build does not use it up.

@@ -83,7 +83,7 @@ func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	// repository costs no API writes.
 	conditions.MarkReconciling(obj, gitsyncv1.ProgressingReason, "fetching %s", redactURL(obj.Spec.URL))
 	if obj.Status.Artifact == nil || obj.Generation != obj.Status.ObservedGeneration {
-		patchProgress(ctx, patcher, obj, gitRepositoryOwnedConditions)
+		patcher.PatchSoon(ctx, obj)
 	}
 
 	return r.reconcileSource(ctx, obj)

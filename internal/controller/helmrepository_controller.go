@@ -68,7 +68,7 @@ func (r *HelmRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	}()
 	conditions.MarkReconciling(obj, gitsyncv1.ProgressingReason, "fetching %s", chartrepo.Redact(obj.Spec.URL))
 	if obj.Status.Artifact == nil || obj.Generation != obj.Status.ObservedGeneration {
-		patchProgress(ctx, patcher, obj, helmRepositoryOwnedConditions)
+		patcher.PatchSoon(ctx, obj)
 	}
 	return r.reconcileIndex(ctx, obj)
 }

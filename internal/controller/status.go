@@ -49,12 +49,6 @@ func patchStatus(ctx context.Context, patcher statusPatcher, obj statusObject, o
 	return nil
 }
 
-// patchProgress writes the progress a step announced (Reconciling, Ready=Unknown) if the
-// step is still running after the patcher's delay (mergePatcher.PatchSoon).
-func patchProgress(ctx context.Context, patcher *mergePatcher, obj statusObject, owned []string) {
-	patcher.PatchSoon(ctx, obj, patch.WithOwnedConditions{Conditions: owned}, patch.WithFieldOwner(gitsyncv1.FieldManager))
-}
-
 // progressDelay is how long a step runs before the progress it announced is written
 // (see mergePatcher.PatchSoon): a sync or a fetch that ends sooner writes status once.
 const progressDelay = 2 * time.Second
@@ -80,7 +74,6 @@ type mergePatcher struct {
 
 type pendingPatch struct {
 	obj   client.Object
-	owner string
 	timer *time.Timer
 }
 
@@ -88,24 +81,20 @@ type pendingPatch struct {
 // passed, unless Patch comes first: progress ("applying revision X") is shown for the
 // steps that take long enough to be seen, and a step that ends sooner costs no write.
 // A PatchSoon while one is pending replaces what that one writes. Only status is
-// written; of opts, the field owner is honoured. A failed write is only logged: the
-// next Patch writes status anyway.
-func (p *mergePatcher) PatchSoon(ctx context.Context, obj client.Object, opts ...patch.Option) {
-	o := &patch.HelperOptions{}
-	for _, opt := range opts {
-		opt.ApplyToHelper(o)
-	}
+// written, as gitsync's field manager. A failed write is only logged: the next Patch
+// writes status anyway.
+func (p *mergePatcher) PatchSoon(ctx context.Context, obj client.Object) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	snapshot := obj.DeepCopyObject().(client.Object)
 	if p.pending != nil {
-		p.pending.obj, p.pending.owner = snapshot, o.FieldOwner
+		p.pending.obj = snapshot
 		return
 	}
 	// The write may come after the step that armed it returned (a phase's wait has its
 	// own context): it keeps the context's values, not its deadline.
 	ctx = context.WithoutCancel(ctx)
-	pending := &pendingPatch{obj: snapshot, owner: o.FieldOwner}
+	pending := &pendingPatch{obj: snapshot}
 	pending.timer = time.AfterFunc(p.delay, func() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
@@ -113,31 +102,28 @@ func (p *mergePatcher) PatchSoon(ctx context.Context, obj client.Object, opts ..
 			return // superseded
 		}
 		p.pending = nil
-		if err := p.patchProgress(ctx, pending); err != nil && !apierrors.IsNotFound(err) {
+		if err := p.writePending(ctx, pending); err != nil && !apierrors.IsNotFound(err) {
 			ctrl.LoggerFrom(ctx).Info("writing progress", "error", err.Error())
 		}
 	})
 	p.pending = pending
 }
 
-// patchProgress writes the status of a pending PatchSoon and makes it the status of
+// writePending writes the status of a pending PatchSoon and makes it the status of
 // before, whose metadata and spec stay those the reconcile started from: the next
 // Patch then sends what changed in status since the progress, and in metadata and spec
 // only what the reconcile itself changed (never the server's newer resourceVersion or
 // someone else's edit, read back). The caller holds p.mu.
-func (p *mergePatcher) patchProgress(ctx context.Context, pending *pendingPatch) error {
+func (p *mergePatcher) writePending(ctx context.Context, pending *pendingPatch) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	sent, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pending.obj)
 	if err != nil {
 		return err
 	}
-	var opts []client.SubResourcePatchOption
-	if pending.owner != "" {
-		opts = append(opts, client.FieldOwner(pending.owner))
-	}
 	// The copy is written: the server's answer lands in it, not in what before keeps.
-	if err := p.client.Status().Patch(ctx, pending.obj.DeepCopyObject().(client.Object), client.MergeFrom(p.before), opts...); err != nil {
+	if err := p.client.Status().Patch(ctx, pending.obj.DeepCopyObject().(client.Object), client.MergeFrom(p.before),
+		client.FieldOwner(gitsyncv1.FieldManager)); err != nil {
 		return err
 	}
 	before, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p.before)

@@ -53,7 +53,7 @@ func TestProgressIsWrittenOnlyForSlowSteps(t *testing.T) {
 		p := newStatusPatcher(obj, c)
 		p.delay = delay
 		conditions.MarkReconciling(obj, gitsyncv1.ProgressingReason, "fetching")
-		patchProgress(ctx, p, obj, gitRepositoryOwnedConditions)
+		p.PatchSoon(ctx, obj)
 		return obj, p
 	}
 	finish := func(obj *gitsyncv1.GitRepository, p *mergePatcher, msg string) {
@@ -82,7 +82,7 @@ func TestProgressIsWrittenOnlyForSlowSteps(t *testing.T) {
 		client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"gitsync.dev/requested-at":"now"}}}`)))).To(Succeed())
 	// A second step's progress shows too.
 	conditions.MarkReconciling(obj, gitsyncv1.ProgressingReason, "checking out")
-	patchProgress(ctx, p, obj, gitRepositoryOwnedConditions)
+	p.PatchSoon(ctx, obj)
 	g.Eventually(func(g Gomega) string {
 		c := apimeta.FindStatusCondition(server(g).Status.Conditions, gitsyncv1.ReconcilingCondition)
 		g.Expect(c).NotTo(BeNil())
