@@ -108,7 +108,7 @@ func (m *Manager) plan(ctx context.Context, obj *unstructured.Unstructured, resu
 		return "", &readError{fmt.Errorf("reading %s: %w", utils.FmtUnstructured(obj), err)}
 	}
 	if result.cachedOwners[EntryOf(obj).ID] {
-		if other, ok := ownerOf(existing.GetLabels()); ok {
+		if other, ok := OwnerOf(existing.GetLabels()); ok {
 			if err := m.conflict(ctx, obj, other, result.released); err != nil {
 				return "", err
 			}

@@ -124,7 +124,7 @@ func TestApplyOwnerCheckFromCache(t *testing.T) {
 
 func ownerLabels(t *testing.T, obj *unstructured.Unstructured) Owner {
 	t.Helper()
-	o, ok := ownerOf(obj.GetLabels())
+	o, ok := OwnerOf(obj.GetLabels())
 	if !ok {
 		t.Fatalf("%s has no owner labels", obj.GetName())
 	}

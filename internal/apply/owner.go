@@ -35,9 +35,9 @@ func (o Owner) Labels() map[string]string {
 // String returns "namespace/name".
 func (o Owner) String() string { return o.Namespace + "/" + o.Name }
 
-// ownerOf returns the Owner named by an object's labels, and false when the object
+// OwnerOf returns the Owner named by an object's labels, and false when the object
 // carries no owner label.
-func ownerOf(labels map[string]string) (Owner, bool) {
+func OwnerOf(labels map[string]string) (Owner, bool) {
 	name, ok := labels[gitsyncv1.ApplicationLabel]
 	if !ok {
 		return Owner{}, false
@@ -193,7 +193,7 @@ func (m *Manager) listOwners(ctx context.Context, gvk schema.GroupVersionKind, n
 	}
 	owners := make(map[string]Owner, len(list.Items))
 	for _, item := range list.Items {
-		if o, ok := ownerOf(item.GetLabels()); ok {
+		if o, ok := OwnerOf(item.GetLabels()); ok {
 			owners[item.GetName()] = o
 		}
 	}
@@ -210,7 +210,7 @@ func (m *Manager) checkOwner(ctx context.Context, obj *unstructured.Unstructured
 	case err != nil:
 		return fmt.Errorf("checking the owner of %s: %w", utils.FmtUnstructured(obj), err)
 	}
-	if other, ok := ownerOf(existing.GetLabels()); ok {
+	if other, ok := OwnerOf(existing.GetLabels()); ok {
 		return m.conflict(ctx, obj, other, released)
 	}
 	return nil

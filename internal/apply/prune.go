@@ -62,7 +62,7 @@ func (m *Manager) Prune(ctx context.Context, stale []Entry, options ...PruneOpti
 			errs = append(errs, fmt.Errorf("pruning %s: %w", e.Subject(), err))
 			continue
 		}
-		if owner, ok := ownerOf(existing.GetLabels()); !ok || owner != m.owner {
+		if owner, ok := OwnerOf(existing.GetLabels()); !ok || owner != m.owner {
 			continue // ssa's Delete would skip it too
 		}
 		if PruneDisabled(existing.GetAnnotations()) {

@@ -175,8 +175,6 @@ func (r *DriftReconciler) owners(gvk schema.GroupVersionKind, namespace, name st
 	if m == nil {
 		return apply.Owner{}, false, synced
 	}
-	// Labelled as apply reads labels: the label's presence, whatever its value.
-	labels := m.GetLabels()
-	name, ok := labels[gitsyncv1.ApplicationLabel]
-	return apply.Owner{Name: name, Namespace: labels[gitsyncv1.ApplicationNamespaceLabel]}, ok, synced
+	owner, labelled := apply.OwnerOf(m.GetLabels())
+	return owner, labelled, synced
 }
