@@ -12,6 +12,7 @@ import (
 	"github.com/fluxcd/pkg/ssa/utils"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -60,7 +61,10 @@ func (m *Manager) applyDirect(ctx context.Context, objs []*unstructured.Unstruct
 		}
 		o := objs[i].DeepCopy()
 		utils.RemoveCABundleFromCRD(o)
-		if err := m.client.Patch(ctx, o, client.Apply, client.ForceOwnership, client.FieldOwner(gitsyncv1.FieldManager)); err != nil {
+		// The dry-run validated these very bytes (with the server's default, Warn);
+		// Ignore spares the API server a second strict parse of each body.
+		if err := m.client.Patch(ctx, o, client.Apply, client.ForceOwnership, client.FieldOwner(gitsyncv1.FieldManager),
+			client.FieldValidation(metav1.FieldValidationIgnore)); err != nil {
 			errs[i] = fmt.Errorf("%s apply failed: %w", utils.FmtUnstructured(o), err)
 		}
 	})

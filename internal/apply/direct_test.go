@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"net/http"
+	"sync"
 	"testing"
 
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 
 	"github.com/gitsync-dev/gitsync/internal/testutil/apicount"
 )
@@ -22,7 +26,8 @@ func TestApplyRequestsPerObject(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := env.Namespace(t)
-	counter, c, err := apicount.NewClient(env.Config, env.Scheme)
+	cfg, validation := recordFieldValidation(env.Config)
+	counter, c, err := apicount.NewClient(cfg, env.Scheme)
 	g.Expect(err).NotTo(HaveOccurred())
 	m := New(c, c, Owner{Name: "app", Namespace: ns})
 	_, err = c.RESTMapper().RESTMapping(schema.GroupKind{Kind: "ConfigMap"}, "v1") // discovery, once
@@ -37,6 +42,9 @@ func TestApplyRequestsPerObject(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.Count("created")).To(Equal(10))
 	g.Expect(counter.Since(before)).To(Equal(map[string]int{"list": 1, "dry-run-patch": 10, "patch": 10}))
+	// The dry-runs validate (the server's default); the applies of the same bodies do not
+	// ask for it again.
+	g.Expect(validation()).To(Equal(map[string]int{"dry-run-patch fieldValidation=": 10, "patch fieldValidation=Ignore": 10}))
 
 	before = counter.Snapshot()
 	res, err = m.Apply(ctx, objs, Options{Previous: res.Inventory})
@@ -130,3 +138,30 @@ func ownerLabels(t *testing.T, obj *unstructured.Unstructured) Owner {
 	}
 	return o
 }
+
+// recordFieldValidation returns a copy of base whose clients record the fieldValidation
+// parameter of each PATCH, and a func that returns the counts so far by verb.
+func recordFieldValidation(base *rest.Config) (*rest.Config, func() map[string]int) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	cfg := rest.CopyConfig(base)
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			if req.Method == http.MethodPatch {
+				mu.Lock()
+				seen[apicount.Verb(req)+" fieldValidation="+req.URL.Query().Get("fieldValidation")]++
+				mu.Unlock()
+			}
+			return rt.RoundTrip(req)
+		})
+	}
+	return cfg, func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(seen)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
