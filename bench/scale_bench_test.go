@@ -21,7 +21,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
@@ -200,7 +199,10 @@ func startScaleOperator(b *testing.B, storage string) *scaleOperator {
 	addr := ln.Addr().String()
 	ln.Close()
 	counter := apicount.New()
-	cfg := rest.CopyConfig(env.Config)
+	cfg, err := operatorConfig()
+	if err != nil {
+		b.Fatal(err)
+	}
 	counter.Wrap(cfg)
 	opts := operator.Options{
 		MetricsBindAddress: "0", HealthProbeBindAddress: "0", StoragePath: storage,

@@ -39,7 +39,10 @@ func TestMain(m *testing.M) {
 func startOperator(b *testing.B, storage string) (*apicount.Counter, *rest.Config, manager.Manager) {
 	b.Helper()
 	counter := apicount.New()
-	cfg := rest.CopyConfig(env.Config)
+	cfg, err := operatorConfig()
+	if err != nil {
+		b.Fatal(err)
+	}
 	counter.Wrap(cfg)
 	mgr, err := operator.New(cfg, env.Scheme, operator.Options{
 		MetricsBindAddress: "0", HealthProbeBindAddress: "0", StoragePath: storage, Concurrent: 4,

@@ -14,7 +14,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
@@ -34,7 +33,11 @@ func BenchmarkWebhookPushToApplied(b *testing.B) {
 		}
 		addr := ln.Addr().String()
 		ln.Close()
-		mgr, err := operator.New(rest.CopyConfig(env.Config), env.Scheme, operator.Options{
+		cfg, err := operatorConfig()
+		if err != nil {
+			b.Fatal(err)
+		}
+		mgr, err := operator.New(cfg, env.Scheme, operator.Options{
 			MetricsBindAddress: "0", HealthProbeBindAddress: "0", StoragePath: b.TempDir(),
 			SkipNameValidation: true, WebhookBindAddress: addr,
 		})
