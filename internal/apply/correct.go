@@ -44,7 +44,7 @@ func (m *Manager) Correct(ctx context.Context, obj *unstructured.Unstructured, i
 			return err
 		}
 	}
-	if err := m.client.Patch(ctx, o, client.Apply, client.ForceOwnership, client.FieldOwner(gitsyncv1.FieldManager)); err != nil {
+	if err := m.applyObject(ctx, o); err != nil {
 		return fmt.Errorf("applying %s: %w", Subject(obj), err)
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
@@ -63,8 +64,7 @@ func (m *Manager) applyDirect(ctx context.Context, objs []*unstructured.Unstruct
 		utils.RemoveCABundleFromCRD(o)
 		// The dry-run validated these very bytes (with the server's default, Warn);
 		// Ignore spares the API server a second strict parse of each body.
-		if err := m.client.Patch(ctx, o, client.Apply, client.ForceOwnership, client.FieldOwner(gitsyncv1.FieldManager),
-			client.FieldValidation(metav1.FieldValidationIgnore)); err != nil {
+		if err := m.applyObject(ctx, o, client.FieldValidation(metav1.FieldValidationIgnore)); err != nil {
 			errs[i] = fmt.Errorf("%s apply failed: %w", utils.FmtUnstructured(o), err)
 		}
 	})
@@ -82,6 +82,23 @@ func (m *Manager) applyDirect(ctx context.Context, objs []*unstructured.Unstruct
 	}
 	result.add(entries)
 	return nil
+}
+
+// applyObject server-side applies o (field manager gitsync, taking over fields others
+// set) and reads back only its metadata (PartialObjectMetadata, in protobuf where the
+// API server offers it): no caller uses the applied object, and the API server encodes,
+// and gitsync decodes, a fraction of it.
+func (m *Manager) applyObject(ctx context.Context, o *unstructured.Unstructured, opts ...client.PatchOption) error {
+	body, err := o.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	meta := &metav1.PartialObjectMetadata{}
+	meta.SetGroupVersionKind(o.GroupVersionKind())
+	meta.SetNamespace(o.GetNamespace())
+	meta.SetName(o.GetName())
+	opts = append([]client.PatchOption{client.ForceOwnership, client.FieldOwner(gitsyncv1.FieldManager)}, opts...)
+	return m.client.Patch(ctx, meta, client.RawPatch(types.ApplyPatchType, body), opts...)
 }
 
 // readError is a failed read of an existing object (not a dry-run failure).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 
@@ -26,7 +27,7 @@ func TestApplyRequestsPerObject(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := env.Namespace(t)
-	cfg, validation := recordFieldValidation(env.Config)
+	cfg, patches := recordPatches(env.Config)
 	counter, c, err := apicount.NewClient(cfg, env.Scheme)
 	g.Expect(err).NotTo(HaveOccurred())
 	m := New(c, c, Owner{Name: "app", Namespace: ns})
@@ -42,9 +43,13 @@ func TestApplyRequestsPerObject(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.Count("created")).To(Equal(10))
 	g.Expect(counter.Since(before)).To(Equal(map[string]int{"list": 1, "dry-run-patch": 10, "patch": 10}))
-	// The dry-runs validate (the server's default); the applies of the same bodies do not
-	// ask for it again.
-	g.Expect(validation()).To(Equal(map[string]int{"dry-run-patch fieldValidation=": 10, "patch fieldValidation=Ignore": 10}))
+	// The dry-runs validate (the server's default) and return the object, which plan
+	// compares; the applies of the same bodies do not ask for validation again, and read
+	// back only metadata.
+	g.Expect(patches()).To(Equal(map[string]int{
+		"dry-run-patch fieldValidation= metadata-only=false": 10,
+		"patch fieldValidation=Ignore metadata-only=true":    10,
+	}))
 
 	before = counter.Snapshot()
 	res, err = m.Apply(ctx, objs, Options{Previous: res.Inventory})
@@ -139,17 +144,20 @@ func ownerLabels(t *testing.T, obj *unstructured.Unstructured) Owner {
 	return o
 }
 
-// recordFieldValidation returns a copy of base whose clients record the fieldValidation
-// parameter of each PATCH, and a func that returns the counts so far by verb.
-func recordFieldValidation(base *rest.Config) (*rest.Config, func() map[string]int) {
+// recordPatches returns a copy of base whose clients record, for each PATCH, its
+// fieldValidation parameter and whether it asks for metadata only in return, and a func
+// that returns the counts so far.
+func recordPatches(base *rest.Config) (*rest.Config, func() map[string]int) {
 	var mu sync.Mutex
 	seen := map[string]int{}
 	cfg := rest.CopyConfig(base)
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
 			if req.Method == http.MethodPatch {
+				metadataOnly := strings.Contains(req.Header.Get("Accept"), "as=PartialObjectMetadata")
 				mu.Lock()
-				seen[apicount.Verb(req)+" fieldValidation="+req.URL.Query().Get("fieldValidation")]++
+				seen[fmt.Sprintf("%s fieldValidation=%s metadata-only=%t", apicount.Verb(req),
+					req.URL.Query().Get("fieldValidation"), metadataOnly)]++
 				mu.Unlock()
 			}
 			return rt.RoundTrip(req)
