@@ -175,7 +175,11 @@ func (m *Manager) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 			}
 		}
 	}
-	result := &Result{unchanged: unchanged, cachedOwners: cachedOwners, released: opts.OwnerReleased}
+	previous := make(map[string]bool, len(opts.Previous))
+	for _, e := range opts.Previous {
+		previous[e.ID] = true
+	}
+	result := &Result{unchanged: unchanged, cachedOwners: cachedOwners, released: opts.OwnerReleased, previous: previous}
 	var first, rest []*unstructured.Unstructured
 	for _, o := range set {
 		if utils.IsClusterDefinition(o) {

@@ -44,7 +44,7 @@ func (m *Manager) Correct(ctx context.Context, obj *unstructured.Unstructured, i
 			return err
 		}
 	}
-	if err := m.applyObject(ctx, o); err != nil {
+	if _, err := m.applyObject(ctx, o); err != nil {
 		return fmt.Errorf("applying %s: %w", Subject(obj), err)
 	}
 	return nil

@@ -64,7 +64,7 @@ func (m *Manager) applyDirect(ctx context.Context, objs []*unstructured.Unstruct
 		utils.RemoveCABundleFromCRD(o)
 		// The dry-run validated these very bytes (with the server's default, Warn);
 		// Ignore spares the API server a second strict parse of each body.
-		if err := m.applyObject(ctx, o, client.FieldValidation(metav1.FieldValidationIgnore)); err != nil {
+		if _, err := m.applyObject(ctx, o, client.FieldValidation(metav1.FieldValidationIgnore)); err != nil {
 			errs[i] = fmt.Errorf("%s apply failed: %w", utils.FmtUnstructured(o), err)
 		}
 	})
@@ -85,20 +85,23 @@ func (m *Manager) applyDirect(ctx context.Context, objs []*unstructured.Unstruct
 }
 
 // applyObject server-side applies o (field manager gitsync, taking over fields others
-// set) and reads back only its metadata (PartialObjectMetadata, in protobuf where the
-// API server offers it): no caller uses the applied object, and the API server encodes,
-// and gitsync decodes, a fraction of it.
-func (m *Manager) applyObject(ctx context.Context, o *unstructured.Unstructured, opts ...client.PatchOption) error {
+// set; a dry-run with client.DryRunAll) and reads back only its metadata
+// (PartialObjectMetadata, in protobuf where the API server offers it): the callers need
+// no more, and the API server encodes, and gitsync decodes, a fraction of the object.
+func (m *Manager) applyObject(ctx context.Context, o *unstructured.Unstructured, opts ...client.PatchOption) (*metav1.PartialObjectMetadata, error) {
 	body, err := o.MarshalJSON()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	meta := &metav1.PartialObjectMetadata{}
 	meta.SetGroupVersionKind(o.GroupVersionKind())
 	meta.SetNamespace(o.GetNamespace())
 	meta.SetName(o.GetName())
 	opts = append([]client.PatchOption{client.ForceOwnership, client.FieldOwner(gitsyncv1.FieldManager)}, opts...)
-	return m.client.Patch(ctx, meta, client.RawPatch(types.ApplyPatchType, body), opts...)
+	if err := m.client.Patch(ctx, meta, client.RawPatch(types.ApplyPatchType, body), opts...); err != nil {
+		return nil, err
+	}
+	return meta, nil
 }
 
 // readError is a failed read of an existing object (not a dry-run failure).
@@ -113,6 +116,18 @@ func (e *readError) Unwrap() error { return e.err }
 func (m *Manager) plan(ctx context.Context, obj *unstructured.Unstructured, result *Result) (ssa.Action, error) {
 	dry := obj.DeepCopy()
 	utils.RemoveCABundleFromCRD(dry)
+	if !result.previous[EntryOf(obj).ID] {
+		// Most likely new (the last sync did not apply it): a dry-run that returns only
+		// metadata tells. One that exists after all (made by someone else, or by a sync
+		// that failed before its inventory was written) is dry-run again in full below.
+		meta, err := m.applyObject(ctx, dry, client.DryRunAll)
+		if err != nil {
+			return "", err
+		}
+		if meta.GetResourceVersion() == "" {
+			return ssa.CreatedAction, nil
+		}
+	}
 	if err := m.client.Patch(ctx, dry, client.Apply, client.DryRunAll, client.ForceOwnership,
 		client.FieldOwner(gitsyncv1.FieldManager)); err != nil {
 		return "", err

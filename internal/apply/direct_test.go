@@ -43,12 +43,12 @@ func TestApplyRequestsPerObject(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.Count("created")).To(Equal(10))
 	g.Expect(counter.Since(before)).To(Equal(map[string]int{"list": 1, "dry-run-patch": 10, "patch": 10}))
-	// The dry-runs validate (the server's default) and return the object, which plan
-	// compares; the applies of the same bodies do not ask for validation again, and read
-	// back only metadata.
+	// The dry-runs validate (the server's default); for new objects they read back only
+	// metadata (it tells that the object is new). The applies of the same bodies do not
+	// ask for validation again, and read back only metadata too.
 	g.Expect(patches()).To(Equal(map[string]int{
-		"dry-run-patch fieldValidation= metadata-only=false": 10,
-		"patch fieldValidation=Ignore metadata-only=true":    10,
+		"dry-run-patch fieldValidation= metadata-only=true": 10,
+		"patch fieldValidation=Ignore metadata-only=true":   10,
 	}))
 
 	before = counter.Snapshot()
@@ -56,6 +56,9 @@ func TestApplyRequestsPerObject(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.Count("unchanged")).To(Equal(10))
 	g.Expect(counter.Since(before)).To(Equal(map[string]int{"dry-run-patch": 10, "get": 10}))
+	// Objects of the last inventory are dry-run in full: the result is compared with
+	// the live object.
+	g.Expect(patches()).To(HaveKeyWithValue("dry-run-patch fieldValidation= metadata-only=false", 10))
 
 	objs[3] = configMap(t, ns, "cm-3", "v2")
 	before = counter.Snapshot()
@@ -68,6 +71,21 @@ func TestApplyRequestsPerObject(t *testing.T) {
 	g.Expect(res.Inventory).To(HaveLen(10))
 	g.Expect(counter.Since(before)).To(Equal(map[string]int{"dry-run-patch": 1, "get": 1, "patch": 1}))
 	g.Expect(current(t, objs[3]).Object["data"]).To(Equal(map[string]any{"key": "v2"}))
+
+	// An object that exists though the last sync did not apply it (here made by someone
+	// else, unlabelled) is dry-run again in full after the metadata-only dry-run, read,
+	// compared and adopted.
+	other := configMap(t, ns, "made-elsewhere", "v1")
+	g.Expect(c.Create(ctx, other.DeepCopy())).To(Succeed())
+	before = counter.Snapshot()
+	res, err = m.Apply(ctx, append(objs, other), Options{Previous: res.Inventory, Unchanged: func(o *unstructured.Unstructured) bool {
+		return o.GetName() != "made-elsewhere"
+	}})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Count("configured")).To(Equal(1))                                                      // the owner labels are added
+	g.Expect(counter.Since(before)).To(Equal(map[string]int{"get": 2, "dry-run-patch": 2, "patch": 1})) // get: the owner check, then the read to compare
+	_, owned := OwnerOf(current(t, other).GetLabels())
+	g.Expect(owned).To(BeTrue())
 }
 
 // With an owner lookup that holds the kind (the drift watches), the owner check of new
@@ -117,14 +135,15 @@ func TestApplyOwnerCheckFromCache(t *testing.T) {
 	g.Expect(current(t, objs[0]).Object["data"]).To(Equal(map[string]any{"key": "x"}))
 
 	// A cache that lags (it does not know x's cm-1 yet): the live read the apply makes
-	// of an existing object finds x's labels, and nothing is written.
+	// of an existing object finds x's labels, and nothing is written. (cm-1 is dry-run
+	// twice: the metadata-only dry-run of an object y never applied shows that it exists.)
 	delete(labelled, ns+"/cm-1")
 	before = counter.Snapshot()
 	_, err = New(c, c, y).Apply(ctx, []*unstructured.Unstructured{configMap(t, ns, "cm-1", "y"), configMap(t, ns, "cm-y", "y")},
 		Options{Owners: lookup})
 	g.Expect(errors.As(err, &conflict)).To(BeTrue(), "error: %v", err)
 	g.Expect(conflict.Owner).To(Equal(x))
-	g.Expect(counter.Since(before)).To(Equal(map[string]int{"dry-run-patch": 2, "get": 1}))
+	g.Expect(counter.Since(before)).To(Equal(map[string]int{"dry-run-patch": 3, "get": 1}))
 	g.Expect(current(t, objs[1]).Object["data"]).To(Equal(map[string]any{"key": "x"}))
 	g.Expect(exists(t, configMap(t, ns, "cm-y", "y"))).To(BeFalse())
 

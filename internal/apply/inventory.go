@@ -146,6 +146,9 @@ type Result struct {
 	// live copy the apply reads anyway, with released.
 	cachedOwners map[string]bool
 	released     ReleasedFunc
+	// previous holds the IDs of Options.Previous: objects the last sync applied. Others
+	// are most likely new, and their dry-run asks for metadata only (see plan).
+	previous map[string]bool
 }
 
 // Count returns how many changes have the given action.
