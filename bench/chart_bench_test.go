@@ -109,7 +109,7 @@ func syncCold(b *testing.B, files map[string]string) coldRun {
 	run.counter, run.cfg, run.mgr = startOperator(b, run.storage)
 	srv := gittest.NewServer(b, gittest.Options{})
 	srv.CreateRepo("app").Commit("main", "the benchmark's objects", files)
-	run.ns = env.Namespace(b)
+	run.ns = namespace(b)
 
 	before := run.counter.Snapshot()
 	start := time.Now()

@@ -75,7 +75,7 @@ func BenchmarkDriftCorrection(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		startOperator(b, b.TempDir())
-		ns := env.Namespace(b)
+		ns := namespace(b)
 		names := deployApps(b, ns, 10, 5, 10*time.Minute)
 		ctx := context.Background()
 		var latencies []time.Duration
@@ -131,7 +131,7 @@ func BenchmarkDriftPersonEdits(b *testing.B) {
 			for range b.N {
 				b.StopTimer()
 				startOperator(b, b.TempDir())
-				ns := env.Namespace(b)
+				ns := namespace(b)
 				srv := gittest.NewServer(b, gittest.Options{})
 				srv.CreateRepo("web").Commit("main", "deployment", map[string]string{"deploy.yaml": personDeployment})
 				createPair(b, env.Client, ns, "web", srv.HTTPURL("web"))
@@ -203,7 +203,7 @@ func BenchmarkIdle(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		counter, _, _ := startOperator(b, b.TempDir())
-		ns := env.Namespace(b)
+		ns := namespace(b)
 		deployApps(b, ns, 50, 20, time.Minute)
 		time.Sleep(5 * time.Second) // let the last status writes land
 		before := counter.Snapshot()
@@ -223,7 +223,7 @@ func BenchmarkHeap10k(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		startOperator(b, b.TempDir())
-		ns := env.Namespace(b)
+		ns := namespace(b)
 		start := time.Now()
 		deployApps(b, ns, 20, 500, 10*time.Minute)
 		elapsed := time.Since(start)

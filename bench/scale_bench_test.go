@@ -78,7 +78,7 @@ func BenchmarkScale(b *testing.B) {
 		runtime.ReadMemStats(&base)
 
 		srv := gittest.NewServer(b, gittest.Options{})
-		ns := env.Namespace(b)
+		ns := namespace(b)
 		names := make([]string, apps)
 		for i := range names {
 			names[i] = fmt.Sprintf("app-%04d", i)

@@ -37,7 +37,7 @@ func BenchmarkShards100x20(b *testing.B) {
 				srv := gittest.NewServer(b, gittest.Options{})
 				namespaces := make([]string, apps)
 				for i := range apps {
-					namespaces[i] = env.Namespace(b)
+					namespaces[i] = namespace(b)
 					files := map[string]string{}
 					for j := range objects {
 						files[fmt.Sprintf("cm-%02d.yaml", j)] = fmt.Sprintf(

@@ -110,7 +110,7 @@ func BenchmarkApply100(b *testing.B) {
 		counter, cfg, mgr := startOperator(b, storage)
 		srv := gittest.NewServer(b, gittest.Options{})
 		srv.CreateRepo("app").Commit("main", "100 objects", objectFiles(100))
-		ns := env.Namespace(b)
+		ns := namespace(b)
 
 		before := counter.Snapshot()
 		start := time.Now()
@@ -174,7 +174,7 @@ func BenchmarkColdStart50x20(b *testing.B) {
 		b.StopTimer()
 		counter, _, _ := startOperator(b, b.TempDir())
 		srv := gittest.NewServer(b, gittest.Options{})
-		ns := env.Namespace(b)
+		ns := namespace(b)
 		names := make([]string, 50)
 		for i := range names {
 			names[i] = fmt.Sprintf("app-%02d", i)

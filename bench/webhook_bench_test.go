@@ -55,7 +55,7 @@ func BenchmarkWebhookPushToApplied(b *testing.B) {
 			return map[string]string{"cm.yaml": fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: pushed\ndata:\n  value: \"%d\"\n", v)}
 		}
 		repo.Commit("main", "0", cm(0))
-		ns := env.Namespace(b)
+		ns := namespace(b)
 		token := []byte("bench-token")
 		c := env.Client
 		must := func(err error) {

@@ -6,16 +6,19 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"testing"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/config"
 )
 
@@ -78,3 +81,36 @@ var operatorToken = sync.OnceValues(func() (string, error) {
 	}
 	return req.Status.Token, nil
 })
+
+// namespace creates a namespace for one benchmark and, when the benchmark ends, deletes
+// the Applications and sources it holds, their finalizers removed first (envtest has no
+// namespace controller, and the operator that would prune may be stopped by then). A
+// later benchmark's operator watches every namespace: without this it would reconcile
+// the leftovers, whose checkouts went with their benchmark's storage, and count their
+// requests and writes as its own. Their objects (ConfigMaps...) stay; nothing writes them.
+func namespace(b *testing.B) string {
+	b.Helper()
+	ns := env.Namespace(b)
+	b.Cleanup(func() {
+		ctx := context.Background()
+		apps := &gitsyncv1.ApplicationList{}
+		if err := env.Client.List(ctx, apps, client.InNamespace(ns)); err != nil {
+			b.Errorf("listing the Applications of %s: %v", ns, err)
+			return
+		}
+		for i := range apps.Items {
+			app := &apps.Items[i]
+			if len(app.Finalizers) > 0 {
+				if err := env.Client.Patch(ctx, app, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))); err != nil && !apierrors.IsNotFound(err) {
+					b.Errorf("removing the finalizers of %s: %v", app.Name, err)
+				}
+			}
+		}
+		for _, list := range []client.Object{&gitsyncv1.Application{}, &gitsyncv1.GitRepository{}, &gitsyncv1.HelmRepository{}} {
+			if err := env.Client.DeleteAllOf(ctx, list, client.InNamespace(ns)); err != nil {
+				b.Errorf("deleting the %T objects of %s: %v", list, ns, err)
+			}
+		}
+	})
+	return ns
+}
