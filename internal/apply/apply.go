@@ -142,7 +142,8 @@ func (m *Manager) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 	if opts.Force || !onlyLastStage(set) {
 		lookup = nil
 	}
-	cachedOwners, err := m.checkOwners(ctx, set, opts.Previous, lookup, opts.OwnerReleased)
+	previous := entryIDs(opts.Previous)
+	cachedOwners, err := m.checkOwners(ctx, set, previous, lookup, opts.OwnerReleased)
 	if err != nil {
 		return nil, err
 	}
@@ -174,10 +175,6 @@ func (m *Manager) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 				unchanged[EntryOf(o).ID] = true
 			}
 		}
-	}
-	previous := make(map[string]bool, len(opts.Previous))
-	for _, e := range opts.Previous {
-		previous[e.ID] = true
 	}
 	result := &Result{unchanged: unchanged, cachedOwners: cachedOwners, released: opts.OwnerReleased, previous: previous}
 	var first, rest []*unstructured.Unstructured

@@ -40,7 +40,7 @@ func (m *Manager) DryRun(ctx context.Context, objs []*unstructured.Unstructured,
 		set[i] = o.DeepCopy()
 		m.owner.setLabels(set[i])
 	}
-	if _, err := m.checkOwners(ctx, set, opts.Previous, nil, opts.OwnerReleased); err != nil {
+	if _, err := m.checkOwners(ctx, set, entryIDs(opts.Previous), nil, opts.OwnerReleased); err != nil {
 		return err
 	}
 	_, err := m.dryRunAll(ctx, set, definitionsOf(set), opts.Force)

@@ -80,7 +80,7 @@ const listThreshold = 4
 // the cache holds no such object.
 type OwnerLookup func(gvk schema.GroupVersionKind, namespace, name string) (owner Owner, labelled, synced bool)
 
-// checkOwners looks at the objects that are not in previous and returns a
+// checkOwners looks at the objects whose IDs are not in known (the last inventory) and returns a
 // *ConflictError, in apply order, for the first one labelled for another Owner that
 // has not released it (see ReleasedFunc; nil: none has). Objects
 // that do not exist yet (or whose kind does not exist yet) are fine. When lookup's
@@ -92,11 +92,7 @@ type OwnerLookup func(gvk schema.GroupVersionKind, namespace, name string) (owne
 // each, or, when there are listThreshold or more of one kind in one namespace, with one
 // metadata LIST of that kind's objects carrying an owner label (a cold start of 20
 // ConfigMaps is one request, not 20).
-func (m *Manager) checkOwners(ctx context.Context, objs []*unstructured.Unstructured, previous []Entry, lookup OwnerLookup, released ReleasedFunc) (cached map[string]bool, err error) {
-	known := make(map[string]bool, len(previous))
-	for _, e := range previous {
-		known[e.ID] = true
-	}
+func (m *Manager) checkOwners(ctx context.Context, objs []*unstructured.Unstructured, known map[string]bool, lookup OwnerLookup, released ReleasedFunc) (cached map[string]bool, err error) {
 	type groupKey struct {
 		gvk       schema.GroupVersionKind
 		namespace string
@@ -240,4 +236,13 @@ func (m *Manager) conflict(ctx context.Context, obj *unstructured.Unstructured, 
 		}
 	}
 	return &ConflictError{Subject: utils.FmtUnstructured(obj), Owner: other}
+}
+
+// entryIDs is the set of the entries' IDs.
+func entryIDs(entries []Entry) map[string]bool {
+	ids := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		ids[e.ID] = true
+	}
+	return ids
 }
