@@ -224,6 +224,15 @@ func TestApplyImmutableField(t *testing.T) {
 	g.Expect(current(t, immutable("1")).Object["data"]).To(Equal(map[string]any{"key": "1"}))
 	g.Expect(exists(t, other)).To(BeFalse())
 
+	// The same without the last inventory (lost, or another sync's object): the first,
+	// metadata-only dry-run already fails, with the same error.
+	_, err = m.Apply(ctx, []*unstructured.Unstructured{immutable("2"), other}, Options{})
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(err.Error()).To(ContainSubstring("ConfigMap/" + ns + "/frozen: field is immutable"))
+	g.Expect(errors.As(err, &dryRun)).To(BeTrue())
+	g.Expect(dryRun.Objects[0].Immutable).To(BeTrue())
+	g.Expect(exists(t, other)).To(BeFalse())
+
 	res, err = m.Apply(ctx, []*unstructured.Unstructured{immutable("2"), other}, Options{Force: true, Previous: res.Inventory})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.Count("created")).To(Equal(2))

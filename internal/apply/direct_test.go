@@ -77,15 +77,37 @@ func TestApplyRequestsPerObject(t *testing.T) {
 	// compared and adopted.
 	other := configMap(t, ns, "made-elsewhere", "v1")
 	g.Expect(c.Create(ctx, other.DeepCopy())).To(Succeed())
-	before = counter.Snapshot()
+	before, sent := counter.Snapshot(), patches()
 	res, err = m.Apply(ctx, append(objs, other), Options{Previous: res.Inventory, Unchanged: func(o *unstructured.Unstructured) bool {
 		return o.GetName() != "made-elsewhere"
 	}})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.Count("configured")).To(Equal(1))                                                      // the owner labels are added
 	g.Expect(counter.Since(before)).To(Equal(map[string]int{"get": 2, "dry-run-patch": 2, "patch": 1})) // get: the owner check, then the read to compare
+	g.Expect(since(patches(), sent)).To(Equal(map[string]int{
+		"dry-run-patch fieldValidation= metadata-only=true":  1,
+		"dry-run-patch fieldValidation= metadata-only=false": 1,
+		"patch fieldValidation=Ignore metadata-only=true":    1,
+	}))
 	_, owned := OwnerOf(current(t, other).GetLabels())
 	g.Expect(owned).To(BeTrue())
+
+	// A drift correction is not preceded by a dry-run: it keeps the server's
+	// validation, and reads back only metadata.
+	sent = patches()
+	g.Expect(m.Correct(ctx, configMap(t, ns, "cm-0", "v1"))).To(Succeed())
+	g.Expect(since(patches(), sent)).To(Equal(map[string]int{"patch fieldValidation= metadata-only=true": 1}))
+}
+
+// since returns the counts of now that grew since before, by how much.
+func since(now, before map[string]int) map[string]int {
+	d := map[string]int{}
+	for k, n := range now {
+		if n > before[k] {
+			d[k] = n - before[k]
+		}
+	}
+	return d
 }
 
 // With an owner lookup that holds the kind (the drift watches), the owner check of new
