@@ -250,7 +250,7 @@ func onlyLastStage(objs []*unstructured.Unstructured) bool {
 // applyStaged applies objs with ssa's ApplyAllStaged and records the changes in result.
 func (m *Manager) applyStaged(ctx context.Context, objs []*unstructured.Unstructured, opts ssa.ApplyOptions, result *Result) error {
 	if !opts.Force && onlyLastStage(objs) {
-		return m.applyDirect(ctx, objs, result.unchanged, result)
+		return m.applyDirect(ctx, objs, result)
 	}
 	cs, err := m.ssa.ApplyAllStaged(ctx, objs, opts)
 	if cs != nil {

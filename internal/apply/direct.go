@@ -25,16 +25,16 @@ import (
 // any write, so that one failing object fails the set, and the error names each that
 // failed), then an apply of each object that the dry-run shows new or changed. Only an
 // object that exists is read (one GET) to tell whether the dry-run changes it. Objects
-// for which unchanged is true are provably as Git wants them: not sent at all.
+// that result.unchanged names are provably as Git wants them: not sent at all.
 //
 // ssa's ApplyAll, which this replaces for such sets, reads every object before its
 // dry-run and applies one object at a time.
-func (m *Manager) applyDirect(ctx context.Context, objs []*unstructured.Unstructured, unchanged map[string]bool, result *Result) error {
+func (m *Manager) applyDirect(ctx context.Context, objs []*unstructured.Unstructured, result *Result) error {
 	actions := make([]ssa.Action, len(objs))
 	errs := make([]error, len(objs))
 	m.each(len(objs), func(i int) {
 		obj := objs[i]
-		if unchanged[EntryOf(obj).ID] {
+		if result.unchanged[EntryOf(obj).ID] {
 			actions[i] = ssa.UnchangedAction
 			return
 		}
@@ -114,9 +114,10 @@ func (e *readError) Unwrap() error { return e.err }
 // An existing object whose owner check the watch cache answered is checked again on
 // the live copy read here (a *ConflictError when another Application holds it).
 func (m *Manager) plan(ctx context.Context, obj *unstructured.Unstructured, result *Result) (ssa.Action, error) {
+	id := EntryOf(obj).ID
 	dry := obj.DeepCopy()
 	utils.RemoveCABundleFromCRD(dry)
-	if !result.previous[EntryOf(obj).ID] {
+	if !result.previous[id] {
 		// Most likely new (the last sync did not apply it): a dry-run that returns only
 		// metadata tells. One that exists after all (made by someone else, or by a sync
 		// that failed before its inventory was written) is dry-run again in full below.
@@ -143,7 +144,7 @@ func (m *Manager) plan(ctx context.Context, obj *unstructured.Unstructured, resu
 		}
 		return "", &readError{fmt.Errorf("reading %s: %w", utils.FmtUnstructured(obj), err)}
 	}
-	if result.cachedOwners[EntryOf(obj).ID] {
+	if result.cachedOwners[id] {
 		if other, ok := OwnerOf(existing.GetLabels()); ok {
 			if err := m.conflict(ctx, obj, other, result.released); err != nil {
 				return "", err

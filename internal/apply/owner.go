@@ -80,18 +80,18 @@ const listThreshold = 4
 // the cache holds no such object.
 type OwnerLookup func(gvk schema.GroupVersionKind, namespace, name string) (owner Owner, labelled, synced bool)
 
-// checkOwners looks at the objects whose IDs are not in known (the last inventory) and returns a
-// *ConflictError, in apply order, for the first one labelled for another Owner that
-// has not released it (see ReleasedFunc; nil: none has). Objects
-// that do not exist yet (or whose kind does not exist yet) are fine. When lookup's
-// cache holds an object's kind, it answers without a request: an object it names
-// another owner of is then read (one GET) to confirm, through the Manager's client, so
-// that an impersonated Application learns nothing its own rights do not show; the IDs
-// of the objects it vouched for are returned (the cache lags the API server a little:
-// the caller checks them again when it reads them). Other new objects are read one GET
-// each, or, when there are listThreshold or more of one kind in one namespace, with one
-// metadata LIST of that kind's objects carrying an owner label (a cold start of 20
-// ConfigMaps is one request, not 20).
+// checkOwners looks at the objects whose IDs are not in known (the last inventory) and
+// returns a *ConflictError, in apply order, for the first one labelled for another Owner
+// that has not released it (see ReleasedFunc; nil: none has). Objects that do not exist
+// yet (or whose kind does not exist yet) are fine. When lookup's cache holds an object's
+// kind, it answers without a request: an object it names another owner of is then read
+// (one GET) to confirm, through the Manager's client, so that an impersonated
+// Application learns nothing its own rights do not show; the IDs of the objects it
+// vouched for are returned (the cache lags the API server a little: the caller checks
+// them again when it reads them). Other new objects are read one GET each, or, when
+// there are listThreshold or more of one kind in one namespace, with one metadata LIST
+// of that kind's objects carrying an owner label (a cold start of 20 ConfigMaps is one
+// request, not 20).
 func (m *Manager) checkOwners(ctx context.Context, objs []*unstructured.Unstructured, known map[string]bool, lookup OwnerLookup, released ReleasedFunc) (cached map[string]bool, err error) {
 	type groupKey struct {
 		gvk       schema.GroupVersionKind
