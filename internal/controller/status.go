@@ -121,8 +121,8 @@ func (p *mergePatcher) writePending(ctx context.Context, pending *pendingPatch) 
 	if err != nil {
 		return err
 	}
-	// The copy is written: the server's answer lands in it, not in what before keeps.
-	if err := p.client.Status().Patch(ctx, pending.obj.DeepCopyObject().(client.Object), client.MergeFrom(p.before),
+	// pending.obj is PatchSoon's own copy: the server's answer may land in it.
+	if err := p.client.Status().Patch(ctx, pending.obj, client.MergeFrom(p.before),
 		client.FieldOwner(gitsyncv1.FieldManager)); err != nil {
 		return err
 	}
