@@ -199,10 +199,7 @@ func startScaleOperator(b *testing.B, storage string) *scaleOperator {
 	addr := ln.Addr().String()
 	ln.Close()
 	counter := apicount.New()
-	cfg, err := operatorConfig()
-	if err != nil {
-		b.Fatal(err)
-	}
+	cfg := operatorConfig(b)
 	counter.Wrap(cfg)
 	opts := operator.Options{
 		MetricsBindAddress: "0", HealthProbeBindAddress: "0", StoragePath: storage,

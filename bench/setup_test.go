@@ -29,14 +29,15 @@ import (
 // envtest hands out would make the API server verify a certificate chain on every
 // request (about 7 % of its CPU during a cold start); a token is checked once and then
 // cached by the API server (10 s by default), as for an operator in a cluster.
-func operatorConfig() (*rest.Config, error) {
+func operatorConfig(b *testing.B) *rest.Config {
+	b.Helper()
 	token, err := operatorToken()
 	if err != nil {
-		return nil, err
+		b.Fatal(err)
 	}
 	cfg := rest.AnonymousClientConfig(env.Config)
 	cfg.BearerToken = token
-	return cfg, nil
+	return cfg
 }
 
 // operatorToken installs the operator's ServiceAccount and RBAC and requests a token

@@ -39,10 +39,7 @@ func TestMain(m *testing.M) {
 func startOperator(b *testing.B, storage string) (*apicount.Counter, *rest.Config, manager.Manager) {
 	b.Helper()
 	counter := apicount.New()
-	cfg, err := operatorConfig()
-	if err != nil {
-		b.Fatal(err)
-	}
+	cfg := operatorConfig(b)
 	counter.Wrap(cfg)
 	mgr, err := operator.New(cfg, env.Scheme, operator.Options{
 		MetricsBindAddress: "0", HealthProbeBindAddress: "0", StoragePath: storage, Concurrent: 4,

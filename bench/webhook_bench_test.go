@@ -33,11 +33,7 @@ func BenchmarkWebhookPushToApplied(b *testing.B) {
 		}
 		addr := ln.Addr().String()
 		ln.Close()
-		cfg, err := operatorConfig()
-		if err != nil {
-			b.Fatal(err)
-		}
-		mgr, err := operator.New(cfg, env.Scheme, operator.Options{
+		mgr, err := operator.New(operatorConfig(b), env.Scheme, operator.Options{
 			MetricsBindAddress: "0", HealthProbeBindAddress: "0", StoragePath: b.TempDir(),
 			SkipNameValidation: true, WebhookBindAddress: addr,
 		})
