@@ -15,13 +15,21 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 )
 
-// runHooks runs the hooks of one phase, a weight group at a time: every hook of a
-// group is created, then waited for; the next group starts when all succeeded.
+// runHooks runs the hooks of one phase as Helm runs the hooks of one event: in the
+// order of sortHooks, each created (once BeforeHookCreation removed the previous run's)
+// and waited for before the next one is created. Argo CD hooks of one weight are
+// created together and waited for together, as Argo CD runs a wave. HookSucceeded
+// deletions wait until every hook of the phase has succeeded, and go last created
+// first; when a hook fails, it is deleted if its policy says HookFailed, the hooks
+// that succeeded before it by HookSucceeded, and the phase stops there.
 func (r *Runner) runHooks(ctx context.Context, phase string, hooks []Hook, out *Outcome) error {
+	var succeeded []finishedHook
 	for start := 0; start < len(hooks); {
-		end := start
-		for end < len(hooks) && hooks[end].Weight == hooks[start].Weight {
-			end++
+		end := start + 1
+		if hooks[start].Together {
+			for end < len(hooks) && hooks[end].Together && hooks[end].Weight == hooks[start].Weight {
+				end++
+			}
 		}
 		group := hooks[start:end]
 		start = end
@@ -31,6 +39,7 @@ func (r *Runner) runHooks(ctx context.Context, phase string, hooks []Hook, out *
 			obj, err := r.createHook(ctx, h)
 			if err != nil {
 				out.Hooks = append(out.Hooks, hookRun(h, h.Object, HookFailed, err.Error()))
+				r.deleteSucceeded(ctx, succeeded, out)
 				return fmt.Errorf("%s hook %s: %w", phase, hookKey(h.Object), err)
 			}
 			created[i] = obj
@@ -38,27 +47,43 @@ func (r *Runner) runHooks(ctx context.Context, phase string, hooks []Hook, out *
 		var failed error
 		for i, h := range group {
 			run := hookRun(h, created[i], HookRunning, "")
-			result, msg := r.waitHook(ctx, phase, created[i])
-			run.Result, run.Message = result, msg
-			policy := gitsyncv1.HookDeleteSucceeded
-			if result != HookSucceeded {
-				policy = gitsyncv1.HookDeleteFailed
+			run.Result, run.Message = r.waitHook(ctx, phase, created[i])
+			if run.Result == HookSucceeded {
+				succeeded = append(succeeded, finishedHook{hook: h, obj: created[i], run: len(out.Hooks)})
+			} else {
 				if failed == nil {
-					failed = fmt.Errorf("%s hook %s/%s failed: %s", phase, run.Kind, run.Name, msg)
+					failed = fmt.Errorf("%s hook %s/%s failed: %s", phase, run.Kind, run.Name, run.Message)
 				}
-			}
-			if h.HasPolicy(policy) {
-				if err := r.deleteHook(ctx, created[i]); err == nil {
+				if h.HasPolicy(gitsyncv1.HookDeleteFailed) && r.deleteHook(ctx, created[i]) == nil {
 					run.Deleted = true
 				}
 			}
 			out.Hooks = append(out.Hooks, run)
 		}
 		if failed != nil {
+			r.deleteSucceeded(ctx, succeeded, out)
 			return failed
 		}
 	}
+	r.deleteSucceeded(ctx, succeeded, out)
 	return nil
+}
+
+// finishedHook is a hook that succeeded, with its index in Outcome.Hooks.
+type finishedHook struct {
+	hook Hook
+	obj  *unstructured.Unstructured
+	run  int
+}
+
+// deleteSucceeded deletes the hooks whose policy is HookSucceeded, last created first.
+func (r *Runner) deleteSucceeded(ctx context.Context, hooks []finishedHook, out *Outcome) {
+	for i := len(hooks) - 1; i >= 0; i-- {
+		h := hooks[i]
+		if h.hook.HasPolicy(gitsyncv1.HookDeleteSucceeded) && r.deleteHook(ctx, h.obj) == nil {
+			out.Hooks[h.run].Deleted = true
+		}
+	}
 }
 
 func hookRun(h Hook, obj *unstructured.Unstructured, result, msg string) HookRun {

@@ -39,6 +39,10 @@ type Hook struct {
 	Weight int
 	// DeletePolicies holds the policies that apply (BeforeHookCreation when none given).
 	DeletePolicies []string
+	// Together marks an Argo CD hook (argocd.argoproj.io/hook): the hooks of one weight
+	// are created together and waited for together, as Argo CD runs a wave. Helm's and
+	// gitsync's hooks are created and waited for one at a time, as Helm runs them.
+	Together bool
 }
 
 // HasPolicy tells whether the hook has the delete policy p.
@@ -76,7 +80,7 @@ func New(objs []*unstructured.Unstructured) (*Plan, error) {
 	p := &Plan{}
 	waves := map[int][]*unstructured.Unstructured{}
 	for _, o := range objs {
-		phases, weight, policies, err := hookOf(o)
+		phases, weight, policies, argo, err := hookOf(o)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", subject(o), err)
 		}
@@ -86,7 +90,7 @@ func New(objs []*unstructured.Unstructured) (*Plan, error) {
 		}
 		if len(phases) > 0 {
 			for _, ph := range phases {
-				h := Hook{Object: o, Phase: ph, Weight: weight, DeletePolicies: policies}
+				h := Hook{Object: o, Phase: ph, Weight: weight, DeletePolicies: policies, Together: argo}
 				switch ph {
 				case gitsyncv1.HookPreSync:
 					p.PreSync = append(p.PreSync, h)
@@ -111,13 +115,13 @@ func New(objs []*unstructured.Unstructured) (*Plan, error) {
 		numbers = append(numbers, n)
 	}
 	sort.Ints(numbers)
-	// Cluster definitions go first, whatever their wave: later waves' objects and
-	// hooks may need them (a CR of a CRD, an object in a new Namespace).
+	// Definitions (CRDs, Namespaces) go first, whatever their wave: later waves'
+	// objects and hooks may need them (a CR of a CRD, an object in a new Namespace).
 	var first []*unstructured.Unstructured
 	for _, n := range numbers {
 		kept := waves[n][:0]
 		for _, o := range waves[n] {
-			if utils.IsClusterDefinition(o) {
+			if IsDefinition(o) {
 				first = append(first, o)
 			} else {
 				kept = append(kept, o)
@@ -160,8 +164,16 @@ func waveOf(o *unstructured.Unstructured) (int, error) {
 	return 0, nil
 }
 
+// IsDefinition tells whether o defines what other objects need to exist: a
+// CustomResourceDefinition or a Namespace. Definitions are applied before PreSync hooks
+// and head the first wave; nothing else is (ClusterRoles, for one, wait for their wave).
+func IsDefinition(o *unstructured.Unstructured) bool {
+	return utils.IsCRD(o) || utils.IsNamespace(o)
+}
+
 // hookOf reads the hook annotations: gitsync's first, then Argo CD's, then Helm's.
-func hookOf(o *unstructured.Unstructured) (phases []string, weight int, policies []string, err error) {
+// argo tells that Argo CD's annotation made it a hook.
+func hookOf(o *unstructured.Unstructured) (phases []string, weight int, policies []string, argo bool, err error) {
 	a := o.GetAnnotations()
 	switch {
 	case a[gitsyncv1.HookAnnotation] != "":
@@ -173,6 +185,7 @@ func hookOf(o *unstructured.Unstructured) (phases []string, weight int, policies
 			weight, err = waveOf(o)
 		}
 	case a[gitsyncv1.ArgoHookAnnotation] != "":
+		argo = true
 		phases, err = ownPhases(gitsyncv1.ArgoHookAnnotation, a[gitsyncv1.ArgoHookAnnotation])
 		if err == nil {
 			policies, err = ownPolicies(gitsyncv1.ArgoHookDeletePolicyAnnotation, a[gitsyncv1.ArgoHookDeletePolicyAnnotation])
@@ -192,15 +205,15 @@ func hookOf(o *unstructured.Unstructured) (phases []string, weight int, policies
 			}
 		}
 	default:
-		return nil, 0, nil, nil
+		return nil, 0, nil, false, nil
 	}
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, 0, nil, false, err
 	}
 	if len(policies) == 0 {
 		policies = []string{gitsyncv1.HookDeleteBeforeCreation}
 	}
-	return phases, weight, policies, nil
+	return phases, weight, policies, argo, nil
 }
 
 func ownPhases(key, value string) ([]string, error) {
@@ -289,13 +302,53 @@ func appendOnce(list []string, v string) []string {
 	return append(list, v)
 }
 
+// sortHooks orders the hooks of one phase as Helm installs them: by weight, then by
+// kind in Helm's install order (ServiceAccount, Secret, ConfigMap, …, ClusterRole,
+// ClusterRoleBinding, Role, RoleBinding, Service, …, Job; kinds it does not list last,
+// alphabetically), then by namespace and name.
 func sortHooks(hs []Hook) {
 	sort.SliceStable(hs, func(i, j int) bool {
-		if hs[i].Weight != hs[j].Weight {
-			return hs[i].Weight < hs[j].Weight
+		a, b := hs[i], hs[j]
+		if a.Weight != b.Weight {
+			return a.Weight < b.Weight
 		}
-		return hookKey(hs[i].Object) < hookKey(hs[j].Object)
+		ka, kb := a.Object.GetKind(), b.Object.GetKind()
+		if ra, rb := kindRank(ka), kindRank(kb); ra != rb {
+			return ra < rb
+		}
+		if ka != kb {
+			return ka < kb
+		}
+		return hookKey(a.Object) < hookKey(b.Object)
 	})
+}
+
+// installOrder is Helm's install order of kinds (helm.sh/helm/v4 pkg/release/v1/util
+// InstallOrder), which its hooks of equal weight follow.
+var installOrder = []string{
+	"PriorityClass", "Namespace", "NetworkPolicy", "ResourceQuota", "LimitRange", "PodSecurityPolicy",
+	"PodDisruptionBudget", "ServiceAccount", "Secret", "SecretList", "ConfigMap", "StorageClass",
+	"PersistentVolume", "PersistentVolumeClaim", "CustomResourceDefinition", "ClusterRole",
+	"ClusterRoleList", "ClusterRoleBinding", "ClusterRoleBindingList", "Role", "RoleList", "RoleBinding",
+	"RoleBindingList", "Service", "DaemonSet", "Pod", "ReplicationController", "ReplicaSet", "Deployment",
+	"HorizontalPodAutoscaler", "StatefulSet", "Job", "CronJob", "IngressClass", "Ingress", "APIService",
+	"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration",
+}
+
+var kindRanks = func() map[string]int {
+	m := make(map[string]int, len(installOrder))
+	for i, k := range installOrder {
+		m[k] = i
+	}
+	return m
+}()
+
+// kindRank is a kind's place in installOrder; kinds it does not list come after all.
+func kindRank(kind string) int {
+	if r, ok := kindRanks[kind]; ok {
+		return r
+	}
+	return len(installOrder)
 }
 
 func hookKey(o *unstructured.Unstructured) string {

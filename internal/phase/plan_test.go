@@ -147,3 +147,60 @@ func TestPlanUnorderedSetIsOneWave(t *testing.T) {
 		t.Fatalf("plan = %+v", p)
 	}
 }
+
+// Hooks of one event and weight go in Helm's kind install order, then by name: the
+// ServiceAccount and RBAC a Job runs as exist before it (alphabetical order by kind would
+// put the Job first).
+func TestPlanHooksInHelmOrder(t *testing.T) {
+	helm := func(weight string) map[string]string {
+		return map[string]string{"helm.sh/hook": "pre-install,pre-upgrade", "helm.sh/hook-weight": weight}
+	}
+	p, err := New([]*unstructured.Unstructured{
+		obj("Job", "b-check", helm("0")),
+		obj("RoleBinding", "a-check", helm("0")),
+		obj("Widget", "z-custom", helm("0")),
+		obj("Role", "a-check", helm("0")),
+		obj("ClusterRoleBinding", "a-check", helm("0")),
+		obj("Job", "a-check", helm("0")),
+		obj("ClusterRole", "a-check", helm("0")),
+		obj("Gadget", "y-custom", helm("0")),
+		obj("ServiceAccount", "a-check", helm("0")),
+		obj("ConfigMap", "first", helm("-5")),
+		obj("ServiceAccount", "later", helm("3")),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range p.PreSync {
+		got = append(got, h.Object.GetKind()+"/"+h.Object.GetName())
+	}
+	want := "ConfigMap/first ServiceAccount/a-check ClusterRole/a-check ClusterRoleBinding/a-check " +
+		"Role/a-check RoleBinding/a-check Job/a-check Job/b-check Gadget/y-custom Widget/z-custom ServiceAccount/later"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("PreSync order:\n got %s\nwant %s", strings.Join(got, " "), want)
+	}
+}
+
+// Only CRDs and Namespaces head the first wave (and go before PreSync hooks); a
+// ClusterRole waits for its wave like any object.
+func TestPlanDefinitionsAreCRDsAndNamespaces(t *testing.T) {
+	p, err := New([]*unstructured.Unstructured{
+		obj("ConfigMap", "early", map[string]string{"gitsync.dev/sync-wave": "-1"}),
+		obj("ClusterRole", "reader", map[string]string{"gitsync.dev/sync-wave": "2"}),
+		obj("CustomResourceDefinition", "widgets.example.com", map[string]string{"gitsync.dev/sync-wave": "3"}),
+		obj("Namespace", "team", nil),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(p.Waves[0].Objects); got != "team,widgets.example.com,early" {
+		t.Fatalf("first wave: %s", got)
+	}
+	if got := names(clusterDefinitions(p)); got != "team,widgets.example.com" {
+		t.Fatalf("definitions before PreSync: %s", got)
+	}
+	if got := names(p.Waves[len(p.Waves)-1].Objects); got != "reader" {
+		t.Fatalf("last wave: %s", got)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -239,7 +238,7 @@ func clusterDefinitions(plan *Plan) []*unstructured.Unstructured {
 	var defs []*unstructured.Unstructured
 	if len(plan.Waves) > 0 {
 		for _, o := range plan.Waves[0].Objects {
-			if utils.IsClusterDefinition(o) {
+			if IsDefinition(o) {
 				defs = append(defs, o)
 			}
 		}
