@@ -8,11 +8,15 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -49,6 +53,13 @@ type Watches struct {
 
 	mu        sync.Mutex
 	informers map[schema.GroupVersionKind]*watch
+	// vanished holds the kinds whose watch stopped because the API server no longer
+	// serves them (their CRD was deleted). Sync does not start them again until a list
+	// finds them served; OnVanish hears of each once.
+	vanished map[schema.GroupVersionKind]bool
+	// OnVanish, when set, is told of a kind whose watch stopped because the API server
+	// no longer serves it. Set it before the first Sync.
+	OnVanish func(schema.GroupVersionKind)
 
 	// watched, when set, names objects to report on any update, not only on one that
 	// changed another writer's managedFields entry: the entries record times to the
@@ -64,25 +75,50 @@ func (w *Watches) WatchClosely(watched func(ObjectRef) bool) { w.watched = watch
 type watch struct {
 	informer cache.SharedIndexInformer
 	stop     context.CancelFunc
+	// gone is closed when the kind turned out not to be served (see Watches.vanished).
+	gone     chan struct{}
+	goneOnce sync.Once
+}
+
+// synced waits until the watch has its first list, or is gone, or ctx ends; it tells
+// whether the first list is in.
+func (wt *watch) synced(ctx context.Context) bool {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-wt.gone:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return cache.WaitForCacheSync(ctx.Done(), wt.informer.HasSynced)
 }
 
 // NewWatches returns Watches that call handler for every Event. resource maps a kind to
 // its resource (a RESTMapper lookup).
 func NewWatches(client metadata.Interface, resource func(schema.GroupVersionKind) (schema.GroupVersionResource, error), handler func(Event)) *Watches {
-	return &Watches{client: client, resource: resource, handler: handler, informers: map[schema.GroupVersionKind]*watch{}}
+	return &Watches{client: client, resource: resource, handler: handler,
+		informers: map[schema.GroupVersionKind]*watch{}, vanished: map[schema.GroupVersionKind]bool{}}
 }
 
 // Sync makes the watched kinds equal to kinds: it starts an informer for each new kind,
 // stops the informers of kinds no longer listed, and waits until every informer of kinds
 // has its first list (also one that a concurrent Sync started: its caller may read the
-// cache as soon as Sync returns).
+// cache as soon as Sync returns). A kind the API server does not serve is not waited
+// for: its watch stops (see OnVanish) and starts again in a later Sync that finds the
+// kind served (one list request per Sync while it is not).
 func (w *Watches) Sync(ctx context.Context, kinds map[schema.GroupVersionKind]bool) error {
+	w.revive(ctx, kinds)
 	w.mu.Lock()
 	var started []*watch
 	var errs []error
 	for gvk := range kinds {
 		if wt, ok := w.informers[gvk]; ok {
 			started = append(started, wt)
+			continue
+		}
+		if w.vanished[gvk] {
 			continue
 		}
 		wt, err := w.start(gvk)
@@ -99,10 +135,15 @@ func (w *Watches) Sync(ctx context.Context, kinds map[schema.GroupVersionKind]bo
 			delete(w.informers, gvk)
 		}
 	}
+	for gvk := range w.vanished {
+		if !kinds[gvk] {
+			delete(w.vanished, gvk)
+		}
+	}
 	w.mu.Unlock()
 
 	for _, wt := range started {
-		if !cache.WaitForCacheSync(ctx.Done(), wt.informer.HasSynced) {
+		if !wt.synced(ctx) && ctx.Err() != nil {
 			return fmt.Errorf("waiting for a watch to sync: %w", ctx.Err())
 		}
 	}
@@ -167,6 +208,72 @@ func (w *Watches) Lookup(ref ObjectRef) (m *metav1.PartialObjectMetadata, synced
 	return m, m != nil
 }
 
+// revive forgets the vanished kinds among kinds that the API server serves again.
+func (w *Watches) revive(ctx context.Context, kinds map[schema.GroupVersionKind]bool) {
+	w.mu.Lock()
+	var check []schema.GroupVersionKind
+	for gvk := range w.vanished {
+		if kinds[gvk] {
+			check = append(check, gvk)
+		}
+	}
+	w.mu.Unlock()
+	for _, gvk := range check {
+		gvr, err := w.resource(gvk)
+		if err != nil {
+			continue
+		}
+		_, err = w.client.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1, LabelSelector: gitsyncv1.ApplicationLabel})
+		if KindNotServed(err) || meta.IsNoMatchError(err) {
+			continue
+		}
+		w.mu.Lock()
+		delete(w.vanished, gvk)
+		w.mu.Unlock()
+	}
+}
+
+// vanish stops the watch of a kind the API server no longer serves.
+func (w *Watches) vanish(gvk schema.GroupVersionKind, wt *watch) {
+	first := false
+	wt.goneOnce.Do(func() {
+		close(wt.gone)
+		first = true
+	})
+	if !first {
+		return
+	}
+	wt.stop()
+	w.mu.Lock()
+	if w.informers[gvk] == wt {
+		delete(w.informers, gvk)
+	}
+	w.vanished[gvk] = true
+	w.mu.Unlock()
+	if w.OnVanish != nil {
+		w.OnVanish(gvk)
+	}
+}
+
+// KindNotServed tells whether err says that the API server does not serve the kind of
+// the request at all (its CRD is gone, or going: the 404 of an unknown resource, which
+// client-go words "the server could not find the requested resource", or the refusal
+// of a create while the CRD terminates), rather than that one object does not exist.
+func KindNotServed(err error) bool {
+	var status apierrors.APIStatus
+	if err == nil || !errors.As(err, &status) {
+		return false
+	}
+	s := status.Status()
+	switch {
+	case apierrors.IsNotFound(err):
+		return s.Details == nil || s.Details.Name == "" || strings.Contains(s.Message, "could not find the requested resource")
+	case apierrors.IsForbidden(err), apierrors.IsMethodNotSupported(err):
+		return strings.Contains(s.Message, "custom resource definition is terminating")
+	}
+	return false
+}
+
 func (w *Watches) start(gvk schema.GroupVersionKind) (*watch, error) {
 	gvr, err := w.resource(gvk)
 	if err != nil {
@@ -174,6 +281,17 @@ func (w *Watches) start(gvk schema.GroupVersionKind) (*watch, error) {
 	}
 	informer := metadatainformer.NewFilteredMetadataInformer(w.client, gvr, metav1.NamespaceAll, 0, cache.Indexers{},
 		func(o *metav1.ListOptions) { o.LabelSelector = gitsyncv1.ApplicationLabel }).Informer()
+	wt := &watch{informer: informer, gone: make(chan struct{})}
+	err = informer.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+		if KindNotServed(err) {
+			w.vanish(gvk, wt)
+			return
+		}
+		cache.DefaultWatchErrorHandler(ctx, r, err)
+	})
+	if err != nil {
+		return nil, err
+	}
 	_, err = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(oldObj, newObj any) {
 			oldMeta, ok1 := oldObj.(*metav1.PartialObjectMetadata)
@@ -200,8 +318,9 @@ func (w *Watches) start(gvk schema.GroupVersionKind) (*watch, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	wt.stop = cancel
 	go informer.RunWithContext(ctx)
-	return &watch{informer: informer, stop: cancel}, nil
+	return wt, nil
 }
 
 func (w *Watches) emit(gvk schema.GroupVersionKind, m *metav1.PartialObjectMetadata, gone bool) {
