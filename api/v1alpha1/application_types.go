@@ -34,6 +34,14 @@ type ApplicationSpec struct {
 	// +kubebuilder:default=false
 	Prune bool `json:"prune,omitempty"`
 
+	// pruneCRDs lets prune delete a CustomResourceDefinition that left Git while custom
+	// resources of it still exist (they are deleted with it). Default false: such a
+	// prune is refused (Ready=False, reason PruneRefused) and the CRD stays. CRDs that a
+	// policy leaves out of a render (spec.helm.crds Create or Skip) are never pruned.
+	// +optional
+	// +kubebuilder:default=false
+	PruneCRDs bool `json:"pruneCRDs,omitempty"`
+
 	// allowEmpty lets a render with no objects prune everything. Default false.
 	// +optional
 	// +kubebuilder:default=false

@@ -44,6 +44,11 @@ const (
 	ApplyFailedReason = "ApplyFailed"
 	// PruneFailedReason: deleting objects that left Git failed, or was refused.
 	PruneFailedReason = "PruneFailed"
+	// PruneRefusedReason: a prune would have deleted a CustomResourceDefinition that
+	// still has custom resources (see spec.pruneCRDs); nothing of it was deleted.
+	PruneRefusedReason = "PruneRefused"
+	// ObjectsMissingReason: objects of the revision just applied are not in the cluster.
+	ObjectsMissingReason = "ObjectsMissing"
 	// HealthCheckFailedReason: applied objects did not become healthy in time.
 	HealthCheckFailedReason = "HealthCheckFailed"
 	// DependencyNotReadyReason: an Application named in dependsOn is not Ready.

@@ -124,8 +124,11 @@ type Change struct {
 	Entry
 	// Subject is "Kind/namespace/name" (no namespace part for cluster-scoped objects).
 	Subject string
-	// Action is ssa's action: "created", "configured", "unchanged" or "deleted".
+	// Action is ssa's action: "created", "configured", "unchanged" or "deleted", or
+	// OrphanedAction.
 	Action string
+	// Message says why, for OrphanedAction.
+	Message string
 }
 
 func changeOf(e ssa.ChangeSetEntry) Change {

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -24,6 +25,15 @@ type PruneOptions struct {
 	// Options.OwnerReleased), so moving an object between Applications in one commit
 	// never deletes it, whichever of the two syncs first.
 	Claimed func(ctx context.Context, id string) (bool, error)
+	// CRDs lets the prune delete a CustomResourceDefinition that still has custom
+	// resources (spec.pruneCRDs). Without it such a CRD is kept, in a *RefusedError.
+	CRDs bool
+	// NamespacedKinds, when set, lists the kinds that live in namespaces and can be
+	// listed (from discovery). A stale Namespace is then deleted only when it holds
+	// nothing but this owner's objects, objects owned by others (ownerReferences), and
+	// what the cluster puts in every namespace; otherwise, or when that cannot be told,
+	// it is orphaned: left in place and reported as a Change with OrphanedAction.
+	NamespacedKinds func(context.Context) ([]schema.GroupVersionKind, error)
 }
 
 // Prune deletes the stale entries (see Stale) that still carry this Manager's owner
@@ -31,7 +41,9 @@ type PruneOptions struct {
 // returns; Prune sorts them again, so any order is fine). Objects that no longer
 // exist, whose labels name another owner or no owner, whose prune is disabled by an
 // annotation (see PruneDisabled) or that another Application claims (PruneOptions)
-// are skipped and never deleted. It returns the deleted objects as Changes with Action
+// are skipped and never deleted; a CRD that still has custom resources is refused
+// unless PruneOptions.CRDs, and a Namespace that holds others' objects is orphaned (see
+// PruneOptions). It returns the deleted objects as Changes with Action
 // "deleted"; on errors it goes on with the other entries and returns them all together.
 func (m *Manager) Prune(ctx context.Context, stale []Entry, options ...PruneOptions) ([]Change, error) {
 	var popts PruneOptions
@@ -79,6 +91,17 @@ func (m *Manager) Prune(ctx context.Context, stale []Entry, options ...PruneOpti
 				log.FromContext(ctx).V(1).Info("not pruning: another Application takes it over", "object", e.Subject())
 				continue
 			}
+		}
+		if isCRD(obj) && !popts.CRDs {
+			if err := m.crdInUse(ctx, obj, e.Subject()); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
+		if keep, why := m.keepNamespace(ctx, obj, popts.NamespacedKinds); keep {
+			log.FromContext(ctx).Info("not pruning a Namespace: orphaned", "object", e.Subject(), "reason", why)
+			changes = append(changes, Change{Entry: e, Subject: e.Subject(), Action: OrphanedAction, Message: why})
+			continue
 		}
 		// ssa reads the object again and deletes it only when it has the inclusions.
 		cse, err := m.ssa.Delete(ctx, obj, opts)
