@@ -188,10 +188,12 @@ type syncRun struct {
 	plan *phase.Plan
 	// chart and chartVersion name the chart, when the path is a Helm chart.
 	chart, chartVersion string
-	manager             *apply.Manager
-	result              *apply.Result
-	pruned              []apply.Change
-	health              *apply.Health
+	// chartCRDs names the chart's crds/ CRDs and their policy (see chartRef).
+	chartCRDs chartRef
+	manager   *apply.Manager
+	result    *apply.Result
+	pruned    []apply.Change
+	health    *apply.Health
 	// attempted is true once a revision was handed to the apply (it goes in history).
 	attempted bool
 	// applyTried is true once the objects went to the API server (applied or failed there).

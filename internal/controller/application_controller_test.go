@@ -36,7 +36,13 @@ type appFixture struct {
 
 func newAppFixture(t *testing.T, files map[string]string) (*appFixture, string) {
 	t.Helper()
-	f := &appFixture{t: t, ns: env.Namespace(t), srv: gittest.NewServer(t, gittest.Options{})}
+	return newAppFixtureIn(t, env.Namespace(t), files)
+}
+
+// newAppFixtureIn is newAppFixture in the namespace ns.
+func newAppFixtureIn(t *testing.T, ns string, files map[string]string) (*appFixture, string) {
+	t.Helper()
+	f := &appFixture{t: t, ns: ns, srv: gittest.NewServer(t, gittest.Options{})}
 	f.repo = f.srv.CreateRepo("app")
 	sha := f.repo.Commit("main", "initial", files)
 	newGitRepository(t, f.ns, "repo", f.srv.HTTPURL("app"), nil, "")

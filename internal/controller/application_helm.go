@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
@@ -20,27 +19,55 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/build"
 	"github.com/gitsync-dev/gitsync/internal/helm"
 )
 
-// chartRef names the chart an Application's path rendered (empty when not a chart).
-type chartRef struct{ name, version string }
+// chartRef names the chart an Application's path rendered (empty when not a chart), and
+// the CRDs of its crds/ folders, which spec.helm.crds governs.
+type chartRef struct {
+	name, version string
+	// crds holds the inventory IDs of the chart's crds/ CRDs, whatever the policy: Git
+	// describes them, so a sync never prunes them, also when the policy leaves them out
+	// of what it applies (Skip: never touched; Create: never updated).
+	crds map[string]bool
+	// createOnly: the crds are created when missing and never updated (Create, the
+	// default, as helm install does); they are not watched for drift either.
+	createOnly bool
+}
+
+// isCreateOnly tells whether obj is one of the chart's CRDs under the Create policy.
+func (c chartRef) isCreateOnly(obj *unstructured.Unstructured) bool {
+	return c.createOnly && c.crds[apply.EntryOf(obj).ID]
+}
+
+// watched returns objs without the create-only CRDs: what drift compares with Git.
+func (c chartRef) watched(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	if !c.createOnly || len(c.crds) == 0 {
+		return objs
+	}
+	out := make([]*unstructured.Unstructured, 0, len(objs))
+	for _, o := range objs {
+		if !c.isCreateOnly(o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
 
 // valuesError is a valuesFrom reference that cannot be read: the revision stalls with
 // reason ValuesNotFound.
 type valuesError struct{ error }
 
 // chartDeps are what a chart render takes from the cluster; each may be nil for an
-// offline render (Helm's default capabilities, lookup finds nothing, every CRD of crds/
-// is kept, and valuesFrom is an error).
+// offline render (Helm's default capabilities, lookup finds nothing, and valuesFrom is
+// an error).
 type chartDeps struct {
 	// values reads a valuesFrom reference (nil when optional and missing).
 	values    func(context.Context, gitsyncv1.ValuesReference) (map[string]any, error)
 	discovery discovery.DiscoveryInterface
 	lookup    engine.ClientProvider
-	// crds reads the cluster's CRDs, for the Create policy.
-	crds client.Reader
 	// dependencies adds the dependencies a chart does not vendor (from HelmRepositories).
 	dependencies func(context.Context, *chart.Chart) error
 }
@@ -75,7 +102,7 @@ func archiveChart(file string) chartSource {
 // identity, capabilities from the cluster, lookup through the Application's identity,
 // .Release.IsUpgrade once the Application has an inventory.
 func (r *ApplicationReconciler) renderChart(ctx context.Context, app *gitsyncv1.Application, src chartSource) ([]*unstructured.Unstructured, chartRef, error) {
-	deps := chartDeps{discovery: r.Discovery, crds: r.APIReader}
+	deps := chartDeps{discovery: r.Discovery}
 	deps.dependencies = func(ctx context.Context, c *chart.Chart) error {
 		return r.chartDependencies(ctx, app, c, 0)
 	}
@@ -98,7 +125,7 @@ func (r *ApplicationReconciler) renderChart(ctx context.Context, app *gitsyncv1.
 
 // renderChartWith renders the chart with spec.helm: valuesFiles from the source, then
 // valuesFrom, then inline values, over the chart's values.yaml. The chart's crds/ come
-// first, per spec.helm.crds.
+// first unless spec.helm.crds is Skip; the returned chartRef names them all.
 func renderChartWith(ctx context.Context, app *gitsyncv1.Application, src chartSource, deps chartDeps) ([]*unstructured.Unstructured, chartRef, error) {
 	var none chartRef
 	spec := app.Spec.Helm
@@ -173,37 +200,31 @@ func renderChartWith(ctx context.Context, app *gitsyncv1.Application, src chartS
 	if err != nil {
 		return nil, none, err
 	}
-	crds, err := chartCRDs(ctx, deps.crds, rendered.CRDs, spec.CRDs)
+	crds, err := chartCRDs(c)
 	if err != nil {
 		return nil, none, err
+	}
+	chart.crds = make(map[string]bool, len(crds))
+	for _, crd := range crds {
+		chart.crds[apply.EntryOf(crd).ID] = true
+	}
+	switch spec.CRDs {
+	case gitsyncv1.HelmCRDsSkip:
+		return objs, chart, nil
+	case gitsyncv1.HelmCRDsCreateReplace:
+	default:
+		chart.createOnly = true
 	}
 	return append(crds, objs...), chart, nil
 }
 
-// chartCRDs decodes the chart's crds/ files. With the Create policy, CRDs that exist
-// already are left out (never updated); CreateReplace applies them all.
-func chartCRDs(ctx context.Context, reader client.Reader, manifests []helm.Manifest, policy string) ([]*unstructured.Unstructured, error) {
-	files := make([]build.File, 0, len(manifests))
-	for _, m := range manifests {
-		files = append(files, build.File{Name: m.Name, Data: m.Data})
+// chartCRDs decodes the files of the chart's crds/ folders (its own and its subcharts').
+func chartCRDs(c *chart.Chart) ([]*unstructured.Unstructured, error) {
+	var files []build.File
+	for _, crd := range c.CRDObjects() {
+		files = append(files, build.File{Name: crd.Filename, Data: crd.File.Data})
 	}
-	crds, err := build.Decode(files)
-	if err != nil || policy == gitsyncv1.HelmCRDsCreateReplace || reader == nil {
-		return crds, err
-	}
-	var out []*unstructured.Unstructured
-	for _, crd := range crds {
-		existing := &metav1.PartialObjectMetadata{}
-		existing.SetGroupVersionKind(crd.GroupVersionKind())
-		err := reader.Get(ctx, client.ObjectKey{Name: crd.GetName()}, existing)
-		switch {
-		case apierrors.IsNotFound(err):
-			out = append(out, crd)
-		case err != nil:
-			return nil, fmt.Errorf("reading %s: %w", crd.GetName(), err)
-		}
-	}
-	return out, nil
+	return build.Decode(files)
 }
 
 // readValuesFrom reads one valuesFrom reference (nil when it is optional and missing).

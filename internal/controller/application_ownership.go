@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
@@ -72,7 +75,7 @@ func (r *ApplicationReconciler) pruneOptions(app *gitsyncv1.Application) apply.P
 		siblings []*gitsyncv1.Application
 		listErr  error
 	)
-	return apply.PruneOptions{Claimed: func(ctx context.Context, id string) (bool, error) {
+	return apply.PruneOptions{CRDs: app.Spec.PruneCRDs, NamespacedKinds: r.namespacedKinds, Claimed: func(ctx context.Context, id string) (bool, error) {
 		once.Do(func() {
 			apps := &gitsyncv1.ApplicationList{}
 			if listErr = r.List(ctx, apps, client.MatchingFields{applicationSourceIndex: sourceIndexKey(app)}); listErr != nil {
@@ -177,4 +180,30 @@ func (r *DriftReconciler) owners(gvk schema.GroupVersionKind, namespace, name st
 	}
 	owner, labelled := apply.OwnerOf(m.GetLabels())
 	return owner, labelled, synced
+}
+
+// namespacedKinds lists the namespaced kinds the cluster serves that can be listed, for
+// the prune's check of what a Namespace holds (see apply.PruneOptions.NamespacedKinds).
+func (r *ApplicationReconciler) namespacedKinds(ctx context.Context) ([]schema.GroupVersionKind, error) {
+	if r.Discovery == nil {
+		return nil, fmt.Errorf("no discovery client")
+	}
+	lists, err := discovery.ServerPreferredNamespacedResources(r.Discovery)
+	if err != nil {
+		return nil, fmt.Errorf("discovering namespaced kinds: %w", err)
+	}
+	var kinds []schema.GroupVersionKind
+	for _, list := range lists {
+		gv, err := schema.ParseGroupVersion(list.GroupVersion)
+		if err != nil {
+			continue
+		}
+		for _, res := range list.APIResources {
+			if strings.Contains(res.Name, "/") || !slices.Contains(res.Verbs, "list") {
+				continue
+			}
+			kinds = append(kinds, gv.WithKind(res.Kind))
+		}
+	}
+	return kinds, nil
 }

@@ -34,7 +34,7 @@ func (r *ApplicationReconciler) reconcileRestore(ctx context.Context, s *syncRun
 	log := ctrl.LoggerFrom(ctx).WithValues("revision", app.Status.LastAppliedRevision)
 	release := r.Storage.Acquire(dir)
 	defer release()
-	objs, _, err := r.render(ctx, dir, app)
+	objs, chart, err := r.render(ctx, dir, app)
 	if err == nil {
 		objs, err = MainSet(objs) // hooks are not tracked for drift
 	}
@@ -46,7 +46,7 @@ func (r *ApplicationReconciler) reconcileRestore(ctx context.Context, s *syncRun
 		log.V(1).Info("last applied revision renders another inventory; drift protection waits for a sync")
 		return ctrl.Result{}, nil
 	}
-	if err := r.Drift.Applied(ctx, key, objs); err != nil {
+	if err := r.Drift.Applied(ctx, key, chart.watched(objs)); err != nil {
 		log.Error(err, "starting drift watches")
 	}
 	if !conditions.IsReady(app) || app.Status.LastAttemptedRevision != app.Status.LastAppliedRevision {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -173,7 +174,7 @@ func (r *ApplicationReconciler) reconcileBuild(ctx context.Context, s *syncRun) 
 		return r.stalledRevision(s, gitsyncv1.BuildFailedReason, fmt.Sprintf("building %s at %s: %v", pathOf(s.app), s.revision, err))
 	}
 	s.objects = objs
-	s.chart, s.chartVersion = chart.name, chart.version
+	s.chart, s.chartVersion, s.chartCRDs = chart.name, chart.version, chart
 	if err := r.planSync(s); err != nil {
 		reason := gitsyncv1.BuildFailedReason
 		if len(s.app.Spec.HealthChecks) > 0 && strings.HasPrefix(err.Error(), "spec.healthChecks") {
@@ -228,13 +229,14 @@ func (r *ApplicationReconciler) reconcileApply(ctx context.Context, s *syncRun) 
 
 	s.markProgress(ctx, "applying revision %s", s.revision)
 	if r.Drift != nil {
-		r.Drift.Prepare(ctx, client.ObjectKeyFromObject(app), s.objects)
+		r.Drift.Prepare(ctx, client.ObjectKeyFromObject(app), s.chartCRDs.watched(s.objects))
 	}
 	ctx, cancel := context.WithTimeout(ctx, app.GetTimeout().Duration)
 	defer cancel()
 	s.applyTried = true
 	result, err := r.applyLocked(ctx, s, apply.Options{Force: app.Spec.Force, Previous: previous,
 		OwnerReleased: r.ownerReleased(app),
+		CreateOnly:    s.chartCRDs.isCreateOnly,
 		Ignore:        func(o *unstructured.Unstructured) []string { return ignorePointers(app, o) }})
 	if err != nil && result != nil {
 		// Part of the set (its first stage: CRDs, Namespaces) was written before the
@@ -282,33 +284,88 @@ func (r *ApplicationReconciler) applyLocked(ctx context.Context, s *syncRun, opt
 	if err != nil {
 		return result, err
 	}
-	if err := r.Drift.Applied(ctx, key, s.objects); err != nil {
+	if err := r.Drift.Applied(ctx, key, s.chartCRDs.watched(s.objects)); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "starting drift watches")
 	}
 	return result, nil
 }
 
 // reconcilePrune deletes what left Git (only objects still carrying this Application's
-// labels), when spec.prune is set. Sets Ready=False/PruneFailed on failure.
+// labels), when spec.prune is set. What the render describes stays in the inventory
+// whether it was applied or not (a chart's CRDs that crds: Create leaves alone once they
+// exist, or crds: Skip): a policy does not remove an object from Git. A CRD that still
+// has custom resources is not deleted without spec.pruneCRDs (Ready=False/PruneRefused),
+// and a Namespace holding objects gitsync does not manage is orphaned with a Warning.
+// Sets Ready=False/PruneFailed on other failures.
 func (r *ApplicationReconciler) reconcilePrune(ctx context.Context, s *syncRun) (ctrl.Result, error) {
 	app := s.app
 	previous := s.previous
-	current := s.result.Inventory
+	current := union(s.result.Inventory, stillDescribed(previous, s))
 	if app.Spec.Prune {
 		stale := apply.Stale(previous, current)
 		if len(stale) > 0 {
 			pruned, err := pruneInWaveOrder(ctx, s.manager, stale, r.pruneOptions(app))
-			s.pruned = pruned
+			orphaned := r.recordOrphans(s, pruned)
 			if err != nil {
-				// What was applied is recorded; the stale objects stay in the inventory
-				// so the next attempt prunes them.
-				setInventory(app, append(append([]apply.Entry{}, current...), stale...))
+				// What was applied is recorded; the stale objects (but the orphaned) stay
+				// in the inventory so the next attempt prunes them.
+				setInventory(app, append(append([]apply.Entry{}, current...), without(stale, orphaned)...))
+				var refused *apply.RefusedError
+				if errors.As(err, &refused) {
+					return r.stalledRevision(s, gitsyncv1.PruneRefusedReason, fmt.Sprintf("revision %s applied; pruning: %v", s.revision, err))
+				}
 				return r.failRevision(s, gitsyncv1.PruneFailedReason, fmt.Errorf("pruning: %w", err))
 			}
 		}
 	}
 	setInventory(app, current)
 	return ctrl.Result{}, nil
+}
+
+// stillDescribed returns the entries of the last inventory that the render describes
+// but the apply did not report (a policy left them out of it).
+func stillDescribed(previous []apply.Entry, s *syncRun) []apply.Entry {
+	described := make(map[string]bool, len(s.objects)+len(s.chartCRDs.crds))
+	for _, o := range s.objects {
+		described[apply.EntryOf(o).ID] = true
+	}
+	for id := range s.chartCRDs.crds {
+		described[id] = true
+	}
+	var out []apply.Entry
+	for _, e := range previous {
+		if described[e.ID] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// recordOrphans keeps the deletions in s.pruned and emits a Warning for each object the
+// prune orphaned on purpose; it returns the orphaned objects' IDs.
+func (r *ApplicationReconciler) recordOrphans(s *syncRun, changes []apply.Change) map[string]bool {
+	orphaned := map[string]bool{}
+	for _, c := range changes {
+		if c.Action != apply.OrphanedAction {
+			s.pruned = append(s.pruned, c)
+			continue
+		}
+		orphaned[c.ID] = true
+		r.Recorder.Eventf(s.app, nil, corev1.EventTypeWarning, gitsyncv1.OrphanedReason, "Prune",
+			"%s left Git but was not deleted: %s; it is no longer managed", c.Subject, c.Message)
+	}
+	return orphaned
+}
+
+// without returns entries whose IDs are not in ids.
+func without(entries []apply.Entry, ids map[string]bool) []apply.Entry {
+	var out []apply.Entry
+	for _, e := range entries {
+		if !ids[e.ID] {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // reconcileHealth computes the health of the applied objects (status.health, Healthy)
@@ -324,6 +381,11 @@ func (r *ApplicationReconciler) reconcileHealth(ctx context.Context, s *syncRun)
 		}
 	}
 	r.recordHealth(ctx, s)
+	if s.health != nil && s.health.Status == gitsyncv1.HealthStatusMissing {
+		// Applied, yet not there: the revision is not in the cluster (retried).
+		return r.failRevision(s, gitsyncv1.ObjectsMissingReason,
+			fmt.Errorf("revision %s was applied, but objects are missing: %s", s.revision, s.health.Message))
+	}
 	return ctrl.Result{}, nil
 }
 

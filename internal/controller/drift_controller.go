@@ -9,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -29,10 +31,15 @@ import (
 // status.drift and, with selfHeal, re-applies just that object.
 type DriftReconciler struct {
 	client.Client
-	Applier  func(app *gitsyncv1.Application) (*apply.Manager, error)
-	Recorder recorder.EventRecorder
-	Watches  *drift.Watches
-	Fights   *drift.Fights
+	// APIReader reads an Application whose status this reconciler wrote last when the
+	// cache has not seen that write yet (its merge patch of status.drift would put the
+	// stale list back); SetupWithManager sets it.
+	APIReader client.Reader
+	written   writtenVersions
+	Applier   func(app *gitsyncv1.Application) (*apply.Manager, error)
+	Recorder  recorder.EventRecorder
+	Watches   *drift.Watches
+	Fights    *drift.Fights
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	// Shard is the part of the Applications this replica reconciles; the watches also
@@ -110,6 +117,11 @@ func (r *DriftReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if err := r.Get(ctx, req.NamespacedName, app); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if r.APIReader != nil && r.written.stale(req.NamespacedName, app.ResourceVersion) {
+		if err := r.APIReader.Get(ctx, req.NamespacedName, app); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+	}
 	if app.Spec.Suspend || !app.DeletionTimestamp.IsZero() || !r.Shard.Owns(app) {
 		return ctrl.Result{}, nil
 	}
@@ -153,6 +165,13 @@ func (r *DriftReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 			continue // no longer in Git: prune's business
 		}
 		delay, err := r.check(ctx, app, manager, ref, obj)
+		if drift.KindNotServed(err) || meta.IsNoMatchError(err) {
+			// Its CRD is gone: nothing to compare with, nothing to correct until a sync
+			// applies it again. Reported once, not retried.
+			r.checkSucceeded(ref)
+			r.kindNotServed(app, obj)
+			continue
+		}
 		if err != nil {
 			wait := r.checkFailed(ref)
 			log.Error(err, "checking drift", "object", apply.Subject(obj), "retryIn", wait)
@@ -170,6 +189,22 @@ func (r *DriftReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	}
 	return ctrl.Result{RequeueAfter: retry}, nil
 }
+
+// kindNotServed reports an object whose kind the API server no longer serves in
+// status.drift, with a Warning the first time.
+func (r *DriftReconciler) kindNotServed(app *gitsyncv1.Application, obj *unstructured.Unstructured) {
+	subject := apply.Subject(obj)
+	if existing := findDrift(app, subject); existing != nil && len(existing.Fields) == 1 && existing.Fields[0] == kindNotServedField {
+		return
+	}
+	r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, "KindNotServed", "Drift",
+		"%s: kind %s is no longer served by the API server (its CustomResourceDefinition was deleted?); a sync that applies it brings it back",
+		subject, obj.GroupVersionKind().GroupKind())
+	setDrift(app, gitsyncv1.DriftedObject{Object: subject, Fields: []string{kindNotServedField}, DetectedAt: metav1.NewTime(r.now())})
+}
+
+// kindNotServedField is the drift report's field of an object whose kind is not served.
+const kindNotServedField = "(kind not served)"
 
 // syncBusyRetry is how soon drift checks look again while a sync of the same
 // Application applies.
@@ -269,6 +304,7 @@ func (r *DriftReconciler) patchStatus(ctx context.Context, before, app *gitsyncv
 	if err := r.Status().Patch(ctx, app, patch, client.FieldOwner(gitsyncv1.FieldManager)); err != nil {
 		return client.IgnoreNotFound(err)
 	}
+	r.written.remember(client.ObjectKeyFromObject(app), app.ResourceVersion)
 	return nil
 }
 

@@ -21,6 +21,9 @@ func (r *DriftReconciler) SetupWithManager(mgr ctrl.Manager, concurrent int) err
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder("gitsync")
 	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
+	}
 	if r.Fights == nil {
 		r.Fights = drift.NewFights(time.Now)
 	}
@@ -45,6 +48,10 @@ func (r *DriftReconciler) SetupWithManager(mgr ctrl.Manager, concurrent int) err
 			return m.Resource, nil
 		}, r.OnEvent)
 		r.Watches.WatchClosely(r.isDrifted)
+		log := mgr.GetLogger().WithName("drift")
+		r.Watches.OnVanish = func(gvk schema.GroupVersionKind) {
+			log.Info("kind no longer served: its drift watch stopped until a sync applies it again", "kind", gvk.String())
+		}
 		// The watches stop with the manager.
 		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 			<-ctx.Done()

@@ -62,8 +62,14 @@ type helmFixture struct{ *appFixture }
 
 func newHelmFixture(t *testing.T, url string, secret map[string][]byte) *helmFixture {
 	t.Helper()
+	return newHelmFixtureIn(t, env.Namespace(t), url, secret)
+}
+
+// newHelmFixtureIn is newHelmFixture in the namespace ns.
+func newHelmFixtureIn(t *testing.T, ns, url string, secret map[string][]byte) *helmFixture {
+	t.Helper()
 	ctx := context.Background()
-	f := &helmFixture{&appFixture{t: t, ns: env.Namespace(t)}}
+	f := &helmFixture{&appFixture{t: t, ns: ns}}
 	repo := &gitsyncv1.HelmRepository{
 		ObjectMeta: metav1.ObjectMeta{Name: "charts", Namespace: f.ns},
 		Spec:       gitsyncv1.HelmRepositorySpec{URL: url, Interval: &metav1.Duration{Duration: 500 * time.Millisecond}},
