@@ -43,7 +43,7 @@ func startOperator(b *testing.B, storage string) (*apicount.Counter, *rest.Confi
 	counter.Wrap(cfg)
 	mgr, err := operator.New(cfg, env.Scheme, operator.Options{
 		MetricsBindAddress: "0", HealthProbeBindAddress: "0", StoragePath: storage, Concurrent: 4,
-		SkipNameValidation: true,
+		SkipNameValidation: true, DenyEgress: operator.NoEgressGuard,
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -35,7 +35,7 @@ func BenchmarkWebhookPushToApplied(b *testing.B) {
 		ln.Close()
 		mgr, err := operator.New(operatorConfig(b), env.Scheme, operator.Options{
 			MetricsBindAddress: "0", HealthProbeBindAddress: "0", StoragePath: b.TempDir(),
-			SkipNameValidation: true, WebhookBindAddress: addr,
+			SkipNameValidation: true, WebhookBindAddress: addr, DenyEgress: operator.NoEgressGuard,
 		})
 		if err != nil {
 			b.Fatal(err)

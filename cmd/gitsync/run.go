@@ -14,12 +14,15 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/cli"
+	"github.com/gitsync-dev/gitsync/internal/egress"
+	"github.com/gitsync-dev/gitsync/internal/helm"
 	"github.com/gitsync-dev/gitsync/internal/operator"
 	"github.com/gitsync-dev/gitsync/internal/shard"
 )
 
 type runOptions struct {
 	kubeconfig        string
+	denyEgress        string
 	webhookSecretFile string
 	shard             string
 	operator          operator.Options
@@ -61,6 +64,14 @@ func newRunCommandWith(o *runOptions) *cobra.Command {
 	f.DurationVar(&o.operator.LeaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long a leader's lease lasts without renewal (a dead leader is replaced after it)")
 	f.DurationVar(&o.operator.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader tries to renew its lease before it gives up leading")
 	f.DurationVar(&o.operator.RetryPeriod, "leader-elect-retry-period", 2*time.Second, "how often candidates try to take the lease")
+	f.StringVar(&o.denyEgress, "deny-egress", egress.FormatCIDRs(egress.DefaultDeny),
+		"CIDRs (comma-separated) never dialled for a tenant: HelmRepository, chart and OCI URLs, Provider addresses, http(s) Git URLs, each redirect hop; "+
+			"add the cluster's pod, service and node ranges; empty (--deny-egress=) turns the guard off")
+	f.BoolVar(&o.operator.AllowFileURLs, "allow-file-urls", false, "let a GitRepository read a file:// URL on the operator's own disk (refused otherwise)")
+	f.IntVar(&o.operator.RenderLimits.Concurrent, "max-concurrent-renders", helm.DefaultConcurrentRenders, "chart renders at once (others wait)")
+	f.DurationVar(&o.operator.RenderLimits.Timeout, "render-timeout", helm.DefaultRenderTimeout, "the most a chart render may take")
+	f.Int64Var(&o.operator.RenderLimits.MaxDecompressed, "max-chart-decompressed-size", helm.DefaultMaxDecompressed,
+		"the most bytes a chart may hold decompressed, vendored subcharts included")
 	f.StringVar(&o.webhookSecretFile, "webhook-secret-file", "", "file holding an operator-wide webhook secret that verifies deliveries for every repository")
 	return cmd
 }
@@ -72,6 +83,9 @@ func (o *runOptions) run(ctx context.Context) error {
 		return fmt.Errorf("--shard: %w", err)
 	}
 	o.operator.Shard = sh
+	if o.operator.DenyEgress, err = egress.ParseCIDRs(o.denyEgress); err != nil {
+		return fmt.Errorf("--deny-egress: %w", err)
+	}
 	cfg, err := o.restConfig()
 	if err != nil {
 		return err
@@ -90,7 +104,7 @@ func (o *runOptions) run(ctx context.Context) error {
 	}
 	log.Info("starting gitsync", "host", cfg.Host, "storagePath", o.operator.StoragePath,
 		"defaultServiceAccount", o.operator.DefaultServiceAccount, "allowCrossNamespaceRefs", o.operator.AllowCrossNamespaceRefs,
-		"shard", sh.String())
+		"shard", sh.String(), "denyEgress", egress.FormatCIDRs(o.operator.DenyEgress), "allowFileURLs", o.operator.AllowFileURLs)
 	return mgr.Start(ctx)
 }
 

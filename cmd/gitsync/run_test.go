@@ -58,6 +58,7 @@ func TestRunAgainstACluster(t *testing.T) {
 		"--ui-bind-address", uiAddr,
 		"--leader-elect", "--leader-election-namespace", ns,
 		"--storage-path", t.TempDir(),
+		"--deny-egress=", // the Git server is on loopback
 	})).To(Succeed())
 
 	ctx, cancel := context.WithCancel(context.Background())

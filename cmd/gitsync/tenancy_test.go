@@ -34,6 +34,7 @@ func startRun(t *testing.T, flags ...string) {
 		"--kubeconfig", kubeconfigPath,
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--webhook-bind-address", "0",
 		"--storage-path", t.TempDir(),
+		"--deny-egress=", // the Git server is on loopback
 	}, flags...))).To(Succeed())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

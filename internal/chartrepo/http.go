@@ -3,8 +3,6 @@ package chartrepo
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -38,30 +36,6 @@ var ErrTooLarge = errors.New("too large")
 // ErrDigestMismatch is an archive whose digest is not the one the index states.
 var ErrDigestMismatch = errors.New("digest mismatch")
 
-// transport returns the shared transport that trusts src.CA besides the system roots.
-func (s *Store) transport(src Source) (*http.Transport, error) {
-	sum := sha256.Sum256(src.CA)
-	key := hex.EncodeToString(sum[:])
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if t, ok := s.transports[key]; ok {
-		return t, nil
-	}
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	if len(src.CA) > 0 {
-		pool, err := x509.SystemCertPool()
-		if err != nil || pool == nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(src.CA) {
-			return nil, errors.New("ca.crt holds no PEM certificate")
-		}
-		t.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-	}
-	s.transports[key] = t
-	return t, nil
-}
-
 func timeoutOf(src Source) time.Duration {
 	if src.Timeout > 0 {
 		return src.Timeout
@@ -87,8 +61,7 @@ func (s *Store) get(ctx context.Context, src Source, target string, header http.
 			req.SetBasicAuth(src.Username, src.Password)
 		}
 	}
-	hc := &http.Client{Transport: t}
-	resp, err := hc.Do(req)
+	resp, err := s.client(t).Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: %w", Redact(target), unwrapURLError(err))
 	}
@@ -137,24 +110,27 @@ func (s *Store) PollIndex(ctx context.Context, src Source, previous string) (Pol
 	case resp.StatusCode != http.StatusOK:
 		return Poll{}, &StatusError{URL: target, Code: resp.StatusCode}
 	}
-	if resp.ContentLength > MaxIndexSize {
-		return Poll{}, fmt.Errorf("%s has %d bytes, more than %d: %w", Redact(target), resp.ContentLength, MaxIndexSize, ErrTooLarge)
+	max := s.opts.MaxIndexSize
+	if resp.ContentLength > max {
+		return Poll{}, fmt.Errorf("%s has %d bytes, more than %d: %w", Redact(target), resp.ContentLength, max, ErrTooLarge)
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxIndexSize+1))
+	// Streamed to disk, and no further than the cap: a server that sends more (without
+	// a Content-Length, or lying about it) is cut off there.
+	tmp, n, digest, err := s.download(resp.Body, max, "index", "reading "+Redact(target))
 	if err != nil {
-		return Poll{}, fmt.Errorf("reading %s: %w", Redact(target), err)
+		return Poll{}, err
 	}
-	if len(data) > MaxIndexSize {
-		return Poll{}, fmt.Errorf("%s is larger than %d bytes: %w", Redact(target), MaxIndexSize, ErrTooLarge)
+	defer os.Remove(tmp)
+	if n > max {
+		return Poll{}, fmt.Errorf("%s is larger than %d bytes: %w", Redact(target), max, ErrTooLarge)
 	}
-	digest, err := s.storeIndex(data, target)
-	if err != nil {
+	if err := s.storeIndexFile(tmp, digest, target); err != nil {
 		return Poll{}, err
 	}
 	if etag := resp.Header.Get("ETag"); etag != "" {
 		_ = os.WriteFile(s.etagPath(digest), []byte(etag), 0o644)
 	}
-	return Poll{Digest: digest, Bytes: int64(len(data))}, nil
+	return Poll{Digest: digest, Bytes: n}, nil
 }
 
 func (s *Store) etagPath(digest string) string {

@@ -1,11 +1,13 @@
 package chartrepo
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -23,34 +25,51 @@ var ErrChartNotFound = errors.New("chart not found")
 
 // storeIndex validates an index and keeps it under its digest.
 func (s *Store) storeIndex(data []byte, what string) (string, error) {
-	sum := sha256.Sum256(data)
-	digest := "sha256:" + hex.EncodeToString(sum[:])
-	path := s.indexPath(digest)
-	if exists(path) {
-		touch(path)
-		return digest, nil
-	}
-	tmp, err := os.CreateTemp(s.dirOf("index"), ".tmp-*")
+	tmp, _, digest, err := s.download(bytes.NewReader(data), int64(len(data)), "index", "storing the index")
 	if err != nil {
 		return "", err
 	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
+	defer os.Remove(tmp)
+	return digest, s.storeIndexFile(tmp, digest, what)
+}
+
+// storeIndexFile validates the index in tmp (whose digest is digest) and keeps it; tmp
+// is renamed or left for the caller to remove.
+func (s *Store) storeIndexFile(tmp, digest, what string) error {
+	path := s.indexPath(digest)
+	if exists(path) {
+		touch(path)
+		return nil
+	}
+	idx, err := loadIndexFile(tmp)
+	if err != nil {
+		return fmt.Errorf("%s: %w: %v", Redact(what), ErrIndexInvalid, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("storing the index: %w", err)
+	}
+	s.keepIndex(digest, idx)
+	return nil
+}
+
+// download copies at most max+1 bytes of r into a new file of the sub directory and
+// returns its path, the number of bytes copied (more than max: r held more) and their
+// sha256 digest. The caller removes the file.
+func (s *Store) download(r io.Reader, max int64, sub, what string) (path string, n int64, digest string, err error) {
+	f, err := os.CreateTemp(s.dirOf(sub), ".dl-*")
+	if err != nil {
+		return "", 0, "", err
+	}
+	h := sha256.New()
+	n, err = io.Copy(io.MultiWriter(f, h), io.LimitReader(r, max+1))
+	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return "", fmt.Errorf("storing the index: %w", err)
+		os.Remove(f.Name())
+		return "", n, "", fmt.Errorf("%s: %w", what, err)
 	}
-	idx, err := loadIndexFile(tmp.Name())
-	if err != nil {
-		return "", fmt.Errorf("%s: %w: %v", Redact(what), ErrIndexInvalid, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return "", fmt.Errorf("storing the index: %w", err)
-	}
-	s.keepIndex(digest, idx)
-	return digest, nil
+	return f.Name(), n, "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func (s *Store) keepIndex(digest string, idx *IndexFile) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
@@ -32,7 +33,7 @@ func (s *Store) PollTags(ctx context.Context, src Source, charts []string) (Poll
 		if err != nil {
 			return Poll{}, fmt.Errorf("chart %q in %s: %w", chart, src.URL, err)
 		}
-		list, err := remote.List(repository, opts...)
+		list, err := s.listTags(ctx, repository, opts)
 		if err != nil {
 			if isNotFound(err) {
 				tags[chart] = nil
@@ -96,12 +97,66 @@ func (s *Store) fetchOCI(ctx context.Context, src Source, ref string) (string, i
 	return "", 0, fmt.Errorf("%s holds no Helm chart layer (%s)", ref, ChartLayerMediaType)
 }
 
+// listTags reads the tag list of repository page by page, at most MaxTagPages pages of
+// DefaultTagPageSize tags (a page's answer at most MaxTagPageBytes): a registry that
+// pages forever, or answers one endless page, fails the poll instead of the operator.
+func (s *Store) listTags(ctx context.Context, repository name.Repository, opts []remote.Option) ([]string, error) {
+	puller, err := remote.NewPuller(append(opts, remote.WithPageSize(DefaultTagPageSize))...)
+	if err != nil {
+		return nil, err
+	}
+	lister, err := puller.Lister(ctx, repository)
+	if err != nil {
+		return nil, err
+	}
+	var tags []string
+	for pages := 0; lister.HasNext(); pages++ {
+		if pages == s.opts.MaxTagPages {
+			return nil, fmt.Errorf("%s lists more than %d pages of tags: %w", repository, s.opts.MaxTagPages, ErrTooLarge)
+		}
+		page, err := lister.Next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		tags = append(tags, page.Tags...)
+	}
+	return tags, nil
+}
+
+// limitTagPages caps the body of each tag list answer (a JSON document decoded whole).
+type limitTagPages struct{ next http.RoundTripper }
+
+func (l limitTagPages) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := l.next.RoundTrip(req)
+	if err != nil || !strings.HasSuffix(req.URL.Path, "/tags/list") {
+		return resp, err
+	}
+	resp.Body = &cappedBody{ReadCloser: resp.Body, left: MaxTagPageBytes}
+	return resp, nil
+}
+
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.ReadCloser.Read(p)
+	if b.left -= int64(n); b.left < 0 {
+		return n, fmt.Errorf("a tag list page is larger than %d bytes: %w", MaxTagPageBytes, ErrTooLarge)
+	}
+	return n, err
+}
+
 func (s *Store) remoteOptions(ctx context.Context, src Source) ([]remote.Option, error) {
 	t, err := s.transport(src)
 	if err != nil {
 		return nil, err
 	}
-	opts := []remote.Option{remote.WithContext(ctx), remote.WithTransport(t)}
+	opts := []remote.Option{remote.WithContext(ctx), remote.WithTransport(limitTagPages{next: t})}
 	if src.Username != "" || src.Password != "" {
 		opts = append(opts, remote.WithAuth(&authn.Basic{Username: src.Username, Password: src.Password}))
 	}

@@ -8,22 +8,44 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gitsync-dev/gitsync/internal/egress"
 )
 
 // Caps on what is downloaded.
 const (
 	// MaxChartSize is the largest chart archive (compressed) that is downloaded.
 	MaxChartSize = 10 << 20
-	// MaxIndexSize is the largest index.yaml that is downloaded.
-	MaxIndexSize = 100 << 20
+	// DefaultMaxIndexSize is the largest index.yaml that is downloaded unless
+	// Options.MaxIndexSize says otherwise; the download stops at the cap.
+	DefaultMaxIndexSize = 32 << 20
+	// DefaultMaxTagPages is the most pages of an OCI repository's tag list that are read
+	// (DefaultTagPageSize tags each).
+	DefaultMaxTagPages = 10
+	// DefaultTagPageSize is the number of tags asked for per page.
+	DefaultTagPageSize = 1000
+	// MaxTagPageBytes is the largest answer of one tag list page.
+	MaxTagPageBytes = 4 << 20
+	// keptTransports is how many transports (one per CA bundle) are kept for reuse.
+	keptTransports = 16
 )
+
+// Options of a Store; zero values take the defaults.
+type Options struct {
+	// Egress guards every address dialled for a repository (index, charts, OCI registry
+	// and its token service, each redirect hop); nil: no guard.
+	Egress *egress.Guard
+	// MaxIndexSize caps a downloaded index.yaml (DefaultMaxIndexSize).
+	MaxIndexSize int64
+	// MaxTagPages caps the pages of an OCI tag list (DefaultMaxTagPages).
+	MaxTagPages int
+}
 
 // Source is a chart repository and its credentials.
 type Source struct {
@@ -42,25 +64,35 @@ func IsOCI(url string) bool { return strings.HasPrefix(url, "oci://") }
 
 // Store keeps indexes and chart archives under one directory.
 type Store struct {
-	dir string
+	dir  string
+	opts Options
 
 	mu         sync.Mutex
-	indexes    map[string]*IndexFile      // parsed, by digest
-	order      []string                   // digests of indexes, oldest first
-	transports map[string]*http.Transport // by CA digest
+	indexes    map[string]*IndexFile // parsed, by digest
+	order      []string              // digests of indexes, oldest first
+	transports *transportCache       // by CA digest
 }
 
 // keptIndexes is how many parsed indexes stay in memory.
 const keptIndexes = 8
 
-// New makes a Store in dir (created when missing).
-func New(dir string) (*Store, error) {
+// New makes a Store in dir (created when missing), without an egress guard.
+func New(dir string) (*Store, error) { return NewWithOptions(dir, Options{}) }
+
+// NewWithOptions makes a Store in dir (created when missing).
+func NewWithOptions(dir string, opts Options) (*Store, error) {
 	for _, sub := range []string{"index", "charts", "refs"} {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
 			return nil, fmt.Errorf("preparing chart storage: %w", err)
 		}
 	}
-	return &Store{dir: dir, indexes: map[string]*IndexFile{}, transports: map[string]*http.Transport{}}, nil
+	if opts.MaxIndexSize <= 0 {
+		opts.MaxIndexSize = DefaultMaxIndexSize
+	}
+	if opts.MaxTagPages <= 0 {
+		opts.MaxTagPages = DefaultMaxTagPages
+	}
+	return &Store{dir: dir, opts: opts, indexes: map[string]*IndexFile{}, transports: newTransportCache(keptTransports)}, nil
 }
 
 func (s *Store) indexPath(digest string) string {

@@ -140,6 +140,9 @@ func Run(ctx context.Context, o Options) (err error) {
 		StoragePath:            filepath.Join(o.Dir, "storage"),
 		WebhookBindAddress:     webhookAddr,
 		SkipNameValidation:     o.skipNameValidation,
+		// The demo's repository is a file:// URL and its receivers are on loopback.
+		AllowFileURLs: true,
+		DenyEgress:    operator.NoEgressGuard,
 	})
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package helm
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"strings"
@@ -20,6 +21,16 @@ func LoadArchive(file string) (*chart.Chart, error) {
 		return nil, fmt.Errorf("loading chart archive: %w", err)
 	}
 	defer f.Close()
+	// The whole archive, vendored subcharts included, is measured decompressed before
+	// Helm unpacks anything (a small archive can hold a lot).
+	l, _ := currentLimits()
+	left := l.MaxDecompressed
+	if err := scanArchive(f, &left, 0, l); err != nil {
+		return nil, fmt.Errorf("loading chart archive: %w", err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("loading chart archive: %w", err)
+	}
 	files, err := archive.LoadArchiveFiles(f)
 	if err != nil {
 		return nil, fmt.Errorf("loading chart archive: %w", err)

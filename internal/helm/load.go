@@ -34,21 +34,16 @@ func IsChart(dir string) bool {
 
 const chartFile = "Chart.yaml"
 
-// LoadDir loads the chart in dir, which must lie inside root: every file is read with
-// Lstat-checked paths, a symlink is refused (chart content never reaches outside the
-// checkout), .helmignore is honoured, and the caps above bound what is read.
+// LoadDir loads the chart in dir, which must lie inside root once symlinks are resolved
+// (a chart path through a symlink to another directory of the operator's disk is
+// refused): every file is read with Lstat-checked paths, a symlink inside the chart is
+// refused, .helmignore is honoured, and the caps above bound what is read (vendored
+// subcharts decompressed, all together, within Limits.MaxDecompressed).
 // Dependencies are not checked (see CheckDependencies).
 func LoadDir(root, dir string) (*chart.Chart, error) {
-	rootAbs, err := filepath.Abs(root)
+	rootAbs, dirAbs, err := containedDir(root, dir)
 	if err != nil {
 		return nil, err
-	}
-	dirAbs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
-	}
-	if rel, err := filepath.Rel(rootAbs, dirAbs); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return nil, fmt.Errorf("chart %s is outside the checkout", dir)
 	}
 	rules := ignore.Empty()
 	if data, err := os.ReadFile(filepath.Join(dirAbs, ignore.HelmIgnore)); err == nil {
@@ -104,6 +99,9 @@ func LoadDir(root, dir string) (*chart.Chart, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading chart %s: %w", relTo(rootAbs, dirAbs), err)
 	}
+	if err := checkVendoredSize(files); err != nil {
+		return nil, fmt.Errorf("loading chart %s: %w", relTo(rootAbs, dirAbs), err)
+	}
 	c, err := loader.LoadFiles(files)
 	if err != nil {
 		return nil, fmt.Errorf("loading chart %s: %w", relTo(rootAbs, dirAbs), err)
@@ -153,6 +151,39 @@ func CheckDependencies(c *chart.Chart) error {
 			c.Name(), strings.Join(names, ", "))
 	}
 	return nil
+}
+
+// containedDir resolves root and dir (absolute, symlinks evaluated) and refuses a dir
+// that is not inside root once resolved. Both are returned resolved.
+func containedDir(root, dir string) (string, string, error) {
+	rootAbs, err := filepath.Abs(root)
+	if err != nil {
+		return "", "", err
+	}
+	dirAbs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", "", err
+	}
+	if !within(rootAbs, dirAbs) {
+		return "", "", fmt.Errorf("chart %s is outside the checkout", dir)
+	}
+	realRoot, err := filepath.EvalSymlinks(rootAbs)
+	if err != nil {
+		return "", "", fmt.Errorf("resolving the checkout: %w", err)
+	}
+	realDir, err := filepath.EvalSymlinks(dirAbs)
+	if err != nil {
+		return "", "", fmt.Errorf("chart %s: %w", relTo(rootAbs, dirAbs), errors.Unwrap(err))
+	}
+	if !within(realRoot, realDir) {
+		return "", "", fmt.Errorf("chart %s resolves (through a symlink) to a directory outside the checkout", relTo(rootAbs, dirAbs))
+	}
+	return realRoot, realDir, nil
+}
+
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 func relTo(root, path string) string {

@@ -86,18 +86,18 @@ func Render(ctx context.Context, c *chart.Chart, opts Options) (*Rendered, error
 		Name: opts.ReleaseName, Namespace: opts.Namespace, Revision: 1,
 		IsInstall: !opts.IsUpgrade, IsUpgrade: opts.IsUpgrade,
 	}
-	renderVals, err := util.ToRenderValuesWithSchemaValidation(c, vals, release, caps, false)
+	// Helm's own schema validation quotes the offending values and fetches external
+	// $refs: it is skipped, and ValidateSchema runs instead.
+	renderVals, err := util.ToRenderValuesWithSchemaValidation(c, vals, release, caps, true)
 	if err != nil {
 		return nil, fmt.Errorf("values: %w", err)
 	}
-	var files map[string]string
-	if opts.Lookup != nil {
-		files, err = engine.RenderWithClientProvider(c, renderVals, opts.Lookup)
-	} else {
-		files, err = engine.Engine{}.RenderWithContext(ctx, c, renderVals)
+	if err := ValidateSchema(c, renderVals["Values"].(common.Values)); err != nil {
+		return nil, err
 	}
+	files, err := renderBounded(ctx, c, renderVals, opts.Lookup)
 	if err != nil {
-		return nil, fmt.Errorf("rendering: %w", err)
+		return nil, err
 	}
 	out := &Rendered{Chart: c.Name(), Version: c.Metadata.Version}
 	names := make([]string, 0, len(files))

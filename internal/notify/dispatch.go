@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/egress"
 )
 
 // Options tune the dispatcher; zero values take the defaults.
@@ -30,6 +31,9 @@ type Options struct {
 	Idle time.Duration
 	// Rate is the most deliveries per second per Provider (5), with a burst of 2×Rate.
 	Rate float64
+	// Egress guards every address a Provider's delivery dials (spec.address, the
+	// Secret's address, spec.proxy, and each redirect hop); nil: no guard.
+	Egress *egress.Guard
 	// OnResult is called after a Provider's delivery finished (delivered or given up).
 	OnResult func(provider types.NamespacedName)
 	Now      func() time.Time

@@ -151,12 +151,13 @@ func slackBody(t Target, m Message) map[string]any {
 	}
 	fields := []map[string]any{}
 	for _, f := range m.facts() {
-		fields = append(fields, map[string]any{"title": f[0], "value": f[1], "short": false})
+		fields = append(fields, map[string]any{"title": f[0], "value": slackEscape(f[1]), "short": false})
 	}
+	title := slackEscape(m.Title())
 	body := map[string]any{
-		"text": m.Title(),
+		"text": title,
 		"attachments": []map[string]any{{
-			"color": color, "title": m.Title(), "text": m.Event.Message, "fields": fields,
+			"color": color, "title": title, "text": slackEscape(m.Event.Message), "fields": fields,
 			"mrkdwn_in": []string{"text"},
 		}},
 	}
@@ -207,17 +208,18 @@ func discordBody(t Target, m Message) map[string]any {
 	}
 	fields := []map[string]any{}
 	for _, f := range m.facts() {
-		fields = append(fields, map[string]any{"name": f[0], "value": f[1]})
+		fields = append(fields, map[string]any{"name": f[0], "value": discordEscape(f[1])})
 	}
 	name := "gitsync"
 	if t.Channel != "" {
 		name = t.Channel
 	}
-	embed := map[string]any{"title": m.Title(), "description": m.Event.Message, "color": color, "fields": fields}
+	embed := map[string]any{"title": discordEscape(m.Title()), "description": discordEscape(m.Event.Message), "color": color, "fields": fields}
 	if m.CommitURL != "" {
 		embed["url"] = m.CommitURL
 	}
-	return map[string]any{"username": name, "embeds": []map[string]any{embed}}
+	// No text of the message may ping anyone (https://discord.com/developers/docs/resources/message#allowed-mentions-object).
+	return map[string]any{"username": name, "embeds": []map[string]any{embed}, "allowed_mentions": map[string]any{"parse": []string{}}}
 }
 
 // GenericPayload is the JSON body of the generic provider.
@@ -337,6 +339,46 @@ func statusRequest(ctx context.Context, t Target, m Message) (*http.Request, err
 		req.URL.RawPath = req.URL.EscapedPath()
 	}
 	return req, nil
+}
+
+// slackEscape makes Git's text (commit messages, errors, names) plain text in Slack: the
+// control characters &, < and > are escaped as Slack documents, so that no `<!channel>`,
+// `<!here>`, `<!everyone>`, `<@U123>` or link survives, and a bare @channel, @here or
+// @everyone is broken by a zero-width space so that link_names cannot ping either.
+func slackEscape(s string) string {
+	s = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+	return breakMentions(s, "@channel", "@here", "@everyone")
+}
+
+// discordEscape breaks @everyone and @here (the payload's allowed_mentions already stops
+// every ping; this keeps a client that ignores it from pinging too) and user or role
+// mentions (<@…>, <@&…>).
+func discordEscape(s string) string {
+	s = strings.ReplaceAll(s, "<@", "<\u200b@")
+	return breakMentions(s, "@everyone", "@here")
+}
+
+// breakMentions puts a zero-width space after the @ of each mention, case-insensitively.
+func breakMentions(s string, mentions ...string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		hit := ""
+		for _, m := range mentions {
+			if len(s)-i >= len(m) && strings.EqualFold(s[i:i+len(m)], m) {
+				hit = m
+				break
+			}
+		}
+		if hit == "" {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		b.WriteString("@\u200b")
+		b.WriteString(s[i+1 : i+len(hit)])
+		i += len(hit)
+	}
+	return b.String()
 }
 
 func firstLine(s string) string {

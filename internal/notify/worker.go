@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/egress"
 )
 
 // worker delivers one Provider's messages in order, from a bounded queue.
@@ -115,6 +116,8 @@ func (w *worker) run(ctx context.Context) {
 // permanent marks an error that a retry cannot fix (a 4xx answer, a bad spec).
 type permanent struct{ error }
 
+func (p permanent) Unwrap() error { return p.error }
+
 // deliver sends a message, retrying 5xx answers and network errors with exponential
 // backoff. The returned error never holds a Secret value or the delivery URL.
 func (w *worker) deliver(ctx context.Context, m Message) error {
@@ -171,7 +174,7 @@ func (w *worker) attempt(ctx context.Context, m Message) error {
 	}
 	m.Event.Message, m.Summary = redact(m.Event.Message, values), redact(m.Summary, values)
 
-	client, err := httpClient(p, secret["ca.crt"])
+	client, err := httpClient(p, secret["ca.crt"], w.d.opts.Egress)
 	if err != nil {
 		return permanent{err}
 	}
@@ -180,11 +183,19 @@ func (w *worker) attempt(ctx context.Context, m Message) error {
 	if err != nil {
 		return permanent{err}
 	}
+	// Through a tenant's proxy only the proxy is dialled here: check an IP literal too.
+	if err := w.d.opts.Egress.CheckHost(req.URL.Host); err != nil {
+		return permanent{fmt.Errorf("posting to %s: %w", p.Spec.Type, err)}
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		var uerr *url.Error
 		if errors.As(err, &uerr) {
 			err = uerr.Err // without the URL, which may be secret
+		}
+		var denied *egress.DeniedError
+		if errors.As(err, &denied) {
+			return permanent{fmt.Errorf("posting to %s: %w", p.Spec.Type, denied)} // the same address next time
 		}
 		return fmt.Errorf("posting to %s: %s", p.Spec.Type, redact(err.Error(), values))
 	}
@@ -275,9 +286,12 @@ func redact(s string, values []string) string {
 }
 
 // httpClient is the client of one delivery: the Provider's timeout and proxy, and the
-// Secret's CA bundle added to the system roots.
-func httpClient(p *gitsyncv1.Provider, ca []byte) (*http.Client, error) {
-	transport := http.DefaultTransport.(*http.Transport).Clone()
+// Secret's CA bundle added to the system roots, dialling through guard (nil: no guard);
+// a redirect is checked by the guard and loses the credentials and the tenant's headers
+// when it leaves the address's scheme, host or port. One transport per delivery: nothing
+// keyed by a tenant's CA bundle is cached.
+func httpClient(p *gitsyncv1.Provider, ca []byte, guard *egress.Guard) (*http.Client, error) {
+	transport := guard.Transport()
 	if p.Spec.Proxy != "" {
 		proxy, err := url.Parse(p.Spec.Proxy)
 		if err != nil {
@@ -295,5 +309,5 @@ func httpClient(p *gitsyncv1.Provider, ca []byte) (*http.Client, error) {
 		}
 		transport.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
-	return &http.Client{Transport: transport, Timeout: p.GetTimeout().Duration}, nil
+	return guard.Client(transport, p.GetTimeout().Duration), nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"time"
@@ -25,6 +26,8 @@ import (
 
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
 	"github.com/gitsync-dev/gitsync/internal/controller"
+	"github.com/gitsync-dev/gitsync/internal/egress"
+	"github.com/gitsync-dev/gitsync/internal/helm"
 	"github.com/gitsync-dev/gitsync/internal/localcluster"
 	"github.com/gitsync-dev/gitsync/internal/monitoring"
 	"github.com/gitsync-dev/gitsync/internal/notify"
@@ -79,6 +82,29 @@ type Options struct {
 	UIBindAddress string
 	// UIDiff lets the UI show Git manifests and diffs (cli.UIDiff); nil leaves them out.
 	UIDiff ui.Differ
+	// DenyEgress are the address ranges never dialled for a tenant (HelmRepository,
+	// chart and OCI URLs, Provider addresses, http(s) Git URLs, each redirect hop). nil
+	// takes egress.DefaultDeny (loopback, link-local, unspecified); an empty, non-nil
+	// list (NoEgressGuard, `--deny-egress=`) turns the guard off, as tests and the demo
+	// on loopback need.
+	DenyEgress []netip.Prefix
+	// AllowFileURLs lets a GitRepository name a file:// URL (the operator's own disk);
+	// refused (ErrURLInvalid) when false.
+	AllowFileURLs bool
+	// RenderLimits bound every chart render of the process (helm.SetLimits); zero
+	// fields take helm's defaults.
+	RenderLimits helm.Limits
+}
+
+// NoEgressGuard is the DenyEgress of an operator without an egress guard.
+var NoEgressGuard = []netip.Prefix{}
+
+// EgressGuard is the guard opts ask for (nil: none).
+func (opts Options) EgressGuard() *egress.Guard {
+	if opts.DenyEgress == nil {
+		return egress.New(egress.DefaultDeny)
+	}
+	return egress.New(opts.DenyEgress)
 }
 
 // DefaultStoragePath is where checkouts go when --storage-path is not given.
@@ -124,12 +150,14 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		return nil, err
 	}
 
-	fetcher, err := source.NewFetcher(opts.StoragePath)
+	helm.SetLimits(opts.RenderLimits)
+	guard := opts.EgressGuard()
+	fetcher, err := source.NewFetcherWithOptions(opts.StoragePath, source.FetcherOptions{Egress: guard, RefuseFileURLs: !opts.AllowFileURLs})
 	if err != nil {
 		return nil, fmt.Errorf("preparing the storage path: %w", err)
 	}
 	// Every event of the reconcilers is also routed to the matching Alerts (notifications).
-	events, _, err := controller.SetupNotifications(mgr, notify.Options{}, opts.Shard)
+	events, _, err := controller.SetupNotifications(mgr, notify.Options{Egress: guard}, opts.Shard)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +185,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	if err := drift.SetupWithManager(mgr, opts.Concurrent); err != nil {
 		return nil, fmt.Errorf("setting up the drift controller: %w", err)
 	}
-	charts, err := chartrepo.New(filepath.Join(opts.StoragePath, "helm"))
+	charts, err := chartrepo.NewWithOptions(filepath.Join(opts.StoragePath, "helm"), chartrepo.Options{Egress: guard})
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,7 @@ func startCounted(t *testing.T, storage string) (counter *apicount.Counter, stop
 	counter.Wrap(cfg)
 	mgr, err := New(cfg, env.Scheme, Options{
 		MetricsBindAddress: "0", HealthProbeBindAddress: "0", StoragePath: storage, SkipNameValidation: true,
+		DenyEgress: NoEgressGuard, // the Git server is on loopback
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
@@ -80,7 +81,11 @@ type Artifact struct {
 // concurrent use; fetches of the same commit may race and both succeed, the
 // first one's directory being kept.
 type Fetcher struct {
-	dir string
+	dir  string
+	opts FetcherOptions
+	// http is go-git's HTTP transport over the egress guard (its transports per CA
+	// bundle in a bounded cache).
+	http transport.Transport
 	// mu is held shared by Fetch while it looks for, publishes or reuses a
 	// checkout directory, and exclusively by GC, so that GC never removes a
 	// directory between the moment Fetch finds it and the moment it returns.
@@ -96,20 +101,6 @@ type Fetcher struct {
 	// keeps those checkouts. Changed under mu (shared) and inUseMu.
 	inUseMu sync.Mutex
 	inUse   map[string]int
-}
-
-// NewFetcher returns a Fetcher that keeps its checkouts under
-// <storagePath>/checkouts, creating that directory.
-func NewFetcher(storagePath string) (*Fetcher, error) {
-	abs, err := filepath.Abs(storagePath)
-	if err != nil {
-		return nil, fmt.Errorf("resolving storage path %q: %w", storagePath, err)
-	}
-	dir := filepath.Join(abs, checkoutsDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("creating checkout directory: %w", err)
-	}
-	return &Fetcher{dir: dir, writing: map[string]bool{}, inUse: map[string]int{}}, nil
 }
 
 // Fetch resolves req.Ref with one listing of the remote's refs and returns
@@ -134,6 +125,9 @@ func (f *Fetcher) fetch(ctx context.Context, req Request) (*Artifact, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ep.Protocol == "file" && f.opts.RefuseFileURLs {
+		return nil, fmt.Errorf("%w: file:// URLs are not allowed (gitsync run --allow-file-urls allows them)", ErrURLInvalid)
+	}
 	ref, err := req.Ref.normalise()
 	if err != nil {
 		return nil, fmt.Errorf("fetching %s: %w", url, err)
@@ -150,7 +144,7 @@ func (f *Fetcher) fetch(ctx context.Context, req Request) (*Artifact, error) {
 		return nil, fmt.Errorf("fetching %s: %w", url, err)
 	}
 
-	rem, err := openRemote(ctx, ep, auth, timeout)
+	rem, err := openRemote(ctx, f.transportFor(ep), ep, auth, timeout)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", url, classify(err))
 	}
@@ -200,7 +194,7 @@ func (f *Fetcher) fetch(ctx context.Context, req Request) (*Artifact, error) {
 		if err := inBranch(ctx, rem, st, t, req.MaxSize); err != nil {
 			return nil, fmt.Errorf("fetching %s from %s: %w", ref, url, classify(err))
 		}
-		if rem, err = openRemote(ctx, ep, auth, timeout); err != nil {
+		if rem, err = openRemote(ctx, f.transportFor(ep), ep, auth, timeout); err != nil {
 			return nil, fmt.Errorf("connecting to %s: %w", url, classify(err))
 		}
 		defer rem.close()

@@ -30,10 +30,13 @@ type remote struct {
 // openRemote starts a session. Over SSH this dials and authenticates, which
 // go-git does without a context, so it runs in a goroutine bounded by the
 // timeout; a session that completes after the caller gave up is closed.
-func openRemote(ctx context.Context, ep *transport.Endpoint, auth transport.AuthMethod, timeout time.Duration) (*remote, error) {
-	cl, err := client.NewClient(ep)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrURLInvalid, err)
+// cl is the transport to use; nil: go-git's for the endpoint's protocol.
+func openRemote(ctx context.Context, cl transport.Transport, ep *transport.Endpoint, auth transport.AuthMethod, timeout time.Duration) (*remote, error) {
+	if cl == nil {
+		var err error
+		if cl, err = client.NewClient(ep); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrURLInvalid, err)
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -72,7 +72,8 @@ type Process struct {
 	err  error
 }
 
-// Start starts `gitsync run` with the metrics, health and webhook servers off. The process
+// Start starts `gitsync run` with the metrics, health and webhook servers and the egress
+// guard off. The process
 // dies with the test binary (Pdeathsig on Linux) and t.Cleanup kills it.
 func Start(t testing.TB, o Options) *Process {
 	t.Helper()
@@ -99,6 +100,7 @@ func Run(o Options) (*Process, error) {
 		"--metrics-bind-address", "0",
 		"--health-probe-bind-address", "0",
 		"--webhook-bind-address", "0",
+		"--deny-egress=", // the test servers are on loopback; a later --deny-egress in Args wins
 	}, o.Args...)
 	cmd := exec.Command(o.Binary, args...)
 	cmd.Stdout, cmd.Stderr = log, log

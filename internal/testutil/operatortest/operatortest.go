@@ -20,6 +20,7 @@ import (
 func Start(env *testenv.Env, dir string) (stop func(), err error) {
 	mgr, err := operator.New(env.Config, env.Scheme, operator.Options{
 		MetricsBindAddress: "0", StoragePath: filepath.Join(dir, "storage"), SkipNameValidation: true,
+		DenyEgress: operator.NoEgressGuard, // the test servers are on loopback
 	})
 	if err != nil {
 		return nil, err
@@ -36,7 +37,7 @@ func Start(env *testenv.Env, dir string) (stop func(), err error) {
 
 // Run starts the operator with opts on env's API server, its requests counted by the
 // returned Counter (metrics, probes and webhooks off, checkouts in a temporary directory,
-// unless opts says otherwise). stop ends it as a killed replica would end: its leader
+// no egress guard (the test servers are on loopback), unless opts says otherwise). stop ends it as a killed replica would end: its leader
 // lease, if any, is not released; t.Cleanup stops it too.
 func Run(t testing.TB, env *testenv.Env, opts operator.Options) (counter *apicount.Counter, mgr manager.Manager, stop func()) {
 	t.Helper()
@@ -51,6 +52,9 @@ func Run(t testing.TB, env *testenv.Env, opts operator.Options) (counter *apicou
 	}
 	if opts.StoragePath == "" {
 		opts.StoragePath = t.TempDir()
+	}
+	if opts.DenyEgress == nil {
+		opts.DenyEgress = operator.NoEgressGuard
 	}
 	opts.SkipNameValidation = true
 	mgr, err := operator.New(cfg, env.Scheme, opts)

@@ -1,0 +1,346 @@
+package helm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"text/template"
+	"time"
+
+	"github.com/Masterminds/sprig/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/engine"
+)
+
+// Limits bound what one render may take: a chart is tenant input, and Helm's template
+// engine has neither a context nor a memory bound of its own.
+type Limits struct {
+	// Timeout is the most a render may take (DefaultRenderTimeout).
+	Timeout time.Duration
+	// MaxOps bounds the elements the sequence functions (until, untilStep, seq) create,
+	// all calls of one render together (DefaultMaxOps).
+	MaxOps int64
+	// MaxBytes bounds the bytes the growing string functions (repeat, indent, nindent,
+	// join, replace, rand*) produce, all calls of one render together
+	// (DefaultMaxBytes).
+	MaxBytes int64
+	// Concurrent is the most renders at once in the process (DefaultConcurrentRenders);
+	// a render waits for a slot (or for its context).
+	Concurrent int
+	// MaxDecompressed bounds a chart's decompressed size, its vendored subcharts
+	// (charts/*.tgz, recursively) counted in (DefaultMaxDecompressed).
+	MaxDecompressed int64
+}
+
+// Defaults of Limits.
+const (
+	DefaultRenderTimeout     = 30 * time.Second
+	DefaultMaxOps            = 1_000_000
+	DefaultMaxBytes          = 64 << 20
+	DefaultConcurrentRenders = 2
+	DefaultMaxDecompressed   = 50 << 20
+)
+
+var (
+	limitsMu sync.Mutex
+	limits   = Limits{}.withDefaults()
+	slots    = make(chan struct{}, DefaultConcurrentRenders)
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.Timeout <= 0 {
+		l.Timeout = DefaultRenderTimeout
+	}
+	if l.MaxOps <= 0 {
+		l.MaxOps = DefaultMaxOps
+	}
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = DefaultMaxBytes
+	}
+	if l.Concurrent <= 0 {
+		l.Concurrent = DefaultConcurrentRenders
+	}
+	if l.MaxDecompressed <= 0 {
+		l.MaxDecompressed = DefaultMaxDecompressed
+	}
+	return l
+}
+
+// SetLimits sets the process's render limits (zero fields: the defaults). Call it at
+// start-up, before any render (gitsync run does, from its flags).
+func SetLimits(l Limits) {
+	limitsMu.Lock()
+	defer limitsMu.Unlock()
+	limits = l.withDefaults()
+	slots = make(chan struct{}, limits.Concurrent)
+}
+
+func currentLimits() (Limits, chan struct{}) {
+	limitsMu.Lock()
+	defer limitsMu.Unlock()
+	return limits, slots
+}
+
+// ErrRenderLimit is a render stopped by one of its Limits.
+var ErrRenderLimit = errors.New("the chart exceeds a render limit")
+
+// budget is what one render has left; the template functions below charge it and check
+// the render's deadline, so that a loop calling them stops there.
+type budget struct {
+	ctx             context.Context
+	mu              sync.Mutex
+	ops, bytes      int64
+	maxOps, maxByte int64
+}
+
+func (b *budget) charge(ops, bytes int64) error {
+	if err := b.ctx.Err(); err != nil {
+		return fmt.Errorf("%w: %w", ErrRenderLimit, context.Cause(b.ctx))
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if ops < 0 || bytes < 0 {
+		return fmt.Errorf("%w: a negative size", ErrRenderLimit)
+	}
+	if b.ops += ops; b.ops > b.maxOps {
+		return fmt.Errorf("%w: its templates create more than %d list elements (until, untilStep, seq)", ErrRenderLimit, b.maxOps)
+	}
+	if b.bytes += bytes; b.bytes > b.maxByte {
+		return fmt.Errorf("%w: its templates build more than %d bytes of strings (repeat, indent, join, replace, rand…)", ErrRenderLimit, b.maxByte)
+	}
+	return nil
+}
+
+// funcs are bounded versions of the sprig functions that can make a render loop or grow
+// without end, and Helm's lookup bound to the render's context.
+func (b *budget) funcs(lookup engine.ClientProvider) template.FuncMap {
+	sp := sprig.TxtFuncMap()
+	fm := template.FuncMap{
+		"until": func(n int) ([]int, error) {
+			if err := b.charge(int64(max(n, 0)), 0); err != nil {
+				return nil, err
+			}
+			return sp["until"].(func(int) []int)(n), nil
+		},
+		"untilStep": func(start, stop, step int) ([]int, error) {
+			n := 0
+			if step != 0 && (stop-start)/step > 0 {
+				n = (stop-start)/step + 1
+			}
+			if err := b.charge(int64(n), 0); err != nil {
+				return nil, err
+			}
+			return sp["untilStep"].(func(int, int, int) []int)(start, stop, step), nil
+		},
+		"seq": func(params ...int) (string, error) {
+			n := int64(0)
+			if len(params) > 0 {
+				lo, hi := 1, params[len(params)-1]
+				if len(params) > 1 {
+					lo = params[0]
+				}
+				n = int64(hi) - int64(lo)
+				if n < 0 {
+					n = -n
+				}
+				n++
+			}
+			if err := b.charge(n, 8*n); err != nil {
+				return "", err
+			}
+			return sp["seq"].(func(...int) string)(params...), nil
+		},
+		"repeat": func(count int, s string) (string, error) {
+			if err := b.charge(1, int64(max(count, 0))*int64(len(s))); err != nil {
+				return "", err
+			}
+			return strings.Repeat(s, max(count, 0)), nil
+		},
+		"indent":  func(n int, s string) (string, error) { return b.indent(n, s, "") },
+		"nindent": func(n int, s string) (string, error) { return b.indent(n, s, "\n") },
+		"replace": func(old, new, src string) (string, error) {
+			count := int64(strings.Count(src, old))
+			if err := b.charge(1, int64(len(src))+count*int64(max(len(new)-len(old), 0))); err != nil {
+				return "", err
+			}
+			return strings.ReplaceAll(src, old, new), nil
+		},
+		"join": func(sep string, v any) (string, error) {
+			parts := strSlice(v)
+			size := int64(len(sep) * len(parts))
+			for _, p := range parts {
+				size += int64(len(p))
+			}
+			if err := b.charge(int64(len(parts)), size); err != nil {
+				return "", err
+			}
+			return strings.Join(parts, sep), nil
+		},
+	}
+	for _, name := range []string{"randAlpha", "randAlphaNum", "randNumeric", "randAscii"} {
+		fn := sp[name].(func(int) string)
+		fm[name] = func(n int) (string, error) {
+			if err := b.charge(1, int64(max(n, 0))); err != nil {
+				return "", err
+			}
+			return fn(n), nil
+		}
+	}
+	if lookup != nil {
+		fm["lookup"] = b.lookup(lookup)
+	}
+	return fm
+}
+
+func (b *budget) indent(n int, s, prefix string) (string, error) {
+	n = max(n, 0)
+	lines := int64(strings.Count(s, "\n") + 1)
+	if err := b.charge(1, int64(len(s))+lines*int64(n)); err != nil {
+		return "", err
+	}
+	pad := strings.Repeat(" ", n)
+	return prefix + pad + strings.ReplaceAll(s, "\n", "\n"+pad), nil
+}
+
+// lookup is Helm's lookup (an object, or a list when name is empty; an empty map when
+// not found) through provider, with the render's context.
+func (b *budget) lookup(provider engine.ClientProvider) func(apiVersion, kind, namespace, name string) (map[string]any, error) {
+	return func(apiVersion, kind, namespace, name string) (map[string]any, error) {
+		if err := b.charge(1, 0); err != nil {
+			return map[string]any{}, err
+		}
+		c, namespaced, err := provider.GetClientFor(apiVersion, kind)
+		if err != nil {
+			return map[string]any{}, err
+		}
+		var rc dynamic.ResourceInterface = c
+		if namespaced && namespace != "" {
+			rc = c.Namespace(namespace)
+		}
+		if name != "" {
+			obj, err := rc.Get(b.ctx, name, metav1.GetOptions{})
+			if err != nil {
+				if apierrors.IsNotFound(err) {
+					return map[string]any{}, nil
+				}
+				return map[string]any{}, err
+			}
+			return obj.UnstructuredContent(), nil
+		}
+		list, err := rc.List(b.ctx, metav1.ListOptions{})
+		if err != nil {
+			if apierrors.IsNotFound(err) {
+				return map[string]any{}, nil
+			}
+			return map[string]any{}, err
+		}
+		return list.UnstructuredContent(), nil
+	}
+}
+
+// strSlice is sprig's conversion of join's argument to strings.
+func strSlice(v any) []string {
+	switch v := v.(type) {
+	case []string:
+		return v
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, s := range v {
+			if s != nil {
+				out = append(out, strVal(s))
+			}
+		}
+		return out
+	}
+	val := reflect.ValueOf(v)
+	switch val.Kind() {
+	case reflect.Array, reflect.Slice:
+		out := make([]string, 0, val.Len())
+		for i := 0; i < val.Len(); i++ {
+			if e := val.Index(i).Interface(); e != nil {
+				out = append(out, strVal(e))
+			}
+		}
+		return out
+	case reflect.Invalid:
+		return []string{}
+	}
+	return []string{strVal(v)}
+}
+
+func strVal(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case []byte:
+		return string(v)
+	case error:
+		return v.Error()
+	case fmt.Stringer:
+		return v.String()
+	}
+	return fmt.Sprintf("%v", v)
+}
+
+// renderBounded renders c within the process's Limits: it waits for a render slot, then
+// runs Helm's engine with the bounded functions and returns at the deadline at the
+// latest. A template that loops without calling any function (a range over a huge
+// integer with a constant body) keeps its goroutine, and its slot, until it ends: the
+// slot stays taken so that such charts cannot pile up beyond Limits.Concurrent.
+func renderBounded(ctx context.Context, c *chart.Chart, vals common.Values, lookup engine.ClientProvider) (map[string]string, error) {
+	l, slots := currentLimits()
+	ctx, cancel := context.WithTimeoutCause(ctx, l.Timeout, fmt.Errorf("the render took longer than %s", l.Timeout))
+	defer cancel()
+	select {
+	case slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for a render slot: %w", context.Cause(ctx))
+	}
+	b := &budget{ctx: ctx, maxOps: l.MaxOps, maxByte: l.MaxBytes}
+	type result struct {
+		files map[string]string
+		err   error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer func() { <-slots }()
+		files, err := engine.Engine{CustomTemplateFuncs: b.funcs(lookup)}.RenderWithContext(ctx, c, vals)
+		done <- result{files, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			if errors.Is(r.err, ErrRenderLimit) || ctx.Err() != nil {
+				return nil, fmt.Errorf("rendering: %w: %w", ErrRenderLimit, limitCause(ctx, r.err))
+			}
+			return nil, fmt.Errorf("rendering: %w", r.err)
+		}
+		return r.files, nil
+	case <-ctx.Done():
+		select {
+		case r := <-done:
+			if r.err == nil {
+				return r.files, nil
+			}
+		default:
+		}
+		return nil, fmt.Errorf("rendering: %w: %w", ErrRenderLimit, context.Cause(ctx))
+	}
+}
+
+// limitCause is the error to report for a render stopped by a limit: the template's
+// error (which names the file and line) unless the deadline came first.
+func limitCause(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return err
+}
