@@ -69,5 +69,10 @@ demo: envtest ## A local API server + a local Git repo, synced by gitsync (Ctrl-
 docker-build: ## Needs a Docker engine (none on the dev machines).
 	docker build -t $(IMG) .
 
-# The version `make bundle` (and make image) stamp: the latest release unless given.
+# The version `make bundle` and `make image` stamp: the latest release unless given.
 VERSION ?= $(shell awk '$$1 !~ /^\#/ && NF {v=$$1} END {print v}' hack/releases)
+IMAGE_PLATFORMS ?= linux/$(shell go env GOARCH)
+
+.PHONY: image
+image: ## Build the operator image into an OCI layout (bin/image/): no Docker, no base image, reproducible.
+	go run ./hack/image -dir bin/image -version $(VERSION) -platforms $(IMAGE_PLATFORMS)
