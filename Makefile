@@ -76,3 +76,7 @@ IMAGE_PLATFORMS ?= linux/$(shell go env GOARCH)
 .PHONY: image
 image: ## Build the operator image into an OCI layout (bin/image/): no Docker, no base image, reproducible.
 	go run ./hack/image -dir bin/image -version $(VERSION) -platforms $(IMAGE_PLATFORMS)
+
+.PHONY: chart
+chart: ## Refresh charts/gitsync/files from config/; internal/chart's test fails when it is stale or disagrees with config/.
+	go run ./hack/chart
