@@ -2,7 +2,7 @@
 // (internal/image) into an OCI image layout, and with -push uploads it to a registry.
 //
 //	go run ./hack/image -dir bin/image                       # this machine's architecture
-//	go run ./hack/image -platforms linux/amd64,linux/arm64 -push ghcr.io/gitsync-dev/gitsync:v0.2.0
+//	go run ./hack/image -platforms linux/amd64,linux/arm64 -version v0.2.0 -push ghcr.io/gitsync-dev/gitsync:v0.2.0
 //
 // Reproducible: SOURCE_DATE_EPOCH (default 0) is the time of the image and every file in
 // it; the same commit, version and Go toolchain give the same digest.
@@ -37,6 +37,7 @@ func run() error {
 	platforms := flag.String("platforms", "linux/"+runtime.GOARCH, "comma-separated os/arch list")
 	version := flag.String("version", "", "the version stamped into the binary and the tag; default: the latest release of hack/releases")
 	push := flag.String("push", "", "also push the image index to this reference (Docker config credentials)")
+	digestFile := flag.String("digest-file", "", "also write the image index's digest (sha256:...) to this file")
 	caCerts := flag.String("ca-certs", "/etc/ssl/certs/ca-certificates.crt", "the CA bundle to install")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -108,6 +109,11 @@ func run() error {
 		return err
 	}
 	fmt.Printf("%s in %s: digest %s, size %d bytes (%.1f MiB)\n", ref, *dir, digest, size, float64(size)/(1<<20))
+	if *digestFile != "" {
+		if err := os.WriteFile(*digestFile, []byte(digest.String()+"\n"), 0o644); err != nil {
+			return err
+		}
+	}
 	if *push != "" {
 		if err := image.Push(ctx, idx, *push); err != nil {
 			return err
