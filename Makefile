@@ -46,7 +46,7 @@ bench-ci: envtest ## The CI-sized end-to-end benchmarks (100 Applications): figu
 	GITSYNC_BENCH_IDLE_WINDOW=30s KUBEBUILDER_ASSETS="$$(bash hack/setup-envtest.sh)" go test -run '^$$' \
 		-bench '^(BenchmarkScale|BenchmarkShards100x20|BenchmarkChart100)$$' -benchtime 1x -count 1 -timeout 30m ./bench/
 
-BUNDLE_VERSION ?= 0.1.0
+BUNDLE_VERSION ?= $(patsubst v%,%,$(VERSION))
 BUNDLE_IMG ?= ghcr.io/gitsync-dev/gitsync:v$(BUNDLE_VERSION)
 
 .PHONY: bundle
@@ -68,3 +68,15 @@ demo: envtest ## A local API server + a local Git repo, synced by gitsync (Ctrl-
 .PHONY: docker-build
 docker-build: ## Needs a Docker engine (none on the dev machines).
 	docker build -t $(IMG) .
+
+# The version `make bundle` and `make image` stamp: the latest release unless given.
+VERSION ?= $(shell awk '$$1 !~ /^\#/ && NF {v=$$1} END {print v}' hack/releases)
+IMAGE_PLATFORMS ?= linux/$(shell go env GOARCH)
+
+.PHONY: image
+image: ## Build the operator image into an OCI layout (bin/image/): no Docker, no base image, reproducible.
+	go run ./hack/image -dir bin/image -version $(VERSION) -platforms $(IMAGE_PLATFORMS)
+
+.PHONY: chart
+chart: ## Refresh charts/gitsync/files from config/; internal/chart's test fails when it is stale or disagrees with config/.
+	go run ./hack/chart

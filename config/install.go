@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -16,8 +17,25 @@ var installFS embed.FS
 
 // Install renders config/default (CRDs, RBAC, the manager in gitsync-system) with
 // kustomize in process, from the copy embedded in the binary, as `kubectl apply -k
-// config/default` would.
+// config/default` would. The manager's image is Image(): this build's version when one
+// was stamped (see Version), else the latest release's.
 func Install() ([]*unstructured.Unstructured, error) {
+	objs, err := build("/config/default")
+	if err != nil {
+		return nil, err
+	}
+	if Version != "" {
+		image, err := Image()
+		if err != nil {
+			return nil, err
+		}
+		setManagerImage(objs, image)
+	}
+	return objs, nil
+}
+
+// build renders the kustomization dir ("/config/<name>") of the embedded config.
+func build(dir string) ([]*unstructured.Unstructured, error) {
 	mem := filesys.MakeFsInMemory()
 	err := fs.WalkDir(installFS, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -35,20 +53,21 @@ func Install() ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the embedded config: %w", err)
 	}
-	res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(mem, "/config/default")
+	name := strings.TrimPrefix(dir, "/")
+	res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(mem, dir)
 	if err != nil {
-		return nil, fmt.Errorf("kustomize build config/default: %w", err)
+		return nil, fmt.Errorf("kustomize build %s: %w", name, err)
 	}
 	var objs []*unstructured.Unstructured
 	for _, r := range res.Resources() {
 		// Through JSON, so that numbers are int64/float64 as in any decoded object.
 		data, err := r.MarshalJSON()
 		if err != nil {
-			return nil, fmt.Errorf("kustomize build config/default: %w", err)
+			return nil, fmt.Errorf("kustomize build %s: %w", name, err)
 		}
 		obj := &unstructured.Unstructured{}
 		if err := obj.UnmarshalJSON(data); err != nil {
-			return nil, fmt.Errorf("kustomize build config/default: %w", err)
+			return nil, fmt.Errorf("kustomize build %s: %w", name, err)
 		}
 		objs = append(objs, obj)
 	}

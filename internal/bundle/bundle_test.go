@@ -72,3 +72,21 @@ func TestGenerateFollowsInputs(t *testing.T) {
 	g.Expect(bytes.Equal(a[CSVFile], b[CSVFile])).To(BeFalse())
 	g.Expect(a["manifests/applications.gitsync.dev.crd.yaml"]).To(Equal(b["manifests/applications.gitsync.dev.crd.yaml"]))
 }
+
+// The committed bundle is the latest release's (hack/releases), at the image that
+// `gitsync install` defaults to: `make bundle` takes its version from hack/releases.
+func TestBundleIsTheLatestRelease(t *testing.T) {
+	g := NewWithT(t)
+	releases, err := os.ReadFile(filepath.Join("..", "..", "hack", "releases"))
+	g.Expect(err).NotTo(HaveOccurred())
+	latest, err := config.LatestRelease(releases)
+	g.Expect(err).NotTo(HaveOccurred())
+	data, err := os.ReadFile(filepath.Join("..", "..", "bundle", filepath.FromSlash(CSVFile)))
+	g.Expect(err).NotTo(HaveOccurred())
+	csv := &CSV{}
+	g.Expect(yaml.Unmarshal(data, csv)).To(Succeed())
+	g.Expect("v" + csv.Spec.Version).To(Equal(latest))
+	image, err := config.Image()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(csv.Annotations["containerImage"]).To(Equal(image))
+}
