@@ -10,6 +10,8 @@ import (
 	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 )
 
 // Entry is one inventory item, the same shape as api/v1alpha1.InventoryEntry.
@@ -175,4 +177,29 @@ func (r *Result) add(entries []ssa.ChangeSetEntry) {
 		r.Changes = append(r.Changes, c)
 		r.Inventory = append(r.Inventory, c.Entry)
 	}
+}
+
+// EntriesOf returns the entries of an Application's status.inventory (none when nil):
+// the one conversion from the API's inventory to apply's entries.
+func EntriesOf(inv *gitsyncv1.Inventory) []Entry {
+	if inv == nil {
+		return nil
+	}
+	out := make([]Entry, 0, len(inv.Entries))
+	for _, e := range inv.Entries {
+		out = append(out, EntryFrom(e))
+	}
+	return out
+}
+
+// EntryFrom converts one API inventory entry.
+func EntryFrom(e gitsyncv1.InventoryEntry) Entry { return Entry{ID: e.ID, Version: e.V} }
+
+// InventoryOf returns entries as an Application's status.inventory.
+func InventoryOf(entries []Entry) *gitsyncv1.Inventory {
+	inv := &gitsyncv1.Inventory{Entries: make([]gitsyncv1.InventoryEntry, 0, len(entries))}
+	for _, e := range entries {
+		inv.Entries = append(inv.Entries, gitsyncv1.InventoryEntry{ID: e.ID, V: e.Version})
+	}
+	return inv
 }

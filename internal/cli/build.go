@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -18,6 +19,7 @@ type buildOptions struct {
 	path        string
 	fromFile    string
 	showSecrets bool
+	config      *rest.Config
 }
 
 func (o *options) newBuildCommand() *cobra.Command {
@@ -69,6 +71,9 @@ func (b *buildOptions) run(ctx context.Context, args []string) error {
 		if c, err = b.client(); err != nil {
 			return err
 		}
+		if b.config, err = b.restConfig(); err != nil {
+			return err
+		}
 		app = &gitsyncv1.Application{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: args[1]}, app); err != nil {
 			return notFoundOr(err, kindApp, ns, args[1])
@@ -76,14 +81,12 @@ func (b *buildOptions) run(ctx context.Context, args []string) error {
 	}
 	var r *rendered
 	switch {
-	case b.path != "" && c == nil:
-		r, err = renderLocal(b.path, app, offlineScope)
 	case b.path != "":
-		r, err = renderLocal(b.path, app, mapperScope(c.RESTMapper()))
+		r, err = renderLocal(ctx, b.path, app, clusterOf(b.config, c, app))
 	case c == nil:
 		return fmt.Errorf("--from-file needs --path: the source's revision is read from the cluster")
 	default:
-		r, err = renderFromSource(ctx, c, app, pinnedRevision(app), mapperScope(c.RESTMapper()))
+		r, err = renderFromSource(ctx, c, app, pinnedRevision(app), clusterOf(b.config, c, app))
 	}
 	if err != nil {
 		return err

@@ -16,8 +16,8 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
-	"github.com/gitsync-dev/gitsync/internal/controller"
 	"github.com/gitsync-dev/gitsync/internal/drift"
+	"github.com/gitsync-dev/gitsync/internal/render"
 )
 
 type diffOptions struct {
@@ -83,17 +83,21 @@ func (d *diffOptions) run(ctx context.Context, args []string) (bool, error) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: args[1]}, app); err != nil {
 		return false, notFoundOr(err, kindApp, ns, args[1])
 	}
-	scope := mapperScope(c.RESTMapper())
+	cfg, err := d.restConfig()
+	if err != nil {
+		return false, err
+	}
+	cluster := clusterOf(cfg, c, app)
 	var r *rendered
 	if d.path != "" {
-		r, err = renderLocal(d.path, app, scope)
+		r, err = renderLocal(ctx, d.path, app, cluster)
 	} else {
-		r, err = renderFromSource(ctx, c, app, pinnedRevision(app), scope)
+		r, err = renderFromSource(ctx, c, app, pinnedRevision(app), cluster)
 	}
 	if err != nil {
 		return false, err
 	}
-	objs, err := controller.MainSet(r.objects)
+	objs, err := render.MainSet(r.objects)
 	if err != nil {
 		return false, err
 	}
@@ -128,7 +132,7 @@ func compare(ctx context.Context, c client.Client, app *gitsyncv1.Application, o
 			out = append(out, outcome{subject: subject, action: "created"})
 			continue
 		}
-		ignore := controller.IgnorePointers(app, obj)
+		ignore := render.IgnorePointers(app, obj)
 		fields, err := drift.Diff(live, desired, ignore)
 		if err != nil {
 			return nil, fmt.Errorf("comparing %s: %w", subject, err)
@@ -144,7 +148,7 @@ func compare(ctx context.Context, c client.Client, app *gitsyncv1.Application, o
 		out = append(out, outcome{subject: subject, action: "configured", fields: fields, diff: text})
 	}
 	if app.Spec.Prune {
-		for _, e := range apply.Stale(inventoryOf(app), current) {
+		for _, e := range apply.Stale(apply.EntriesOf(app.Status.Inventory), current) {
 			out = append(out, outcome{subject: e.Subject(), action: "pruned"})
 		}
 	}
@@ -172,17 +176,6 @@ func dependsOnCreated(obj *unstructured.Unstructured, objs []*unstructured.Unstr
 		}
 	}
 	return false
-}
-
-func inventoryOf(app *gitsyncv1.Application) []apply.Entry {
-	if app.Status.Inventory == nil {
-		return nil
-	}
-	out := make([]apply.Entry, 0, len(app.Status.Inventory.Entries))
-	for _, e := range app.Status.Inventory.Entries {
-		out = append(out, apply.Entry{ID: e.ID, Version: e.V})
-	}
-	return out
 }
 
 // unifiedDiff is a unified YAML diff of live and desired, Secret values masked.

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/apply"
 )
 
 // getApp reads the Application NAME of `VERB app NAME`.
@@ -82,7 +83,7 @@ func (o *options) newEventsCommand() *cobra.Command {
 			}
 			type ref struct{ ns, kind, name string }
 			refs := []ref{{app.Namespace, gitsyncv1.ApplicationKind, app.Name}}
-			for _, e := range inventoryOf(app) {
+			for _, e := range apply.EntriesOf(app.Status.Inventory) {
 				m, err := e.ObjMetadata()
 				if err != nil {
 					continue

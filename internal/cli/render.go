@@ -9,29 +9,60 @@ import (
 	"os"
 	"path/filepath"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
-	"github.com/gitsync-dev/gitsync/internal/controller"
+	"github.com/gitsync-dev/gitsync/internal/chartrepo"
+	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/source"
 )
 
 // rendered is an Application's objects and where they came from.
 type rendered struct {
 	objects []*unstructured.Unstructured
-	// from describes the origin: "revision main@sha1:..." or "local path DIR".
+	// from describes the origin: "revision main@sha1:..." or "local path DIR", and
+	// says when the render had no cluster.
 	from string
 }
 
-// renderLocal builds dir (the directory to build, in place of spec.path), confined to
+func newRendered(res *render.Result, from string) *rendered {
+	if res.Offline {
+		from += " (offline: no cluster; a chart saw Helm's default capabilities and lookup found nothing)"
+	}
+	return &rendered{objects: res.Objects, from: from}
+}
+
+// clusterOf is what a render takes from the cluster, read as the person running the
+// command: capabilities from discovery (when cfg is known), valuesFrom and lookup with
+// the kubeconfig's identity, kinds' scopes from c's RESTMapper. A nil c renders offline.
+func clusterOf(cfg *rest.Config, c client.Client, app *gitsyncv1.Application) *render.Cluster {
+	if c == nil {
+		return nil
+	}
+	cl := &render.Cluster{IsNamespaced: mapperScope(c.RESTMapper())}
+	cl.Values = func(ctx context.Context, ref gitsyncv1.ValuesReference) (map[string]any, error) {
+		return render.ReadValuesFrom(ctx, c, app.Namespace, ref)
+	}
+	if cfg != nil {
+		if dc, err := discovery.NewDiscoveryClientForConfig(cfg); err == nil {
+			cl.Discovery = memory.NewMemCacheClient(dc)
+		}
+		cl.Lookup = (&render.LookupClients{}).Provider(cfg, c.RESTMapper(), "")
+	}
+	return cl
+}
+
+// renderLocal renders dir (the directory to render, in place of spec.path), confined to
 // the Git worktree that holds dir (so an overlay may use ../base), or to dir itself.
-func renderLocal(dir string, app *gitsyncv1.Application, isNamespaced func(schema.GroupKind) (bool, error)) (*rendered, error) {
+func renderLocal(ctx context.Context, dir string, app *gitsyncv1.Application, cluster *render.Cluster) (*rendered, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("resolving --path %s: %w", dir, err)
@@ -44,11 +75,11 @@ func renderLocal(dir string, app *gitsyncv1.Application, isNamespaced func(schem
 	if err != nil {
 		return nil, fmt.Errorf("resolving --path %s: %w", dir, err)
 	}
-	objs, err := controller.Render(root, "./"+filepath.ToSlash(rel), app, isNamespaced)
+	res, err := render.Render(ctx, app, render.Source{Root: root, Path: "./" + filepath.ToSlash(rel)}, cluster)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("building %s: %w", dir, err)
 	}
-	return &rendered{objects: objs, from: "local path " + dir}, nil
+	return newRendered(res, "local path "+dir), nil
 }
 
 // worktreeRoot returns the nearest directory at or above dir holding .git, or dir.
@@ -66,23 +97,32 @@ func worktreeRoot(dir string) string {
 }
 
 // renderFromSource fetches the commit of revision (default: the source's current
-// artifact) of the Application's GitRepository into a temporary directory with
-// internal/source, and builds spec.path of it.
-func renderFromSource(ctx context.Context, c client.Client, app *gitsyncv1.Application, revision string,
-	isNamespaced func(schema.GroupKind) (bool, error)) (*rendered, error) {
-	key := client.ObjectKey{Namespace: app.Spec.SourceRef.Namespace, Name: app.Spec.SourceRef.Name}
-	if key.Namespace == "" {
-		key.Namespace = app.Namespace
+// artifact) of the Application's GitRepository into a temporary directory, or its
+// HelmRepository chart into a temporary cache, and renders it as a sync would.
+func renderFromSource(ctx context.Context, c client.Client, app *gitsyncv1.Application, revision string, cluster *render.Cluster) (*rendered, error) {
+	key := render.SourceKey(app)
+	tmp, err := os.MkdirTemp("", "gitsync-cli-")
+	if err != nil {
+		return nil, fmt.Errorf("creating a temporary directory: %w", err)
 	}
+	defer os.RemoveAll(tmp)
 	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
 		if revision != "" {
 			return nil, fmt.Errorf("revision %q: a HelmRepository chart renders at the version spec.helm.version selects", revision)
 		}
-		objs, rev, err := controller.RenderChart(ctx, c, app, isNamespaced)
+		store, err := chartrepo.New(tmp)
 		if err != nil {
 			return nil, err
 		}
-		return &rendered{objects: objs, from: "revision " + rev}, nil
+		archive, rev, err := render.LocateChart(ctx, c, app, store)
+		if err != nil {
+			return nil, err
+		}
+		res, err := render.Render(ctx, app, render.Source{Archive: archive}, cluster)
+		if err != nil {
+			return nil, fmt.Errorf("rendering chart %s: %w", rev, err)
+		}
+		return newRendered(res, "revision "+rev), nil
 	}
 	repo := &gitsyncv1.GitRepository{}
 	if err := c.Get(ctx, key, repo); err != nil {
@@ -98,48 +138,34 @@ func renderFromSource(ctx context.Context, c client.Client, app *gitsyncv1.Appli
 	if commit == "" {
 		return nil, fmt.Errorf("revision %q names no commit (want <ref>@sha1:<40 hex>)", revision)
 	}
-	var auth *source.Auth
-	if repo.Spec.SecretRef != nil {
-		secret := &corev1.Secret{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: repo.Namespace, Name: repo.Spec.SecretRef.Name}, secret); err != nil {
-			return nil, fmt.Errorf("reading the credentials of %s (Secret %s): %w", key, repo.Spec.SecretRef.Name, err)
-		}
-		a, err := source.AuthFromSecret(secret.Data)
-		if err != nil {
-			return nil, fmt.Errorf("credentials of %s (Secret %s): %w", key, repo.Spec.SecretRef.Name, err)
-		}
-		auth = a
-	}
-	tmp, err := os.MkdirTemp("", "gitsync-cli-")
-	if err != nil {
-		return nil, fmt.Errorf("creating a temporary directory: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	fetcher, err := source.NewFetcher(tmp)
-	if err != nil {
-		return nil, err
-	}
 	ref := source.Ref{Commit: commit}
 	if repo.Spec.Ref != nil {
 		ref.Branch = repo.Spec.Ref.Branch
 	}
-	var ignore []string
-	if repo.Spec.Ignore != "" {
-		ignore = []string{repo.Spec.Ignore}
+	request, err := render.GitRequest(ctx, c, repo, ref)
+	if err != nil {
+		return nil, fmt.Errorf("reading the credentials of %s: %w", key, err)
 	}
-	artifact, err := fetcher.Fetch(ctx, source.Request{URL: repo.Spec.URL, Ref: ref, Auth: auth, Ignore: ignore, Timeout: repo.GetTimeout().Duration})
+	fetcher, err := source.NewFetcher(tmp)
+	if err != nil {
+		return nil, err
+	}
+	artifact, err := fetcher.Fetch(ctx, request)
 	if err != nil {
 		return nil, fmt.Errorf("fetching %s of %s: %w", revision, key, err)
 	}
-	path := app.Spec.Path
-	if path == "" {
-		path = "./"
-	}
-	objs, err := controller.Render(artifact.Dir, path, app, isNamespaced)
+	res, err := render.Render(ctx, app, render.Source{Root: artifact.Dir, Path: app.Spec.Path}, cluster)
 	if err != nil {
-		return nil, fmt.Errorf("at %s: %w", revision, err)
+		return nil, fmt.Errorf("building %s at %s: %w", pathOrDot(app.Spec.Path), revision, err)
 	}
-	return &rendered{objects: objs, from: "revision " + revision}, nil
+	return newRendered(res, "revision "+revision), nil
+}
+
+func pathOrDot(p string) string {
+	if p == "" {
+		return "./"
+	}
+	return p
 }
 
 // mapperScope tells the scope of a kind from the cluster's discovery.
@@ -152,25 +178,6 @@ func mapperScope(m meta.RESTMapper) func(schema.GroupKind) (bool, error) {
 		return mapping.Scope.Name() == meta.RESTScopeNameNamespace, nil
 	}
 }
-
-// clusterScoped are the built-in cluster-scoped kinds, for rendering without a cluster;
-// any other kind is taken as namespaced.
-var clusterScoped = map[schema.GroupKind]bool{
-	{Kind: "Namespace"}: true, {Kind: "Node"}: true, {Kind: "PersistentVolume"}: true,
-	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}:                       true,
-	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}:                true,
-	{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}:               true,
-	{Group: "storage.k8s.io", Kind: "StorageClass"}:                                 true,
-	{Group: "storage.k8s.io", Kind: "CSIDriver"}:                                    true,
-	{Group: "scheduling.k8s.io", Kind: "PriorityClass"}:                             true,
-	{Group: "networking.k8s.io", Kind: "IngressClass"}:                              true,
-	{Group: "node.k8s.io", Kind: "RuntimeClass"}:                                    true,
-	{Group: "admissionregistration.k8s.io", Kind: "ValidatingWebhookConfiguration"}: true,
-	{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration"}:   true,
-	{Group: "apiregistration.k8s.io", Kind: "APIService"}:                           true,
-}
-
-func offlineScope(gk schema.GroupKind) (bool, error) { return !clusterScoped[gk], nil }
 
 // readApplication reads the Application called name from a YAML/JSON file (which may
 // hold several documents); an empty name takes the first Application.

@@ -4,18 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	gitsyncscheme "github.com/gitsync-dev/gitsync/internal/scheme"
 	"io"
 
 	"github.com/spf13/cobra"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 )
 
 // Exit codes. Diff uses all three; the other verbs exit 0 or 1.
@@ -59,7 +55,7 @@ type options struct {
 // NewRootCommand returns `gitsync` with every CLI verb; extra adds commands that are not
 // the CLI's (`run`, `demo`).
 func NewRootCommand(streams Streams, extra ...*cobra.Command) *cobra.Command {
-	o := &options{Streams: streams, flags: genericclioptions.NewConfigFlags(true), scheme: newScheme()}
+	o := &options{Streams: streams, flags: genericclioptions.NewConfigFlags(true), scheme: gitsyncscheme.New()}
 	root := &cobra.Command{
 		Use:           "gitsync",
 		Short:         "GitOps operator: keeps a Kubernetes cluster equal to Git",
@@ -112,14 +108,6 @@ const errorExitCodeAnnotation = "gitsync.dev/usage-errors-exit-2"
 // addKubeFlags gives a verb kubectl's kubeconfig flags (--kubeconfig, --context, -n ...).
 func (o *options) addKubeFlags(c *cobra.Command) {
 	o.flags.AddFlags(c.PersistentFlags())
-}
-
-func newScheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(s))
-	utilruntime.Must(gitsyncv1.AddToScheme(s))
-	utilruntime.Must(apiextensionsv1.AddToScheme(s))
-	return s
 }
 
 func (o *options) restConfig() (*rest.Config, error) {

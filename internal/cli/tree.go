@@ -71,7 +71,7 @@ func (o *options) newTreeCommand() *cobra.Command {
 
 // inventoryTree returns one node per inventory entry, sorted by kind then name.
 func inventoryTree(ctx context.Context, c client.Client, app *gitsyncv1.Application, children bool) ([]*node, error) {
-	entries := inventoryOf(app)
+	entries := apply.EntriesOf(app.Status.Inventory)
 	health, err := apply.New(c, c, apply.Owner{Name: app.Name, Namespace: app.Namespace}).Health(ctx, entries)
 	if err != nil {
 		return nil, err

@@ -6,13 +6,14 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
-	"github.com/gitsync-dev/gitsync/internal/controller"
 	"github.com/gitsync-dev/gitsync/internal/drift"
+	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/ui"
 )
 
@@ -54,8 +55,8 @@ func (o *options) runUI(ctx context.Context, address string) error {
 // UIDiff renders app from its source's current revision as `gitsync diff` does and
 // compares the objects want selects with the cluster (apply.Manager.Compare +
 // drift.Diff), with Secret values masked. The web UI shows it.
-func UIDiff(ctx context.Context, c client.Client, app *gitsyncv1.Application, want func(subject string) bool) ([]ui.ObjectDiff, error) {
-	r, err := renderFromSource(ctx, c, app, pinnedRevision(app), mapperScope(c.RESTMapper()))
+func UIDiff(ctx context.Context, cfg *rest.Config, c client.Client, app *gitsyncv1.Application, want func(subject string) bool) ([]ui.ObjectDiff, error) {
+	r, err := renderFromSource(ctx, c, app, pinnedRevision(app), clusterOf(cfg, c, app))
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +68,7 @@ func UIDiff(ctx context.Context, c client.Client, app *gitsyncv1.Application, wa
 			continue
 		}
 		d := ui.ObjectDiff{Subject: subject, Action: "created"}
-		ignore := controller.IgnorePointers(app, obj)
+		ignore := render.IgnorePointers(app, obj)
 		live, desired, err := manager.Compare(ctx, obj)
 		if err != nil {
 			return nil, err

@@ -9,14 +9,11 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
+	"github.com/gitsync-dev/gitsync/internal/render"
 )
-
-// chartRevision is the revision of a chart from a HelmRepository: `<chart>@<version>`.
-func chartRevision(chart, version string) string { return chart + "@" + version }
 
 // chartLocation is a resolved chart of a HelmRepository, or why it is not at hand.
 type chartLocation struct {
@@ -79,7 +76,7 @@ func (r *ApplicationReconciler) resolveChart(ctx context.Context, app *gitsyncv1
 		return loc, nil
 	}
 	loc.version = cv
-	loc.revision = chartRevision(cv.Name, cv.Version)
+	loc.revision = render.ChartRevision(cv.Name, cv.Version)
 	return loc, nil
 }
 
@@ -116,7 +113,7 @@ func (r *ApplicationReconciler) reconcileChartSource(ctx context.Context, s *syn
 		s.dir = path // a resync: no download, and no read of the repository's Secret
 		return ctrl.Result{}, nil
 	}
-	src, err := helmSource(ctx, r.APIReader, loc.repo)
+	src, err := render.HelmSource(ctx, r.APIReader, loc.repo)
 	if err != nil {
 		return r.failRevision(s, gitsyncv1.SecretNotFoundReason, err)
 	}
@@ -153,17 +150,6 @@ func (r *ApplicationReconciler) cachedChart(ctx context.Context, app *gitsyncv1.
 // pollIndex reads a HelmRepository's index as its own poll would (for oci://, the tags of
 // chart) and returns its digest.
 func (r *ApplicationReconciler) pollIndex(ctx context.Context, repo *gitsyncv1.HelmRepository, chart string) (string, error) {
-	digest, _, err := readIndex(ctx, r.Charts, r.APIReader, repo, chart)
+	digest, _, err := render.ReadIndex(ctx, r.Charts, r.APIReader, repo, chart)
 	return digest, err
-}
-
-// readIndex polls repo into store with the credentials read through reader, without a
-// previous index, and returns the index's digest and the source it polled.
-func readIndex(ctx context.Context, store *chartrepo.Store, reader client.Reader, repo *gitsyncv1.HelmRepository, chart string) (string, chartrepo.Source, error) {
-	src, err := helmSource(ctx, reader, repo)
-	if err != nil {
-		return "", src, err
-	}
-	poll, err := store.Poll(ctx, src, "", []string{chart})
-	return poll.Digest, src, err
 }

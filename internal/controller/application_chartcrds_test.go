@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,8 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	kubelet "github.com/gitsync-dev/gitsync/internal/demo/standin"
 	"github.com/gitsync-dev/gitsync/internal/testutil/chartserver"
-	"github.com/gitsync-dev/gitsync/internal/testutil/kubelet"
 )
 
 // stackChart is a chart with a crds/ folder (two CRDs of group), custom resources of both
@@ -111,19 +112,25 @@ type hookAudit struct {
 
 type auditLine struct {
 	at   time.Duration
+	rv   uint64 // the resourceVersion of the change: etcd's revision, one order for all kinds
 	what string // "created Kind/name", "deleted Kind/name", "finished Job/name"
 }
 
-func (a *hookAudit) add(what string) {
+func (a *hookAudit) add(obj *unstructured.Unstructured, what string) {
+	rv, _ := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.lines = append(a.lines, auditLine{at: time.Since(a.start), what: what})
+	a.lines = append(a.lines, auditLine{at: time.Since(a.start), rv: rv, what: what})
 }
 
+// snapshot returns the lines in the order the API server made the changes (separate
+// watches may deliver them in another order).
 func (a *hookAudit) snapshot() []auditLine {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return append([]auditLine{}, a.lines...)
+	out := append([]auditLine{}, a.lines...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].rv < out[j].rv })
+	return out
 }
 
 // what returns the lines' texts from index from on.
@@ -167,29 +174,31 @@ func auditHooks(t *testing.T, ns, app string) *hookAudit {
 		}
 		kind := r.kind
 		go func() {
-			deleting := map[types.UID]bool{}
+			deleting, finished := map[types.UID]bool{}, map[types.UID]bool{}
 			for ev := range w.ResultChan() {
 				obj, ok := ev.Object.(*unstructured.Unstructured)
 				if !ok {
 					continue
 				}
 				subject := kind + "/" + obj.GetName()
+				succeeded, _, _ := unstructured.NestedInt64(obj.Object, "status", "succeeded")
 				switch {
 				case ev.Type == watch.Added:
-					a.add("created " + subject)
+					a.add(obj, "created "+subject)
 					if kind == "Job" {
 						go func(name string) {
 							time.Sleep(150 * time.Millisecond) // the hooks after it must wait for it
-							if kubelet.FinishJob(ctx, env.Client, ns, name, true) == nil {
-								a.add("finished " + kind + "/" + name)
-							}
+							_ = kubelet.FinishJob(ctx, env.Client, ns, name, true)
 						}(obj.GetName())
 					}
 				case ev.Type == watch.Deleted || obj.GetDeletionTimestamp() != nil:
 					if !deleting[obj.GetUID()] {
 						deleting[obj.GetUID()] = true
-						a.add("deleted " + subject)
+						a.add(obj, "deleted "+subject)
 					}
+				case ev.Type == watch.Modified && succeeded > 0 && !finished[obj.GetUID()]:
+					finished[obj.GetUID()] = true
+					a.add(obj, "finished "+subject)
 				}
 			}
 		}()

@@ -12,13 +12,8 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
 	"github.com/gitsync-dev/gitsync/internal/helm"
+	"github.com/gitsync-dev/gitsync/internal/render"
 )
-
-// retryableError is a render failure that may pass by itself (a repository that has no
-// index yet or did not answer): the sync is retried with backoff instead of stalling.
-type retryableError struct{ error }
-
-func (e retryableError) Unwrap() error { return e.error }
 
 // maxDependencyDepth bounds dependencies of dependencies.
 const maxDependencyDepth = 5
@@ -51,7 +46,7 @@ func (r *ApplicationReconciler) chartDependencies(ctx context.Context, app *gits
 			if errors.Is(err, chartrepo.ErrChartNotFound) || errors.Is(err, chartrepo.ErrTooLarge) || errors.Is(err, chartrepo.ErrDigestMismatch) {
 				return err
 			}
-			return retryableError{err} // no index yet, or the repository did not answer
+			return &render.RetryableError{Err: err} // no index yet, or the repository did not answer
 		}
 		if err := r.chartDependencies(ctx, app, sub, depth+1); err != nil {
 			return err
@@ -70,7 +65,7 @@ func (r *ApplicationReconciler) pullDependency(ctx context.Context, repo *gitsyn
 	switch {
 	case chartrepo.IsOCI(repo.Spec.URL) || (repo.Status.Artifact != nil && r.Shard.Enabled() && !r.Shard.Owns(repo)):
 		// OCI: the tags of this chart; another shard's repository: its index, read here.
-		d, polled, err := readIndex(ctx, r.Charts, r.APIReader, repo, dep.Name)
+		d, polled, err := render.ReadIndex(ctx, r.Charts, r.APIReader, repo, dep.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -87,7 +82,7 @@ func (r *ApplicationReconciler) pullDependency(ctx context.Context, repo *gitsyn
 	path, ok := r.Charts.CachedVersion(repo.Spec.URL, cv)
 	if !ok {
 		if src == nil {
-			read, err := helmSource(ctx, r.APIReader, repo)
+			read, err := render.HelmSource(ctx, r.APIReader, repo)
 			if err != nil {
 				return nil, err
 			}

@@ -23,6 +23,7 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
 	"github.com/gitsync-dev/gitsync/internal/phase"
+	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/shard"
 )
 
@@ -59,7 +60,7 @@ type ApplicationReconciler struct {
 	// sets both from the manager.
 	Discovery discovery.DiscoveryInterface
 	Config    *rest.Config
-	lookups   lookupClients
+	lookups   render.LookupClients
 	// RetryInterval is how often an Application waiting for its source's artifact or for
 	// its dependencies looks again (5s when zero). The watches usually come first; this
 	// covers an event that reached the cache before the Application did.
@@ -188,8 +189,8 @@ type syncRun struct {
 	plan *phase.Plan
 	// chart and chartVersion name the chart, when the path is a Helm chart.
 	chart, chartVersion string
-	// chartCRDs names the chart's crds/ CRDs and their policy (see chartRef).
-	chartCRDs chartRef
+	// chartCRDs names the chart's crds/ CRDs and their policy.
+	chartCRDs render.Chart
 	manager   *apply.Manager
 	result    *apply.Result
 	pruned    []apply.Change

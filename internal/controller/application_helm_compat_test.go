@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
-	"github.com/gitsync-dev/gitsync/internal/testutil/kubelet"
+	kubelet "github.com/gitsync-dev/gitsync/internal/demo/standin"
 )
 
 // Charts that helm install accepts sync: a document separator glued to the next line by

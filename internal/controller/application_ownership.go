@@ -19,6 +19,7 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/drift"
+	"github.com/gitsync-dev/gitsync/internal/render"
 )
 
 // Ownership hand-off. An object moves from Application X to Application Y when one
@@ -146,8 +147,11 @@ func (r *ApplicationReconciler) renderCurrent(ctx context.Context, app *gitsyncv
 		if !ok {
 			return nil, fmt.Errorf("chart %s is not downloaded yet", loc.revision)
 		}
-		objs, _, err := r.render(ctx, path, app)
-		return objs, err
+		res, err := r.render(ctx, path, app)
+		if err != nil {
+			return nil, err
+		}
+		return res.Objects, nil
 	}
 	repo := &gitsyncv1.GitRepository{}
 	if err := r.Get(ctx, sourceKey(app), repo); err != nil {
@@ -157,17 +161,17 @@ func (r *ApplicationReconciler) renderCurrent(ctx context.Context, app *gitsyncv
 	if artifact == nil {
 		return nil, fmt.Errorf("source %s has no artifact", sourceKey(app))
 	}
-	dir := r.Storage.CheckoutDir(artifact.Commit, ignoreLines(repo.Spec.Ignore))
+	dir := r.Storage.CheckoutDir(artifact.Commit, render.IgnoreLines(repo.Spec.Ignore))
 	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("checkout of %s: %w", artifact.Revision, err)
 	}
 	release := r.Storage.Acquire(dir)
 	defer release()
-	objs, _, err := r.render(ctx, dir, app)
+	res, err := r.render(ctx, dir, app)
 	if err != nil {
 		return nil, fmt.Errorf("building %s: %w", pathOf(app), err)
 	}
-	return objs, nil
+	return res.Objects, nil
 }
 
 // owners is the apply.OwnerLookup of the drift watches: they hold the metadata of every

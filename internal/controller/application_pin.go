@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/source"
 )
 
@@ -30,7 +31,7 @@ func (r *ApplicationReconciler) reconcilePinned(ctx context.Context, s *syncRun,
 		return r.notReady(s, gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("spec.pinnedRevision %q names no commit", pinned))
 	}
 	s.revision = pinned
-	s.dir = r.Storage.CheckoutDir(commit, ignoreLines(repo.Spec.Ignore))
+	s.dir = r.Storage.CheckoutDir(commit, render.IgnoreLines(repo.Spec.Ignore))
 	if _, err := os.Stat(s.dir); err == nil {
 		return ctrl.Result{}, nil
 	}
@@ -54,17 +55,15 @@ func (r *ApplicationReconciler) fetchCommit(ctx context.Context, repo *gitsyncv1
 	if reader == nil {
 		reader = r.Client
 	}
-	auth, err := (&GitRepositoryReconciler{APIReader: reader}).auth(ctx, repo)
-	if err != nil {
-		return "", fmt.Errorf("fetching commit %s: %w", commit, err)
-	}
 	ref := source.Ref{Commit: commit}
 	if repo.Spec.Ref != nil {
 		ref.Branch = repo.Spec.Ref.Branch
 	}
-	artifact, err := fetcher.Fetch(ctx, source.Request{
-		URL: repo.Spec.URL, Ref: ref, Auth: auth, Ignore: ignoreLines(repo.Spec.Ignore), Timeout: repo.GetTimeout().Duration,
-	})
+	request, err := render.GitRequest(ctx, reader, repo, ref)
+	if err != nil {
+		return "", fmt.Errorf("fetching commit %s: %w", commit, err)
+	}
+	artifact, err := fetcher.Fetch(ctx, request)
 	if err != nil {
 		return "", fmt.Errorf("fetching commit %s of %s: %w", commit, client.ObjectKeyFromObject(repo), err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/source"
 )
 
@@ -34,9 +35,10 @@ func (r *ApplicationReconciler) reconcileRestore(ctx context.Context, s *syncRun
 	log := ctrl.LoggerFrom(ctx).WithValues("revision", app.Status.LastAppliedRevision)
 	release := r.Storage.Acquire(dir)
 	defer release()
-	objs, chart, err := r.render(ctx, dir, app)
+	var objs []*unstructured.Unstructured
+	res, err := r.render(ctx, dir, app)
 	if err == nil {
-		objs, err = MainSet(objs) // hooks are not tracked for drift
+		objs, err = render.MainSet(res.Objects) // hooks are not tracked for drift
 	}
 	if err != nil {
 		log.V(1).Info("last applied revision does not render again; drift protection waits for a sync", "error", err.Error())
@@ -46,7 +48,7 @@ func (r *ApplicationReconciler) reconcileRestore(ctx context.Context, s *syncRun
 		log.V(1).Info("last applied revision renders another inventory; drift protection waits for a sync")
 		return ctrl.Result{}, nil
 	}
-	if err := r.Drift.Applied(ctx, key, chart.watched(objs)); err != nil {
+	if err := r.Drift.Applied(ctx, key, res.Chart.Watched(objs)); err != nil {
 		log.Error(err, "starting drift watches")
 	}
 	if !conditions.IsReady(app) || app.Status.LastAttemptedRevision != app.Status.LastAppliedRevision {
@@ -70,7 +72,7 @@ func (r *ApplicationReconciler) lastAppliedAtHand(ctx context.Context, app *gits
 	if err := r.Get(ctx, sourceKey(app), repo); err != nil {
 		return "", false // reconcileSource reports it
 	}
-	dir := r.Storage.CheckoutDir(commit, ignoreLines(repo.Spec.Ignore))
+	dir := r.Storage.CheckoutDir(commit, render.IgnoreLines(repo.Spec.Ignore))
 	if _, err := os.Stat(dir); err != nil {
 		return "", false
 	}

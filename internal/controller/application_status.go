@@ -162,22 +162,11 @@ func pathOf(app *gitsyncv1.Application) string {
 }
 
 func inventoryEntries(app *gitsyncv1.Application) []apply.Entry {
-	if app.Status.Inventory == nil {
-		return nil
-	}
-	entries := make([]apply.Entry, 0, len(app.Status.Inventory.Entries))
-	for _, e := range app.Status.Inventory.Entries {
-		entries = append(entries, apply.Entry{ID: e.ID, Version: e.V})
-	}
-	return entries
+	return apply.EntriesOf(app.Status.Inventory)
 }
 
 func setInventory(app *gitsyncv1.Application, entries []apply.Entry) {
-	inv := &gitsyncv1.Inventory{Entries: make([]gitsyncv1.InventoryEntry, 0, len(entries))}
-	for _, e := range entries {
-		inv.Entries = append(inv.Entries, gitsyncv1.InventoryEntry{ID: e.ID, V: e.Version})
-	}
-	app.Status.Inventory = inv
+	app.Status.Inventory = apply.InventoryOf(entries)
 }
 
 // union returns a followed by the entries of b not in a.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
@@ -18,8 +17,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
-	"github.com/gitsync-dev/gitsync/internal/build"
-	"github.com/gitsync-dev/gitsync/internal/helm"
+	"github.com/gitsync-dev/gitsync/internal/render"
 )
 
 // reconcileDependencies waits until every Application in spec.dependsOn is Ready for its
@@ -80,7 +78,7 @@ func (r *ApplicationReconciler) reconcileSource(ctx context.Context, s *syncRun)
 		return ctrl.Result{}, nil
 	}
 
-	s.dir = r.Storage.CheckoutDir(artifact.Commit, ignoreLines(repo.Spec.Ignore))
+	s.dir = r.Storage.CheckoutDir(artifact.Commit, render.IgnoreLines(repo.Spec.Ignore))
 	if _, err := os.Stat(s.dir); err != nil && r.Shard.Enabled() && !r.Shard.Owns(repo) {
 		// Another replica owns the source and fetched the commit on its own disk.
 		if s.dir, err = r.fetchCommit(ctx, repo, artifact.Commit); err != nil {
@@ -161,20 +159,18 @@ func (r *ApplicationReconciler) reconcileBuild(ctx context.Context, s *syncRun) 
 	s.app.Status.LastAttemptedRevision = s.revision
 	release := r.Storage.Acquire(s.dir) // checkout GC keeps it while the build reads it
 	defer release()
-	objs, chart, err := r.render(ctx, s.dir, s.app)
-	var missing valuesError
-	var retryable retryableError
-	if errors.As(err, &retryable) {
+	res, err := r.render(ctx, s.dir, s.app)
+	if render.IsRetryable(err) {
 		return r.failRevision(s, gitsyncv1.ArtifactNotReadyReason, fmt.Errorf("rendering chart %s at %s: %w", pathOf(s.app), s.revision, err))
 	}
-	if errors.As(err, &missing) {
+	if render.IsValuesError(err) {
 		return r.stalledRevision(s, gitsyncv1.ValuesNotFoundReason, fmt.Sprintf("rendering chart %s at %s: %v", pathOf(s.app), s.revision, err))
 	}
 	if err != nil {
 		return r.stalledRevision(s, gitsyncv1.BuildFailedReason, fmt.Sprintf("building %s at %s: %v", pathOf(s.app), s.revision, err))
 	}
-	s.objects = objs
-	s.chart, s.chartVersion, s.chartCRDs = chart.name, chart.version, chart
+	s.objects = res.Objects
+	s.chart, s.chartVersion, s.chartCRDs = res.Chart.Name, res.Chart.Version, res.Chart
 	if err := r.planSync(s); err != nil {
 		reason := gitsyncv1.BuildFailedReason
 		if len(s.app.Spec.HealthChecks) > 0 && strings.HasPrefix(err.Error(), "spec.healthChecks") {
@@ -185,27 +181,14 @@ func (r *ApplicationReconciler) reconcileBuild(ctx context.Context, s *syncRun) 
 	return ctrl.Result{}, nil
 }
 
-// render builds the Application's path in a checkout (or, with a HelmRepository source,
-// the chart archive at dir) and puts namespaced objects without a namespace in the
-// target namespace.
-func (r *ApplicationReconciler) render(ctx context.Context, dir string, app *gitsyncv1.Application) ([]*unstructured.Unstructured, chartRef, error) {
-	var objs []*unstructured.Unstructured
-	var chart chartRef
-	var err error
+// render renders the Application from a checkout (or, with a HelmRepository source,
+// the chart archive at dir) as its sync does (see cluster).
+func (r *ApplicationReconciler) render(ctx context.Context, dir string, app *gitsyncv1.Application) (*render.Result, error) {
+	src := render.Source{Root: dir, Path: pathOf(app)}
 	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
-		objs, chart, err = r.renderChart(ctx, app, archiveChart(dir)) // dir is the chart archive
-	} else if chartDir := filepath.Join(dir, pathOf(app)); helm.IsChart(chartDir) {
-		objs, chart, err = r.renderChart(ctx, app, dirChart(dir, chartDir))
-	} else {
-		objs, err = build.Build(dir, app.Spec.Path)
+		src = render.Source{Archive: dir}
 	}
-	if err != nil {
-		return nil, chart, err
-	}
-	if err := build.SetDefaultNamespace(objs, DefaultNamespace(app), r.isNamespaced); err != nil {
-		return nil, chart, err
-	}
-	return objs, chart, nil
+	return render.Render(ctx, app, src, r.cluster(app))
 }
 
 // reconcileApply dry-runs then applies the objects (nothing is applied if any is
@@ -229,15 +212,15 @@ func (r *ApplicationReconciler) reconcileApply(ctx context.Context, s *syncRun) 
 
 	s.markProgress(ctx, "applying revision %s", s.revision)
 	if r.Drift != nil {
-		r.Drift.Prepare(ctx, client.ObjectKeyFromObject(app), s.chartCRDs.watched(s.objects))
+		r.Drift.Prepare(ctx, client.ObjectKeyFromObject(app), s.chartCRDs.Watched(s.objects))
 	}
 	ctx, cancel := context.WithTimeout(ctx, app.GetTimeout().Duration)
 	defer cancel()
 	s.applyTried = true
 	result, err := r.applyLocked(ctx, s, apply.Options{Force: app.Spec.Force, Previous: previous,
 		OwnerReleased: r.ownerReleased(app),
-		CreateOnly:    s.chartCRDs.isCreateOnly,
-		Ignore:        func(o *unstructured.Unstructured) []string { return ignorePointers(app, o) }})
+		CreateOnly:    s.chartCRDs.IsCreateOnly,
+		Ignore:        func(o *unstructured.Unstructured) []string { return render.IgnorePointers(app, o) }})
 	if err != nil && result != nil {
 		// Part of the set (its first stage: CRDs, Namespaces) was written before the
 		// failure: keep it in the inventory so that a later prune can remove it.
@@ -284,7 +267,7 @@ func (r *ApplicationReconciler) applyLocked(ctx context.Context, s *syncRun, opt
 	if err != nil {
 		return result, err
 	}
-	if err := r.Drift.Applied(ctx, key, s.chartCRDs.watched(s.objects)); err != nil {
+	if err := r.Drift.Applied(ctx, key, s.chartCRDs.Watched(s.objects)); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "starting drift watches")
 	}
 	return result, nil
@@ -325,11 +308,11 @@ func (r *ApplicationReconciler) reconcilePrune(ctx context.Context, s *syncRun) 
 // stillDescribed returns the entries of the last inventory that the render describes
 // but the apply did not report (a policy left them out of it).
 func stillDescribed(previous []apply.Entry, s *syncRun) []apply.Entry {
-	described := make(map[string]bool, len(s.objects)+len(s.chartCRDs.crds))
+	described := make(map[string]bool, len(s.objects)+len(s.chartCRDs.CRDs))
 	for _, o := range s.objects {
 		described[apply.EntryOf(o).ID] = true
 	}
-	for id := range s.chartCRDs.crds {
+	for id := range s.chartCRDs.CRDs {
 		described[id] = true
 	}
 	var out []apply.Entry

@@ -22,6 +22,7 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/drift"
+	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/shard"
 )
 
@@ -222,7 +223,7 @@ func (r *DriftReconciler) check(ctx context.Context, app *gitsyncv1.Application,
 	if live == nil {
 		fields = []drift.Field{{Path: "(deleted)"}}
 	} else {
-		fields, err = drift.Diff(live, desired, ignorePointers(app, obj))
+		fields, err = drift.Diff(live, desired, render.IgnorePointers(app, obj))
 		if err != nil {
 			return 0, err
 		}
@@ -259,7 +260,7 @@ func (r *DriftReconciler) check(ctx context.Context, app *gitsyncv1.Application,
 	if hook := r.beforeCorrect.Load(); hook != nil {
 		(*hook)(client.ObjectKeyFromObject(app), subject)
 	}
-	if err := manager.Correct(ctx, obj, ignorePointers(app, obj)...); err != nil {
+	if err := manager.Correct(ctx, obj, render.IgnorePointers(app, obj)...); err != nil {
 		if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
 			r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, "DriftNotCorrected", "Drift", "%s: %v", subject, err)
 			return 0, nil

@@ -83,25 +83,6 @@ func managersText(managers []string) string {
 	return strings.Join(managers, ", ")
 }
 
-// ignorePointers returns the JSON pointers of spec.ignoreDifferences that apply to obj.
-func ignorePointers(app *gitsyncv1.Application, obj *unstructured.Unstructured) []string {
-	var pointers []string
-	gvk := obj.GroupVersionKind()
-	for _, rule := range app.Spec.IgnoreDifferences {
-		if rule.Group != gvk.Group || rule.Kind != gvk.Kind {
-			continue
-		}
-		if rule.Name != "" && rule.Name != obj.GetName() {
-			continue
-		}
-		if rule.Namespace != "" && rule.Namespace != obj.GetNamespace() {
-			continue
-		}
-		pointers = append(pointers, rule.JSONPointers...)
-	}
-	return pointers
-}
-
 func objectRef(obj *unstructured.Unstructured) drift.ObjectRef {
 	return drift.ObjectRef{GVK: obj.GroupVersionKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}
 }

@@ -5,7 +5,6 @@ package controller
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -13,13 +12,13 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/shard"
 	"github.com/gitsync-dev/gitsync/internal/source"
 )
@@ -100,20 +99,12 @@ func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *gits
 	log := ctrl.LoggerFrom(ctx)
 	interval := obj.GetInterval().Duration
 
-	auth, err := r.auth(ctx, obj)
+	request, err := render.GitRequest(ctx, r.APIReader, obj, refOf(obj))
 	if err != nil {
 		return r.fail(obj, gitsyncv1.SecretNotFoundReason, err, false)
 	}
-
-	request := source.Request{
-		URL:     obj.Spec.URL,
-		Ref:     refOf(obj),
-		Auth:    auth,
-		Ignore:  ignoreLines(obj.Spec.Ignore),
-		Timeout: obj.GetTimeout().Duration,
-		MaxSize: maxSizeOf(obj),
-		Current: currentArtifact(obj),
-	}
+	request.MaxSize = maxSizeOf(obj)
+	request.Current = currentArtifact(obj)
 	artifact, err := r.Fetcher.Fetch(ctx, request)
 	if err != nil {
 		fetchesTotal.WithLabelValues("failed").Inc()
@@ -201,23 +192,6 @@ func sourceFailed(rec recorder.EventRecorder, obj sourceObject, reason string, e
 	conditions.MarkFalse(obj, gitsyncv1.ReadyCondition, reason, "%s", msg)
 }
 
-// auth reads spec.secretRef, uncached. Error texts name the Secret, never its values.
-func (r *GitRepositoryReconciler) auth(ctx context.Context, obj *gitsyncv1.GitRepository) (*source.Auth, error) {
-	if obj.Spec.SecretRef == nil {
-		return nil, nil
-	}
-	key := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.SecretRef.Name}
-	secret := &corev1.Secret{}
-	if err := r.APIReader.Get(ctx, key, secret); err != nil {
-		return nil, fmt.Errorf("reading secret %s: %w", key, err)
-	}
-	auth, err := source.AuthFromSecret(secret.Data)
-	if err != nil {
-		return nil, fmt.Errorf("secret %s: %w", key, err)
-	}
-	return auth, nil
-}
-
 func (r *GitRepositoryReconciler) now() time.Time {
 	if r.Now != nil {
 		return r.Now()
@@ -258,14 +232,6 @@ func refOf(obj *gitsyncv1.GitRepository) source.Ref {
 	}
 }
 
-// ignoreLines passes spec.ignore to the fetcher, which splits and normalises it.
-func ignoreLines(ignore string) []string {
-	if ignore == "" {
-		return nil
-	}
-	return []string{ignore}
-}
-
 // currentArtifact turns status.artifact back into what the fetcher compares against.
 func currentArtifact(obj *gitsyncv1.GitRepository) *source.Artifact {
 	a := obj.Status.Artifact
@@ -303,7 +269,7 @@ func CheckoutsInUse(ctx context.Context, c client.Client) (map[string]bool, erro
 	keep := map[string]bool{}
 	for i := range repos.Items {
 		if a := currentArtifact(&repos.Items[i]); a != nil {
-			keep[source.DirName(a.Commit, ignoreLines(repos.Items[i].Spec.Ignore))] = true
+			keep[source.DirName(a.Commit, render.IgnoreLines(repos.Items[i].Spec.Ignore))] = true
 		}
 	}
 	return keep, nil

@@ -10,13 +10,13 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
+	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/shard"
 )
 
@@ -79,7 +79,7 @@ func (r *HelmRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 // Stalled for what only a spec change can fix, and removes Reconciling. A failed poll
 // keeps the last index.
 func (r *HelmRepositoryReconciler) reconcileIndex(ctx context.Context, obj *gitsyncv1.HelmRepository) (ctrl.Result, error) {
-	src, err := helmSource(ctx, r.APIReader, obj)
+	src, err := render.HelmSource(ctx, r.APIReader, obj)
 	if err != nil {
 		return r.fail(obj, gitsyncv1.SecretNotFoundReason, err, false)
 	}
@@ -150,25 +150,6 @@ func (r *HelmRepositoryReconciler) now() time.Time {
 		return r.Now()
 	}
 	return time.Now()
-}
-
-// helmSource reads a HelmRepository's URL, timeout and spec.secretRef (uncached: username,
-// password, ca.crt). Error texts name the Secret, never its values.
-func helmSource(ctx context.Context, reader client.Reader, obj *gitsyncv1.HelmRepository) (chartrepo.Source, error) {
-	src := chartrepo.Source{URL: obj.Spec.URL, Timeout: obj.GetTimeout().Duration}
-	if obj.Spec.SecretRef == nil {
-		return src, nil
-	}
-	key := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.SecretRef.Name}
-	secret := &corev1.Secret{}
-	if err := reader.Get(ctx, key, secret); err != nil {
-		return src, fmt.Errorf("reading secret %s: %w", key, err)
-	}
-	src.Username, src.Password, src.CA = string(secret.Data["username"]), string(secret.Data["password"]), secret.Data["ca.crt"]
-	if (src.Username == "") != (src.Password == "") {
-		return src, fmt.Errorf("secret %s: username and password go together", key)
-	}
-	return src, nil
 }
 
 // IndexesInUse are the digests of the indexes that HelmRepositories point at (chart GC).

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gitsync-dev/gitsync/internal/testutil/kubelet"
+	kubelet "github.com/gitsync-dev/gitsync/internal/demo/standin"
 )
 
 // playKubelet stands in for the kubelet and the built-in controllers the local API server

@@ -6,6 +6,7 @@ package localcluster
 import (
 	"errors"
 	"fmt"
+	"github.com/gitsync-dev/gitsync/internal/scheme"
 	"net"
 	"os"
 	"os/exec"
@@ -14,11 +15,9 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/config"
 )
 
@@ -37,17 +36,8 @@ type Cluster struct {
 	Scheme *runtime.Scheme
 }
 
-// NewScheme returns a scheme with client-go's kinds and gitsync's API.
-func NewScheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	if err := gitsyncv1.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	return s
-}
+// NewScheme is gitsync's scheme (internal/scheme).
+func NewScheme() *runtime.Scheme { return scheme.New() }
 
 // Start starts etcd and kube-apiserver and installs the CRDs.
 func Start() (*Cluster, error) {

@@ -28,9 +28,9 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/controller"
 	"github.com/gitsync-dev/gitsync/internal/egress"
 	"github.com/gitsync-dev/gitsync/internal/helm"
-	"github.com/gitsync-dev/gitsync/internal/localcluster"
 	"github.com/gitsync-dev/gitsync/internal/monitoring"
 	"github.com/gitsync-dev/gitsync/internal/notify"
+	gitsyncscheme "github.com/gitsync-dev/gitsync/internal/scheme"
 	"github.com/gitsync-dev/gitsync/internal/shard"
 	"github.com/gitsync-dev/gitsync/internal/source"
 	"github.com/gitsync-dev/gitsync/internal/ui"
@@ -113,7 +113,7 @@ func DefaultStoragePath() string { return filepath.Join(os.TempDir(), "gitsync")
 // New builds the manager with every controller registered.
 func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manager, error) {
 	if scheme == nil {
-		scheme = localcluster.NewScheme()
+		scheme = gitsyncscheme.New()
 	}
 	if opts.StoragePath == "" {
 		opts.StoragePath = DefaultStoragePath()

@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/gitsync-dev/gitsync/internal/testutil/kubelet"
+	kubelet "github.com/gitsync-dev/gitsync/internal/demo/standin"
 )
 
 // BenchmarkOrderedSync measures a 3-wave sync of 100 objects (each wave: 32 ConfigMaps

@@ -16,7 +16,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
-	"github.com/gitsync-dev/gitsync/internal/testutil/kubelet"
+	kubelet "github.com/gitsync-dev/gitsync/internal/demo/standin"
 	"github.com/gitsync-dev/gitsync/internal/testutil/testenv"
 )
 

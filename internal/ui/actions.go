@@ -12,9 +12,7 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/apply"
 )
 
-func entryOf(e gitsyncv1.InventoryEntry) apply.Entry { return apply.Entry{ID: e.ID, Version: e.V} }
-
-func entryID(e gitsyncv1.InventoryEntry) string { return entryOf(e).Subject() }
+func entryID(e gitsyncv1.InventoryEntry) string { return apply.EntryFrom(e).Subject() }
 
 // sameOrigin checks that a state-changing request comes from the UI's own pages: the
 // Origin (or Referer) names this host, and the X-CSRF-Token header holds the token the

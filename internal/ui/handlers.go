@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/apply"
 )
 
 var funcs = template.FuncMap{
@@ -192,7 +193,7 @@ func (s *Server) apiObject(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	view := ObjectView{ObjectDiff: ObjectDiff{Subject: id}}
 	if s.inInventory(app, id) && s.opts.Diff != nil {
-		diffs, err := s.opts.Diff(ctx, s.direct, app, func(subject string) bool { return subject == id })
+		diffs, err := s.opts.Diff(ctx, s.cfg, s.direct, app, func(subject string) bool { return subject == id })
 		switch {
 		case err != nil:
 			view.Note = "Git manifest unavailable: " + err.Error()
@@ -271,7 +272,7 @@ func (s *Server) gvkOf(app *gitsyncv1.Application, n *Node) schema.GroupVersionK
 	}
 	for _, e := range app.Status.Inventory.Entries {
 		if entryID(e) == n.ID {
-			if gvk, err := entryOf(e).GroupVersionKind(); err == nil {
+			if gvk, err := apply.EntryFrom(e).GroupVersionKind(); err == nil {
 				return gvk
 			}
 		}

@@ -46,7 +46,7 @@ type ObjectDiff struct {
 
 // Differ renders app from its source the way a sync does and compares the objects that
 // want accepts with the cluster (apply.Manager.Compare + drift.Diff). The CLI provides it.
-type Differ func(ctx context.Context, c client.Client, app *gitsyncv1.Application, want func(subject string) bool) ([]ObjectDiff, error)
+type Differ func(ctx context.Context, cfg *rest.Config, c client.Client, app *gitsyncv1.Application, want func(subject string) bool) ([]ObjectDiff, error)
 
 // Options configure a Server.
 type Options struct {
@@ -67,6 +67,7 @@ type Server struct {
 	// direct talks to the API server with the identity's credentials (actions, access
 	// reviews, diffs).
 	direct     client.Client
+	cfg        *rest.Config
 	namespaces []string
 	broker     *broker
 	// synced is closed once Start has filled the cache.
@@ -112,7 +113,7 @@ func New(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, opts Opt
 	if err != nil {
 		return nil, fmt.Errorf("parsing templates: %w", err)
 	}
-	s := &Server{opts: opts, scheme: scheme, cache: c, direct: direct, namespaces: namespaces,
+	s := &Server{opts: opts, scheme: scheme, cache: c, direct: direct, cfg: cfg, namespaces: namespaces,
 		broker: newBroker(), synced: make(chan struct{}), csrf: hex.EncodeToString(token), pages: pages, watched: map[schema.GroupVersionKind]bool{},
 		readable: map[schema.GroupVersionKind]bool{}}
 	s.routes()

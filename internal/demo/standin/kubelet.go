@@ -1,6 +1,6 @@
-// Package kubelet sets the status that a kubelet and the built-in controllers would set
+// Package standin sets the status that a kubelet and the built-in controllers would set
 // (there is no kubelet in envtest): a Job finished, a Deployment available.
-package kubelet
+package standin
 
 import (
 	"context"

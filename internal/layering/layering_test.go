@@ -1,0 +1,150 @@
+package layering
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os/exec"
+	"path"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/gitsync-dev/gitsync/"
+
+// rule forbids packages matching from to import packages matching to (direct imports;
+// see deps for the whole graph). A pattern is a package path under the module,
+// "x/..." for x and everything below it.
+type rule struct {
+	from, to []string
+	why      string
+}
+
+// rules are the design's arrows that must never point the other way.
+var rules = []rule{
+	{from: []string{"internal/cli/...", "internal/ui/...", "internal/mcp/..."},
+		to:  []string{"internal/controller/...", "internal/operator/..."},
+		why: "people's tools work over render, compare and tree, never over a controller"},
+	{from: []string{"internal/controller/..."},
+		to:  []string{"internal/cli/...", "internal/ui/...", "internal/mcp/...", "internal/operator/...", "internal/demo/..."},
+		why: "controllers are composed by internal/operator, and know nothing of people's tools"},
+	{from: []string{"internal/render/..."},
+		to:  []string{"internal/controller/...", "internal/cli/...", "internal/ui/...", "internal/operator/...", "internal/drift/..."},
+		why: "the render is below everything that uses it"},
+	{from: []string{"internal/source/...", "internal/chartrepo/...", "internal/build/...", "internal/helm/...", "internal/egress/..."},
+		to:  []string{"internal/controller/...", "internal/render/...", "internal/apply/...", "internal/drift/...", "internal/phase/...", "internal/cli/...", "internal/ui/...", "internal/operator/..."},
+		why: "sources and renderers are leaves"},
+	{from: []string{"internal/apply/...", "internal/drift/...", "internal/phase/..."},
+		to:  []string{"internal/controller/...", "internal/render/...", "internal/cli/...", "internal/ui/...", "internal/operator/..."},
+		why: "apply, ordering and drift are below the controllers"},
+	{from: []string{"internal/apply/..."},
+		to:  []string{"internal/drift/...", "internal/phase/..."},
+		why: "leaf packages do not import each other: a small interface at the consumer instead"},
+	{from: []string{"internal/drift/..."},
+		to:  []string{"internal/apply/...", "internal/phase/..."},
+		why: "leaf packages do not import each other: a small interface at the consumer instead"},
+}
+
+// noDeps lists packages whose whole dependency graph (not only direct imports) must not
+// reach the given packages: test helpers and envtest stay out of the operator.
+var noDeps = []rule{
+	{from: []string{"internal/operator", "internal/controller/...", "internal/render/...", "internal/cli/..."},
+		to:  []string{"internal/testutil/...", "internal/localcluster/...", "sigs.k8s.io/controller-runtime/pkg/envtest"},
+		why: "nothing of the tests (or envtest) is linked into the operator's code path"},
+}
+
+// goList returns, for each package of the module (tests excluded), its imports
+// (deps=false) or its whole dependency graph (deps=true).
+func goList(t *testing.T, deps bool) map[string][]string {
+	t.Helper()
+	field := "Imports"
+	if deps {
+		field = "Deps"
+	}
+	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join ."+field+" \" \"}}", module+"...")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	graph := map[string][]string{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 0 {
+			continue
+		}
+		graph[fields[0]] = fields[1:]
+	}
+	return graph
+}
+
+// matches tells whether pkg (a full import path) matches a pattern.
+func matches(pkg string, pattern string) bool {
+	full := pattern
+	if !strings.Contains(strings.SplitN(pattern, "/", 2)[0], ".") {
+		full = module + pattern
+	}
+	if base, ok := strings.CutSuffix(full, "/..."); ok {
+		return pkg == base || strings.HasPrefix(pkg, base+"/")
+	}
+	return pkg == full
+}
+
+func matchesAny(pkg string, patterns []string) bool {
+	for _, p := range patterns {
+		if matches(pkg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// violations lists the edges of graph that break rules, as "from -> to (why)".
+func violations(graph map[string][]string, rules []rule) []string {
+	var out []string
+	for from, tos := range graph {
+		for _, r := range rules {
+			if !matchesAny(from, r.from) {
+				continue
+			}
+			for _, to := range tos {
+				if matchesAny(to, r.to) && !matchesAny(to, r.from) {
+					out = append(out, fmt.Sprintf("%s -> %s (%s)", strings.TrimPrefix(from, module), strings.TrimPrefix(to, module), r.why))
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestImportBoundaries(t *testing.T) {
+	if v := violations(goList(t, false), rules); len(v) > 0 {
+		t.Errorf("forbidden imports:\n%s", strings.Join(v, "\n"))
+	}
+	if v := violations(goList(t, true), noDeps); len(v) > 0 {
+		t.Errorf("forbidden dependencies:\n%s", strings.Join(v, "\n"))
+	}
+}
+
+// The test fails on a forbidden edge: a graph where the CLI imports a controller, and one
+// where the operator links envtest through a helper.
+func TestImportBoundariesCatchAForbiddenEdge(t *testing.T) {
+	graph := map[string][]string{
+		module + "internal/cli":        {module + "internal/render", module + "internal/controller/application"},
+		module + "internal/render":     {module + "internal/helm"},
+		module + "internal/controller": {module + "internal/render"},
+	}
+	v := violations(graph, rules)
+	if len(v) != 1 || !strings.HasPrefix(v[0], "internal/cli -> internal/controller/application") {
+		t.Fatalf("violations = %v, want the one edge cli -> controller/application", v)
+	}
+	deps := map[string][]string{module + "internal/operator": {"sigs.k8s.io/controller-runtime/pkg/envtest", path.Join(module, "internal/source")}}
+	if v := violations(deps, noDeps); len(v) != 1 {
+		t.Fatalf("dependency violations = %v, want envtest", v)
+	}
+}

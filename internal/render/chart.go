@@ -1,0 +1,166 @@
+package render
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/build"
+	"github.com/gitsync-dev/gitsync/internal/helm"
+)
+
+// IsCreateOnly tells whether obj is one of the chart's CRDs under the Create policy.
+func (c Chart) IsCreateOnly(obj *unstructured.Unstructured) bool {
+	return c.CreateOnly && c.CRDs[apply.EntryOf(obj).ID]
+}
+
+// Watched returns objs without the create-only CRDs: what drift compares with Git.
+func (c Chart) Watched(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	if !c.CreateOnly || len(c.CRDs) == 0 {
+		return objs
+	}
+	out := make([]*unstructured.Unstructured, 0, len(objs))
+	for _, o := range objs {
+		if !c.IsCreateOnly(o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// chartSource is where a chart comes from: a directory of a checkout, or an archive
+// from a chart repository.
+type chartSource struct {
+	load func() (*chart.Chart, error)
+	// valuesFile reads one of spec.helm.valuesFiles.
+	valuesFile func(c *chart.Chart, name string) (map[string]any, error)
+}
+
+// dirChart is the chart in chartDir, confined to the checkout at root.
+func dirChart(root, chartDir string) chartSource {
+	return chartSource{
+		load: func() (*chart.Chart, error) { return helm.LoadDir(root, chartDir) },
+		valuesFile: func(_ *chart.Chart, name string) (map[string]any, error) {
+			return helm.ReadValuesFile(root, chartDir, name)
+		},
+	}
+}
+
+// archiveChart is a chart archive downloaded from a HelmRepository.
+func archiveChart(file string) chartSource {
+	return chartSource{
+		load:       func() (*chart.Chart, error) { return helm.LoadArchive(file) },
+		valuesFile: helm.ChartValuesFile,
+	}
+}
+
+// renderChart renders the chart with spec.helm: valuesFiles from the source, then
+// valuesFrom, then inline values, over the chart's values.yaml; capabilities, lookup,
+// valuesFrom and dependencies from cluster. The chart's crds/ come first unless
+// spec.helm.crds is Skip; the returned Chart names them all. .Release.IsUpgrade is set
+// once the Application has an inventory.
+func renderChart(ctx context.Context, app *gitsyncv1.Application, src chartSource, cluster *Cluster) ([]*unstructured.Unstructured, Chart, error) {
+	var none Chart
+	spec := app.Spec.Helm
+	if spec == nil {
+		spec = &gitsyncv1.HelmSpec{}
+	}
+	c, err := src.load()
+	if err != nil {
+		return nil, none, err
+	}
+	if cluster.Dependencies != nil {
+		if err := cluster.Dependencies(ctx, c); err != nil {
+			return nil, none, err
+		}
+	}
+	if err := helm.CheckDependencies(c); err != nil {
+		return nil, none, err
+	}
+	var values []map[string]any
+	for _, f := range spec.ValuesFiles {
+		v, err := src.valuesFile(c, f)
+		if err != nil {
+			return nil, none, err
+		}
+		values = append(values, v)
+	}
+	for _, ref := range spec.ValuesFrom {
+		if cluster.Values == nil {
+			return nil, none, errNoValues(ref)
+		}
+		v, err := cluster.Values(ctx, ref)
+		if err != nil {
+			return nil, none, err
+		}
+		if v != nil {
+			values = append(values, v)
+		}
+	}
+	if spec.Values != nil && len(spec.Values.Raw) > 0 {
+		inline := map[string]any{}
+		if err := json.Unmarshal(spec.Values.Raw, &inline); err != nil {
+			return nil, none, fmt.Errorf("spec.helm.values: not a map of values")
+		}
+		values = append(values, inline)
+	}
+	opts := helm.Options{
+		ReleaseName: spec.ReleaseName,
+		Namespace:   DefaultNamespace(app),
+		IsUpgrade:   app.Status.Inventory != nil && len(app.Status.Inventory.Entries) > 0,
+		Values:      values,
+		SkipCRDs:    spec.CRDs == gitsyncv1.HelmCRDsSkip,
+		Lookup:      cluster.Lookup,
+	}
+	if opts.ReleaseName == "" {
+		opts.ReleaseName = app.Name
+	}
+	if cluster.Discovery != nil {
+		if opts.Capabilities, err = helm.ClusterCapabilities(cluster.Discovery); err != nil {
+			return nil, none, err
+		}
+	}
+	rendered, err := helm.Render(ctx, c, opts)
+	if err != nil {
+		return nil, none, err
+	}
+	info := Chart{Name: rendered.Chart, Version: rendered.Version}
+	files := make([]build.File, 0, len(rendered.Templates))
+	for _, m := range rendered.Templates {
+		files = append(files, build.File{Name: m.Name, Data: m.Data})
+	}
+	objs, err := build.Decode(files)
+	if err != nil {
+		return nil, none, err
+	}
+	crds, err := chartCRDs(c)
+	if err != nil {
+		return nil, none, err
+	}
+	info.CRDs = make(map[string]bool, len(crds))
+	for _, crd := range crds {
+		info.CRDs[apply.EntryOf(crd).ID] = true
+	}
+	switch spec.CRDs {
+	case gitsyncv1.HelmCRDsSkip:
+		return objs, info, nil
+	case gitsyncv1.HelmCRDsCreateReplace:
+	default:
+		info.CreateOnly = true
+	}
+	return append(crds, objs...), info, nil
+}
+
+// chartCRDs decodes the files of the chart's crds/ folders (its own and its subcharts').
+func chartCRDs(c *chart.Chart) ([]*unstructured.Unstructured, error) {
+	var files []build.File
+	for _, crd := range c.CRDObjects() {
+		files = append(files, build.File{Name: crd.Filename, Data: crd.File.Data})
+	}
+	return build.Decode(files)
+}
