@@ -26,7 +26,7 @@ import (
 const secretValue = "hunter2-s3cr3t-value"
 
 // ageKey makes an age identity and returns it with its Secret data entry.
-func ageKey(t *testing.T) (*age.X25519Identity, []byte) {
+func ageKey(t testing.TB) (*age.X25519Identity, []byte) {
 	t.Helper()
 	id, err := age.GenerateX25519Identity()
 	if err != nil {
@@ -37,7 +37,7 @@ func ageKey(t *testing.T) (*age.X25519Identity, []byte) {
 
 // pgpKey makes an OpenPGP key (EdDSA with an ECDH subkey) and returns it with its
 // armored private key.
-func pgpKey(t *testing.T) (*openpgp.Entity, []byte) {
+func pgpKey(t testing.TB) (*openpgp.Entity, []byte) {
 	t.Helper()
 	e, err := openpgp.NewEntity("gitsync test", "", "test@gitsync.dev", &packet.Config{Algorithm: packet.PubKeyAlgoEdDSA})
 	if err != nil {
@@ -58,7 +58,7 @@ func pgpKey(t *testing.T) (*openpgp.Entity, []byte) {
 }
 
 // ageMaster is an age master key of a SOPS document for id's recipient.
-func ageMaster(t *testing.T, id *age.X25519Identity) func(dataKey []byte) keys.MasterKey {
+func ageMaster(t testing.TB, id *age.X25519Identity) func(dataKey []byte) keys.MasterKey {
 	return func(dataKey []byte) keys.MasterKey {
 		mk := &sopsage.MasterKey{Recipient: id.Recipient().String()}
 		if err := mk.Encrypt(dataKey); err != nil {
@@ -70,7 +70,7 @@ func ageMaster(t *testing.T, id *age.X25519Identity) func(dataKey []byte) keys.M
 
 // pgpMaster is an OpenPGP master key of a SOPS document for e, encrypted here with
 // go-crypto (SOPS' own would look for the public key in a GnuPG home).
-func pgpMaster(t *testing.T, e *openpgp.Entity) func(dataKey []byte) keys.MasterKey {
+func pgpMaster(t testing.TB, e *openpgp.Entity) func(dataKey []byte) keys.MasterKey {
 	return func(dataKey []byte) keys.MasterKey {
 		var buf bytes.Buffer
 		aw, err := pgparmor.Encode(&buf, "PGP MESSAGE", nil)
@@ -98,7 +98,7 @@ func pgpMaster(t *testing.T, e *openpgp.Entity) func(dataKey []byte) keys.Master
 
 // encrypt encrypts plain (in format) as `sops --encrypt` would, for the master keys
 // that masters make; encryptedRegex limits what is encrypted ("" = every value).
-func encrypt(t *testing.T, format formats.Format, plain []byte, encryptedRegex string, masters ...func([]byte) keys.MasterKey) []byte {
+func encrypt(t testing.TB, format formats.Format, plain []byte, encryptedRegex string, masters ...func([]byte) keys.MasterKey) []byte {
 	t.Helper()
 	st := newStore(format)
 	loader, ok := st.(sops.PlainFileLoader)
@@ -147,7 +147,7 @@ func encrypt(t *testing.T, format formats.Format, plain []byte, encryptedRegex s
 }
 
 // decryptor is a Decryptor over the given Secret data.
-func decryptor(t *testing.T, data map[string][]byte) *Decryptor {
+func decryptor(t testing.TB, data map[string][]byte) *Decryptor {
 	t.Helper()
 	k, err := NewKeys(data)
 	if err != nil {
@@ -161,7 +161,7 @@ func decryptor(t *testing.T, data map[string][]byte) *Decryptor {
 }
 
 // object decodes one YAML document.
-func object(t *testing.T, doc []byte) *unstructured.Unstructured {
+func object(t testing.TB, doc []byte) *unstructured.Unstructured {
 	t.Helper()
 	m := map[string]any{}
 	if err := yaml.Unmarshal(doc, &m); err != nil {

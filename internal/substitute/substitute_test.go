@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-func obj(t *testing.T, doc string) *unstructured.Unstructured {
+func obj(t testing.TB, doc string) *unstructured.Unstructured {
 	t.Helper()
 	data, err := yaml.YAMLToJSON([]byte(doc))
 	if err != nil {
