@@ -82,9 +82,11 @@ type Patch struct {
 	Target *PatchSelector `json:"target,omitempty"`
 }
 
-// PatchSelector selects rendered objects; every field that is set must match.
+// PatchSelector selects rendered objects; every field that is set must match. As in
+// kustomize, group, version, kind, name and namespace are regular expressions that
+// must match the whole value.
 type PatchSelector struct {
-	// group of the objects' API version (empty for the core group).
+	// group of the objects' API version.
 	// +optional
 	Group string `json:"group,omitempty"`
 
@@ -96,11 +98,11 @@ type PatchSelector struct {
 	// +optional
 	Kind string `json:"kind,omitempty"`
 
-	// name of the objects: a regular expression that must match the whole name.
+	// name of the objects.
 	// +optional
 	Name string `json:"name,omitempty"`
 
-	// namespace of the objects: a regular expression that must match the whole namespace.
+	// namespace of the objects.
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
 
