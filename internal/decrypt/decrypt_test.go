@@ -3,6 +3,7 @@ package decrypt
 import (
 	"bytes"
 	"encoding/base64"
+	"errors"
 	"strings"
 	"testing"
 
@@ -325,4 +326,51 @@ func TestNewKeys(t *testing.T) {
 func str(obj map[string]any, fields ...string) string {
 	s, _, _ := unstructured.NestedString(obj, fields...)
 	return s
+}
+
+// A Secret's base64 data encrypted for two recipients: either key decrypts it, and
+// the value is the base64 text that was encrypted.
+func TestSecretDataEitherRecipient(t *testing.T) {
+	id, ageKeyData := ageKey(t)
+	e, pgpPriv := pgpKey(t)
+	b64 := base64.StdEncoding.EncodeToString([]byte(secretValue))
+	doc := "apiVersion: v1\nkind: Secret\nmetadata:\n  name: tls\ntype: Opaque\ndata:\n  key: " + b64 + "\n"
+	enc := encrypt(t, formats.Yaml, []byte(doc), "^(data|stringData)$", ageMaster(t, id), pgpMaster(t, e))
+	for name, keys := range map[string]map[string][]byte{
+		"age": {"a.agekey": ageKeyData},
+		"pgp": {"b.asc": pgpPriv},
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			obj := object(t, enc)
+			g.Expect(decryptor(t, keys).Objects([]*unstructured.Unstructured{obj}, nil)).To(Succeed())
+			g.Expect(str(obj.Object, "data", "key")).To(Equal(b64))
+			g.Expect(obj.Object).NotTo(HaveKey("sops"))
+		})
+	}
+}
+
+// One Decryptor serves concurrent renders.
+func TestConcurrentUse(t *testing.T) {
+	id, key := ageKey(t)
+	e, pgpPriv := pgpKey(t)
+	d := decryptor(t, map[string][]byte{"a.agekey": key, "b.asc": pgpPriv})
+	docs := [][]byte{
+		encrypt(t, formats.Yaml, []byte(secretYAML), "^(data|stringData)$", ageMaster(t, id)),
+		encrypt(t, formats.Yaml, []byte(secretYAML), "^(data|stringData)$", pgpMaster(t, e)),
+	}
+	errs := make(chan error, 8)
+	for i := range 8 {
+		obj := object(t, docs[i%2])
+		go func() {
+			err := d.Objects([]*unstructured.Unstructured{obj}, nil)
+			if err == nil && str(obj.Object, "stringData", "password") != secretValue {
+				err = errors.New("not decrypted")
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		NewWithT(t).Expect(<-errs).NotTo(HaveOccurred())
+	}
 }
