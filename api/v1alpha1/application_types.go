@@ -109,6 +109,29 @@ type ApplicationSpec struct {
 	// +optional
 	// +kubebuilder:validation:Pattern="^([^@]+@)?sha1:[0-9a-f]{40}$"
 	PinnedRevision string `json:"pinnedRevision,omitempty"`
+
+	// decryption decrypts the SOPS-encrypted documents of the render, and the
+	// SOPS-encrypted files that kustomize and Helm (valuesFiles) read, with the keys in
+	// a Secret.
+	// +optional
+	Decryption *Decryption `json:"decryption,omitempty"`
+
+	// postBuild substitutes ${VAR} references in the rendered objects.
+	// +optional
+	PostBuild *PostBuild `json:"postBuild,omitempty"`
+
+	// patches are strategic-merge or JSON 6902 patches applied to the rendered objects,
+	// charts' included (Helm post-rendering without a binary).
+	// +optional
+	Patches []Patch `json:"patches,omitempty"`
+
+	// images rewrite the container images of the rendered objects.
+	// +optional
+	Images []Image `json:"images,omitempty"`
+
+	// commonMetadata adds labels and annotations to every rendered object.
+	// +optional
+	CommonMetadata *CommonMetadata `json:"commonMetadata,omitempty"`
 }
 
 // SourceReference names the source of an Application.
