@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/gitsync-dev/gitsync/internal/cli"
 	"github.com/gitsync-dev/gitsync/internal/demo"
 )
 
@@ -15,7 +14,6 @@ func newDemoCommand(logOpts *zap.Options) *cobra.Command {
 	o := demo.Options{
 		// The operator's logs go to a file, so that the terminal shows the demo.
 		Logger: func(w io.Writer) logr.Logger { return zap.New(zap.UseFlagOptions(logOpts), zap.WriteTo(w)) },
-		UIDiff: cli.UIDiff,
 	}
 	cmd := &cobra.Command{
 		Use:   "demo",

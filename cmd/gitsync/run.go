@@ -13,7 +13,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
-	"github.com/gitsync-dev/gitsync/internal/cli"
 	"github.com/gitsync-dev/gitsync/internal/egress"
 	"github.com/gitsync-dev/gitsync/internal/helm"
 	"github.com/gitsync-dev/gitsync/internal/operator"
@@ -97,7 +96,6 @@ func (o *runOptions) run(ctx context.Context) error {
 		}
 		o.operator.WebhookSecret = secret
 	}
-	o.operator.UIDiff = cli.UIDiff
 	mgr, err := operator.New(cfg, nil, o.operator)
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/drift"
 )
 
 type buildOptions struct {
@@ -103,7 +104,7 @@ func (b *buildOptions) run(ctx context.Context, args []string) error {
 		}
 		out.SetLabels(labels)
 		if !b.showSecrets {
-			maskSecret(out, nil)
+			drift.MaskSecret(out, nil)
 		}
 		if err := writeDocument(b, i, out); err != nil {
 			return err

@@ -6,13 +6,11 @@ import (
 	"io"
 	"strings"
 
-	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
@@ -117,10 +115,11 @@ func compare(ctx context.Context, c client.Client, app *gitsyncv1.Application, o
 	for _, obj := range objs {
 		current = append(current, apply.EntryOf(obj))
 		subject := apply.Subject(obj)
-		live, desired, err := manager.Compare(ctx, obj)
+		ignore := render.IgnorePointers(app, obj)
+		o, err := drift.CompareObject(ctx, manager, subject, obj, ignore)
 		if err != nil {
 			if dependsOnCreated(obj, objs, err) {
-				out = append(out, outcome{subject: subject, action: "created"})
+				out = append(out, outcome{subject: subject, action: drift.Created})
 				continue
 			}
 			if apierrors.IsForbidden(err) {
@@ -128,24 +127,14 @@ func compare(ctx context.Context, c client.Client, app *gitsyncv1.Application, o
 			}
 			return nil, err
 		}
-		if live == nil {
-			out = append(out, outcome{subject: subject, action: "created"})
-			continue
-		}
-		ignore := render.IgnorePointers(app, obj)
-		fields, err := drift.Diff(live, desired, ignore)
+		text, err := o.UnifiedDiff(ignore)
 		if err != nil {
 			return nil, fmt.Errorf("comparing %s: %w", subject, err)
 		}
-		if len(fields) == 0 {
-			out = append(out, outcome{subject: subject, action: "unchanged"})
-			continue
-		}
-		text, err := unifiedDiff(live, desired, ignore)
-		if err != nil {
-			return nil, fmt.Errorf("comparing %s: %w", subject, err)
-		}
-		out = append(out, outcome{subject: subject, action: "configured", fields: fields, diff: text})
+		out = append(out, outcome{subject: subject, action: o.Action, fields: o.Fields, diff: text})
+	}
+	if previous := apply.EntriesOf(app.Status.Inventory); len(objs) == 0 && app.Spec.Prune && len(previous) > 0 && !app.Spec.AllowEmpty {
+		return nil, fmt.Errorf("the render has no objects: a sync refuses it rather than prune all %d objects of the inventory (set allowEmpty: true to allow it)", len(previous))
 	}
 	if app.Spec.Prune {
 		for _, e := range apply.Stale(apply.EntriesOf(app.Status.Inventory), current) {
@@ -176,26 +165,6 @@ func dependsOnCreated(obj *unstructured.Unstructured, objs []*unstructured.Unstr
 		}
 	}
 	return false
-}
-
-// unifiedDiff is a unified YAML diff of live and desired, Secret values masked.
-func unifiedDiff(live, desired *unstructured.Unstructured, ignore []string) (string, error) {
-	a, b := forDisplay(live, ignore), forDisplay(desired, ignore)
-	aMasked, bMasked := a.DeepCopy(), b.DeepCopy()
-	maskSecret(aMasked, nil)
-	maskSecret(bMasked, a)
-	ay, err := yaml.Marshal(aMasked.Object)
-	if err != nil {
-		return "", err
-	}
-	by, err := yaml.Marshal(bMasked.Object)
-	if err != nil {
-		return "", err
-	}
-	return difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(string(ay)), B: difflib.SplitLines(string(by)),
-		FromFile: "live", ToFile: "git", Context: 3,
-	})
 }
 
 // report prints the outcomes and returns whether anything would change.

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -13,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
@@ -39,15 +42,26 @@ func (o *options) getApp(ctx context.Context, args []string, verb string) (clien
 }
 
 func (o *options) newHistoryCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:               "history app NAME",
+	var output string
+	cmd := &cobra.Command{
+		Use:               "history app NAME [-o table|json|yaml]",
 		Short:             "Show an Application's last syncs (status.history), newest first",
 		Args:              cobra.ExactArgs(2),
 		ValidArgsFunction: o.completeAppName,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "table" && output != "json" && output != "yaml" {
+				return fmt.Errorf("--output %q: use table, json or yaml", output)
+			}
 			_, app, err := o.getApp(cmd.Context(), args, "history")
 			if err != nil {
 				return err
+			}
+			if output != "table" {
+				history := app.Status.History
+				if history == nil {
+					history = []gitsyncv1.SyncHistoryEntry{}
+				}
+				return printData(o.Out, output, map[string]any{"application": app.Namespace + "/" + app.Name, "history": history})
 			}
 			if len(app.Status.History) == 0 {
 				fmt.Fprintf(o.ErrOut, "Application %s/%s has no sync history yet.\n", app.Namespace, app.Name)
@@ -67,6 +81,23 @@ func (o *options) newHistoryCommand() *cobra.Command {
 			return tw.Flush()
 		},
 	}
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json or yaml")
+	return cmd
+}
+
+// printData writes v as indented JSON or as YAML.
+func printData(w io.Writer, format string, v any) error {
+	if format == "yaml" {
+		b, err := yaml.Marshal(v)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 func (o *options) newEventsCommand() *cobra.Command {

@@ -5,15 +5,10 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
-	"github.com/gitsync-dev/gitsync/internal/apply"
-	"github.com/gitsync-dev/gitsync/internal/drift"
-	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/ui"
 )
 
@@ -60,55 +55,5 @@ func UIDiff(ctx context.Context, cfg *rest.Config, c client.Client, app *gitsync
 	if err != nil {
 		return nil, err
 	}
-	manager := apply.New(c, c, apply.Owner{Name: app.Name, Namespace: app.Namespace})
-	var out []ui.ObjectDiff
-	for _, obj := range r.objects {
-		subject := apply.Subject(obj)
-		if !want(subject) {
-			continue
-		}
-		d := ui.ObjectDiff{Subject: subject, Action: "created"}
-		ignore := render.IgnorePointers(app, obj)
-		live, desired, err := manager.Compare(ctx, obj)
-		if err != nil {
-			return nil, err
-		}
-		git := forDisplay(obj, ignore)
-		if live != nil {
-			git = forDisplay(desired, ignore)
-			fields, err := drift.Diff(live, desired, ignore)
-			if err != nil {
-				return nil, fmt.Errorf("comparing %s: %w", subject, err)
-			}
-			d.Action = "unchanged"
-			for _, f := range fields {
-				d.Fields = append(d.Fields, f.Path)
-			}
-			if len(fields) > 0 {
-				d.Action = "configured"
-				if d.Diff, err = unifiedDiff(live, desired, ignore); err != nil {
-					return nil, fmt.Errorf("comparing %s: %w", subject, err)
-				}
-			}
-			shown := forDisplay(live, ignore)
-			maskSecret(shown, nil)
-			if d.Live, err = toYAML(shown); err != nil {
-				return nil, err
-			}
-		}
-		maskSecret(git, live)
-		if d.Git, err = toYAML(git); err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, nil
-}
-
-func toYAML(obj *unstructured.Unstructured) (string, error) {
-	b, err := yaml.Marshal(obj.Object)
-	if err != nil {
-		return "", fmt.Errorf("encoding %s: %w", apply.Subject(obj), err)
-	}
-	return string(b), nil
+	return ui.ObjectDiffs(ctx, c, app, r.objects, want)
 }

@@ -171,18 +171,7 @@ func reverseWaves(entries []apply.Entry, waves []int) [][]apply.Entry {
 
 // compileHealthChecks compiles spec.healthChecks (nil when there are none).
 func compileHealthChecks(app *gitsyncv1.Application) (*celhealth.Checks, error) {
-	if len(app.Spec.HealthChecks) == 0 {
-		return nil, nil
-	}
-	checks := make([]celhealth.Check, len(app.Spec.HealthChecks))
-	for i, c := range app.Spec.HealthChecks {
-		checks[i] = celhealth.Check{APIVersion: c.APIVersion, Kind: c.Kind, Current: c.Current, InProgress: c.InProgress, Failed: c.Failed}
-	}
-	compiled, err := celhealth.Compile(checks)
-	if err != nil {
-		return nil, fmt.Errorf("spec.%w", err)
-	}
-	return compiled, nil
+	return celhealth.ForApplication(app)
 }
 
 // withHealthChecks makes the manager judge the kinds of spec.healthChecks with their
@@ -196,23 +185,7 @@ func withHealthChecks(app *gitsyncv1.Application, m *apply.Manager) *apply.Manag
 	if err != nil || checks == nil {
 		return m
 	}
-	m.SetHealthCheck(checks.Has, func(obj *unstructured.Unstructured) (string, string, bool) {
-		if !checks.Has(obj.GroupVersionKind()) {
-			return "", "", false
-		}
-		st, err := checks.Evaluate(obj)
-		if err != nil {
-			return gitsyncv1.HealthStatusUnknown, err.Error(), true
-		}
-		switch st {
-		case celhealth.Current:
-			return gitsyncv1.HealthStatusHealthy, "health check: current", true
-		case celhealth.Failed:
-			return gitsyncv1.HealthStatusDegraded, "health check: failed", true
-		default:
-			return gitsyncv1.HealthStatusProgressing, "health check: in progress", true
-		}
-	})
+	m.SetHealthCheck(checks.Has, checks.Judge)
 	return m
 }
 

@@ -215,18 +215,14 @@ const syncBusyRetry = 250 * time.Millisecond
 // fight says to wait; it returns how long to wait before looking again (0: no need).
 func (r *DriftReconciler) check(ctx context.Context, app *gitsyncv1.Application, manager *apply.Manager, ref drift.ObjectRef, obj *unstructured.Unstructured) (time.Duration, error) {
 	subject := apply.Subject(obj)
-	live, desired, err := manager.Compare(ctx, obj)
+	o, err := drift.CompareObject(ctx, manager, subject, obj, render.IgnorePointers(app, obj))
 	if err != nil {
 		return 0, err
 	}
-	var fields []drift.Field
-	if live == nil {
+	fields := o.Fields
+	if o.Action == drift.Created {
 		fields = []drift.Field{{Path: "(deleted)"}}
 	} else {
-		fields, err = drift.Diff(live, desired, render.IgnorePointers(app, obj))
-		if err != nil {
-			return 0, err
-		}
 		r.recordSeen(ref)
 	}
 	if len(fields) == 0 {

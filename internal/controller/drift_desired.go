@@ -2,10 +2,12 @@ package controller
 
 import (
 	"bytes"
+	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/drift"
 )
 
@@ -61,4 +63,22 @@ func (r *DriftReconciler) Unchanged(app types.NamespacedName) func(*unstructured
 		m, ok := r.Watches.Cached(ref)
 		return ok && drift.Untouched(obj, m, app)
 	}
+}
+
+// Desired returns the objects of the Application's last applied revision, as the drift
+// controller compares them with the cluster (false when none is in memory: before its
+// first sync, or after a restart until its revision is restored). The operator's web UI
+// diffs these: no render and no Git fetch per request.
+func (r *DriftReconciler) Desired(app types.NamespacedName) ([]*unstructured.Unstructured, bool) {
+	r.mu.Lock()
+	stored, ok := r.desired[app]
+	objs := make([]*unstructured.Unstructured, 0, len(stored))
+	for _, d := range stored {
+		if obj, err := d.object(); err == nil {
+			objs = append(objs, obj)
+		}
+	}
+	r.mu.Unlock()
+	sort.Slice(objs, func(i, j int) bool { return apply.Subject(objs[i]) < apply.Subject(objs[j]) })
+	return objs, ok
 }

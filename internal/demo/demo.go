@@ -26,7 +26,6 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/localcluster"
 	"github.com/gitsync-dev/gitsync/internal/operator"
-	"github.com/gitsync-dev/gitsync/internal/ui"
 )
 
 // Namespace is where the demo's GitRepository lives.
@@ -59,8 +58,6 @@ type Options struct {
 
 	// skipNameValidation lets tests run the demo more than once in a process.
 	skipNameValidation bool
-	// UIDiff lets the web UI show diffs (cli.UIDiff).
-	UIDiff ui.Differ
 }
 
 // Run runs the demo until ctx ends (or until ready, with ExitWhenReady), then cleans up.
@@ -134,7 +131,6 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	mgr, err := operator.New(cluster.Config, cluster.Scheme, operator.Options{
 		UIBindAddress:          uiAddr,
-		UIDiff:                 o.UIDiff,
 		MetricsBindAddress:     "0",
 		HealthProbeBindAddress: "0",
 		StoragePath:            filepath.Join(o.Dir, "storage"),

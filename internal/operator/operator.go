@@ -80,8 +80,6 @@ type Options struct {
 	AllowCrossNamespaceRefs bool
 	// UIBindAddress serves the web UI read-only; "" or "0" (the default) turns it off.
 	UIBindAddress string
-	// UIDiff lets the UI show Git manifests and diffs (cli.UIDiff); nil leaves them out.
-	UIDiff ui.Differ
 	// DenyEgress are the address ranges never dialled for a tenant (HelmRepository,
 	// chart and OCI URLs, Provider addresses, http(s) Git URLs, each redirect hop). nil
 	// takes egress.DefaultDeny (loopback, link-local, unspecified); an empty, non-nil
@@ -224,7 +222,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	if err := mgr.Add(chartGC(mgr.GetClient(), charts, opts.GCInterval)); err != nil {
 		return nil, err
 	}
-	if err := addUI(mgr, cfg, mgr.GetScheme(), opts); err != nil {
+	if err := addUI(mgr, cfg, mgr.GetScheme(), opts, ui.DesiredDiffer(drift.Desired)); err != nil {
 		return nil, err
 	}
 	return mgr, nil

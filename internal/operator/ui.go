@@ -12,11 +12,12 @@ import (
 )
 
 // addUI serves the web UI read-only on opts.UIBindAddress (every replica), when set.
-func addUI(mgr manager.Manager, cfg *rest.Config, scheme *runtime.Scheme, opts Options) error {
+// Its diffs compare what the operator last applied (diff) with the cluster.
+func addUI(mgr manager.Manager, cfg *rest.Config, scheme *runtime.Scheme, opts Options, diff ui.Differ) error {
 	if opts.UIBindAddress == "" || opts.UIBindAddress == "0" {
 		return nil
 	}
-	return mgr.Add(&uiServer{cfg: cfg, scheme: scheme, addr: opts.UIBindAddress, diff: opts.UIDiff})
+	return mgr.Add(&uiServer{cfg: cfg, scheme: scheme, addr: opts.UIBindAddress, diff: diff})
 }
 
 type uiServer struct {

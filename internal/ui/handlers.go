@@ -19,6 +19,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/tree"
 )
 
 var funcs = template.FuncMap{
@@ -265,7 +266,7 @@ func (s *Server) liveYAML(ctx context.Context, app *gitsyncv1.Application, id st
 }
 
 func (s *Server) gvkOf(app *gitsyncv1.Application, n *Node) schema.GroupVersionKind {
-	for _, gvk := range childKinds {
+	for _, gvk := range tree.ChildKinds {
 		if gvk.Kind == n.Kind && !n.Managed {
 			return gvk
 		}

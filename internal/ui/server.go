@@ -44,8 +44,9 @@ type ObjectDiff struct {
 	Diff string `json:"diff,omitempty"`
 }
 
-// Differ renders app from its source the way a sync does and compares the objects that
-// want accepts with the cluster (apply.Manager.Compare + drift.Diff). The CLI provides it.
+// Differ compares the objects of app that want accepts with the cluster, as a sync
+// would apply them (drift.CompareObject): `gitsync ui` renders them from the source
+// (cli.UIDiff), the operator's UI takes what it last applied (DesiredDiffer).
 type Differ func(ctx context.Context, cfg *rest.Config, c client.Client, app *gitsyncv1.Application, want func(subject string) bool) ([]ObjectDiff, error)
 
 // Options configure a Server.

@@ -1,4 +1,4 @@
-package cli
+package drift
 
 import (
 	"encoding/json"
@@ -21,10 +21,10 @@ func isSecret(obj *unstructured.Unstructured) bool {
 	return gvk.Group == "" && gvk.Kind == "Secret"
 }
 
-// maskSecret replaces the values of a Secret's data and stringData with "***". When
+// MaskSecret replaces the values of a Secret's data and stringData with "***". When
 // other is given (the same Secret as it is elsewhere), a value that differs from
 // other's becomes "*** (changed)". Non-Secrets are left alone.
-func maskSecret(obj, other *unstructured.Unstructured) {
+func MaskSecret(obj, other *unstructured.Unstructured) {
 	if obj == nil || !isSecret(obj) {
 		return
 	}
@@ -61,10 +61,10 @@ func cleanAnnotations(obj *unstructured.Unstructured) {
 	}
 }
 
-// forDisplay returns a copy of obj without the fields a diff never compares (status,
+// ForDisplay returns a copy of obj without the fields a diff never compares (status,
 // managedFields, resourceVersion, generation, uid, creationTimestamp, kubectl's
 // last-applied annotation) and without the ignored fields.
-func forDisplay(obj *unstructured.Unstructured, ignore []string) *unstructured.Unstructured {
+func ForDisplay(obj *unstructured.Unstructured, ignore []string) *unstructured.Unstructured {
 	o := obj.DeepCopy()
 	delete(o.Object, "status")
 	for _, f := range []string{"managedFields", "resourceVersion", "generation", "uid", "creationTimestamp"} {

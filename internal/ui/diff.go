@@ -1,0 +1,86 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/drift"
+	"github.com/gitsync-dev/gitsync/internal/render"
+)
+
+// ObjectDiffs compares the objects want selects of objs (app's render) with the cluster
+// through c, as a sync of app would apply them (its owner labels, its ignoreDifferences):
+// drift.CompareObject, the compare that drift detection and `gitsync diff` use.
+func ObjectDiffs(ctx context.Context, c client.Client, app *gitsyncv1.Application, objs []*unstructured.Unstructured, want func(subject string) bool) ([]ObjectDiff, error) {
+	manager := apply.New(c, c, apply.Owner{Name: app.Name, Namespace: app.Namespace})
+	var out []ObjectDiff
+	for _, obj := range objs {
+		subject := apply.Subject(obj)
+		if !want(subject) {
+			continue
+		}
+		ignore := render.IgnorePointers(app, obj)
+		o, err := drift.CompareObject(ctx, manager, subject, obj, ignore)
+		if err != nil {
+			return nil, err
+		}
+		d, err := DiffOf(o, obj, ignore)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// DesiredDiffer diffs what the operator last applied (desired: the drift controller's
+// record, by Application) with the cluster: no render and no Git fetch per request. An
+// Application whose revision the operator does not hold yet has no diff to show.
+func DesiredDiffer(desired func(types.NamespacedName) ([]*unstructured.Unstructured, bool)) Differ {
+	return func(ctx context.Context, _ *rest.Config, c client.Client, app *gitsyncv1.Application, want func(string) bool) ([]ObjectDiff, error) {
+		objs, ok := desired(client.ObjectKeyFromObject(app))
+		if !ok {
+			return nil, fmt.Errorf("the operator holds no applied revision of %s/%s yet", app.Namespace, app.Name)
+		}
+		return ObjectDiffs(ctx, c, app, objs, want)
+	}
+}
+
+// DiffOf turns one compare (drift.CompareObject of obj, Git's version) into what the UI
+// shows: the changed fields, a unified diff and both sides as YAML, Secret values masked.
+func DiffOf(o *drift.Outcome, obj *unstructured.Unstructured, ignore []string) (ObjectDiff, error) {
+	d := ObjectDiff{Subject: o.Subject, Action: o.Action}
+	for _, f := range o.Fields {
+		d.Fields = append(d.Fields, f.Path)
+	}
+	var err error
+	if d.Diff, err = o.UnifiedDiff(ignore); err != nil {
+		return d, fmt.Errorf("comparing %s: %w", o.Subject, err)
+	}
+	live, git := o.Display(obj, ignore)
+	if live != nil {
+		if d.Live, err = toYAML(live); err != nil {
+			return d, err
+		}
+	}
+	if d.Git, err = toYAML(git); err != nil {
+		return d, err
+	}
+	return d, nil
+}
+
+func toYAML(obj *unstructured.Unstructured) (string, error) {
+	b, err := yaml.Marshal(obj.Object)
+	if err != nil {
+		return "", fmt.Errorf("encoding %s: %w", obj.GetName(), err)
+	}
+	return string(b), nil
+}
