@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/gitsync-dev/gitsync/internal/redact"
 	"io"
 	"net/http"
 	"net/url"
@@ -21,7 +22,7 @@ type StatusError struct {
 }
 
 func (e *StatusError) Error() string {
-	return fmt.Sprintf("GET %s: %d %s", Redact(e.URL), e.Code, http.StatusText(e.Code))
+	return fmt.Sprintf("GET %s: %d %s", redact.URL(e.URL), e.Code, http.StatusText(e.Code))
 }
 
 // IsUnauthorized tells whether err is a repository refusing the credentials.
@@ -63,7 +64,7 @@ func (s *Store) get(ctx context.Context, src Source, target string, header http.
 	}
 	resp, err := s.client(t).Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", Redact(target), unwrapURLError(err))
+		return nil, fmt.Errorf("GET %s: %w", redact.URL(target), unwrapURLError(err))
 	}
 	return resp, nil
 }
@@ -112,17 +113,17 @@ func (s *Store) PollIndex(ctx context.Context, src Source, previous string) (Pol
 	}
 	max := s.opts.MaxIndexSize
 	if resp.ContentLength > max {
-		return Poll{}, fmt.Errorf("%s has %d bytes, more than %d: %w", Redact(target), resp.ContentLength, max, ErrTooLarge)
+		return Poll{}, fmt.Errorf("%s has %d bytes, more than %d: %w", redact.URL(target), resp.ContentLength, max, ErrTooLarge)
 	}
 	// Streamed to disk, and no further than the cap: a server that sends more (without
 	// a Content-Length, or lying about it) is cut off there.
-	tmp, n, digest, err := s.download(resp.Body, max, "index", "reading "+Redact(target))
+	tmp, n, digest, err := s.download(resp.Body, max, "index", "reading "+redact.URL(target))
 	if err != nil {
 		return Poll{}, err
 	}
 	defer os.Remove(tmp)
 	if n > max {
-		return Poll{}, fmt.Errorf("%s is larger than %d bytes: %w", Redact(target), max, ErrTooLarge)
+		return Poll{}, fmt.Errorf("%s is larger than %d bytes: %w", redact.URL(target), max, ErrTooLarge)
 	}
 	if err := s.storeIndexFile(tmp, digest, target); err != nil {
 		return Poll{}, err
@@ -149,7 +150,7 @@ func (s *Store) fetchHTTP(ctx context.Context, src Source, ref, want string) (st
 		return "", 0, fmt.Errorf("chart URL %q: %w", ref, err)
 	}
 	if u.Scheme != "https" && u.Scheme != "http" {
-		return "", 0, fmt.Errorf("chart URL %s: only http(s) URLs are fetched", Redact(u.String()))
+		return "", 0, fmt.Errorf("chart URL %s: only http(s) URLs are fetched", redact.URL(u.String()))
 	}
 	if want != "" {
 		if path := s.chartPath(want); exists(path) {
@@ -165,7 +166,7 @@ func (s *Store) fetchHTTP(ctx context.Context, src Source, ref, want string) (st
 	if resp.StatusCode != http.StatusOK {
 		return "", 0, &StatusError{URL: u.String(), Code: resp.StatusCode}
 	}
-	return s.storeChart(resp.Body, resp.ContentLength, want, Redact(u.String()))
+	return s.storeChart(resp.Body, resp.ContentLength, want, redact.URL(u.String()))
 }
 
 // storeChart writes an archive of at most MaxChartSize bytes to the cache and returns its

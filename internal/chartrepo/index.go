@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/gitsync-dev/gitsync/internal/redact"
 	"sigs.k8s.io/yaml"
 )
 
@@ -43,7 +44,7 @@ func (s *Store) storeIndexFile(tmp, digest, what string) error {
 	}
 	idx, err := loadIndexFile(tmp)
 	if err != nil {
-		return fmt.Errorf("%s: %w: %v", Redact(what), ErrIndexInvalid, err)
+		return fmt.Errorf("%s: %w: %v", redact.URL(what), ErrIndexInvalid, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("storing the index: %w", err)

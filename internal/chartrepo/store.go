@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -183,14 +182,4 @@ func (s *Store) GC(keep map[string]bool, maxAge time.Duration) (int, error) {
 	}
 	s.mu.Unlock()
 	return removed, errors.Join(errs...)
-}
-
-// Redact drops the user info of a URL, for messages.
-func Redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
-	}
-	u.User = nil
-	return u.String()
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
@@ -18,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/redact"
 	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/shard"
 	"github.com/gitsync-dev/gitsync/internal/source"
@@ -80,7 +80,7 @@ func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	// fetch is likely, a new object or a new spec, and the fetch takes long enough to be
 	// seen. A routine poll writes nothing unless its outcome changes status, so a quiet
 	// repository costs no API writes.
-	conditions.MarkReconciling(obj, gitsyncv1.ProgressingReason, "fetching %s", redactURL(obj.Spec.URL))
+	conditions.MarkReconciling(obj, gitsyncv1.ProgressingReason, "fetching %s", redact.URL(obj.Spec.URL))
 	if obj.Status.Artifact == nil || obj.Generation != obj.Status.ObservedGeneration {
 		patcher.PatchSoon(ctx, obj)
 	}
@@ -243,20 +243,6 @@ func currentArtifact(obj *gitsyncv1.GitRepository) *source.Artifact {
 		return nil
 	}
 	return &source.Artifact{Revision: a.Revision, Commit: commit, Digest: a.Digest}
-}
-
-// redactURL drops user info (a password may be written into a URL) before a URL is shown.
-func redactURL(u string) string {
-	scheme, rest, ok := strings.Cut(u, "://")
-	if !ok {
-		return u
-	}
-	if at := strings.LastIndex(rest, "@"); at >= 0 {
-		if slash := strings.Index(rest, "/"); slash < 0 || at < slash {
-			rest = rest[at+1:]
-		}
-	}
-	return scheme + "://" + rest
 }
 
 // CheckoutsInUse returns the checkout directory names (source.DirName) that some

@@ -16,6 +16,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
+	"github.com/gitsync-dev/gitsync/internal/redact"
 	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/shard"
 )
@@ -66,7 +67,7 @@ func (r *HelmRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		retErr = errors.Join(retErr, patchStatus(ctx, patcher, obj, helmRepositoryOwnedConditions, true))
 		reconcileDuration.WithLabelValues(gitsyncv1.HelmRepositoryKind).Observe(r.now().Sub(start).Seconds())
 	}()
-	conditions.MarkReconciling(obj, gitsyncv1.ProgressingReason, "fetching %s", chartrepo.Redact(obj.Spec.URL))
+	conditions.MarkReconciling(obj, gitsyncv1.ProgressingReason, "fetching %s", redact.URL(obj.Spec.URL))
 	if obj.Status.Artifact == nil || obj.Generation != obj.Status.ObservedGeneration {
 		patcher.PatchSoon(ctx, obj)
 	}
@@ -113,7 +114,7 @@ func (r *HelmRepositoryReconciler) reconcileIndex(ctx context.Context, obj *gits
 		obj.Status.Artifact = &gitsyncv1.Artifact{Revision: poll.Digest, Digest: poll.Digest, LastUpdateTime: metav1.NewTime(r.now())}
 		ctrl.LoggerFrom(ctx).Info("new index", "digest", poll.Digest, "bytes", poll.Bytes)
 		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "NewArtifact", "Fetch",
-			"stored index %s of %s", poll.Digest, chartrepo.Redact(obj.Spec.URL))
+			"stored index %s of %s", poll.Digest, redact.URL(obj.Spec.URL))
 	}
 	conditions.Delete(obj, gitsyncv1.ReconcilingCondition)
 	conditions.Delete(obj, gitsyncv1.StalledCondition)

@@ -124,7 +124,7 @@ func (a *Auth) checkIdentity() error {
 		}
 		// x/crypto's parse errors describe the format, not the key.
 		return fmt.Errorf("%w: %q is not a usable private key: %s", ErrAuthentication,
-			SecretKeyIdentity, redact(err, a.Password).Error())
+			SecretKeyIdentity, withoutSecrets(err, a.Password).Error())
 	}
 	return nil
 }

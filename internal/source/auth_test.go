@@ -100,11 +100,11 @@ func TestAuthFromSecret(t *testing.T) {
 func TestRedact(t *testing.T) {
 	g := NewWithT(t)
 	base := errors.New("GET http://u:hunter2@host/x: token abc123 refused")
-	err := redact(classify(base), "hunter2", "abc123", "")
+	err := withoutSecrets(classify(base), "hunter2", "abc123", "")
 	g.Expect(err.Error()).To(Equal("GET http://u:***@host/x: token *** refused"))
 	g.Expect(errors.Is(err, base)).To(BeTrue())
-	g.Expect(redact(base, "absent")).To(BeIdenticalTo(base))
-	g.Expect(redact(nil, "x")).To(BeNil())
+	g.Expect(withoutSecrets(base, "absent")).To(BeIdenticalTo(base))
+	g.Expect(withoutSecrets(nil, "x")).To(BeNil())
 }
 
 func bigOne() *big.Int { return big.NewInt(1) }

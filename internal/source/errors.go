@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/gitsync-dev/gitsync/internal/redact"
 )
 
 // Sentinel errors that callers classify with errors.Is. Errors returned by
@@ -98,22 +100,16 @@ type relabeled struct {
 func (r *relabeled) Error() string { return r.msg }
 func (r *relabeled) Unwrap() error { return r.err }
 
-// redact replaces every non-empty secret in err's text with "***".
-func redact(err error, secrets ...string) error {
+// withoutSecrets replaces every non-empty secret in err's text with "***" (redact.Values),
+// keeping err's chain for errors.Is.
+func withoutSecrets(err error, secrets ...string) error {
 	if err == nil {
 		return nil
 	}
 	msg := err.Error()
-	changed := false
-	for _, s := range secrets {
-		if s == "" || !strings.Contains(msg, s) {
-			continue
-		}
-		msg = strings.ReplaceAll(msg, s, "***")
-		changed = true
-	}
-	if !changed {
+	clean := redact.Values(msg, secrets...)
+	if clean == msg {
 		return err
 	}
-	return &relabeled{msg: msg, err: err}
+	return &relabeled{msg: clean, err: err}
 }

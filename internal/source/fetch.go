@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gitsync-dev/gitsync/internal/redact"
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
@@ -114,13 +115,13 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Artifact, error) {
 	a, err := f.fetch(ctx, req)
 	if err != nil {
 		secrets := append(req.Auth.secrets(), urlPassword(req.URL))
-		return nil, redact(err, secrets...)
+		return nil, withoutSecrets(err, secrets...)
 	}
 	return a, nil
 }
 
 func (f *Fetcher) fetch(ctx context.Context, req Request) (*Artifact, error) {
-	url := redactURL(req.URL)
+	url := redact.URL(req.URL)
 	ep, err := parseURL(req.URL)
 	if err != nil {
 		return nil, err

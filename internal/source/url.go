@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/gitsync-dev/gitsync/internal/redact"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 )
 
@@ -23,37 +24,37 @@ func parseURL(raw string) (*transport.Endpoint, error) {
 		switch strings.ToLower(scheme) {
 		case "http", "https", "ssh", "file":
 		default:
-			return nil, fmt.Errorf("%w: unsupported scheme %q in %s", ErrURLInvalid, scheme, redactURL(raw))
+			return nil, fmt.Errorf("%w: unsupported scheme %q in %s", ErrURLInvalid, scheme, redact.URL(raw))
 		}
 		// Parse with net/url first: go-git's own parser returns net/url's
 		// error text, which repeats the whole URL including any password.
 		if _, err := url.Parse(raw); err != nil {
-			return nil, fmt.Errorf("%w: %s cannot be parsed", ErrURLInvalid, redactURL(raw))
+			return nil, fmt.Errorf("%w: %s cannot be parsed", ErrURLInvalid, redact.URL(raw))
 		}
 	} else if !isSCPLike(raw) {
-		return nil, fmt.Errorf("%w: %s is neither a URL with a scheme nor user@host:path", ErrURLInvalid, redactURL(raw))
+		return nil, fmt.Errorf("%w: %s is neither a URL with a scheme nor user@host:path", ErrURLInvalid, redact.URL(raw))
 	}
 
 	ep, err := transport.NewEndpoint(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s cannot be parsed", ErrURLInvalid, redactURL(raw))
+		return nil, fmt.Errorf("%w: %s cannot be parsed", ErrURLInvalid, redact.URL(raw))
 	}
 	if !hasScheme && ep.Protocol != "ssh" {
 		// go-git falls back to a local path when its scp-like pattern does
 		// not match (it wants a slash in the path); refuse that.
-		return nil, fmt.Errorf("%w: %s is not a valid user@host:path", ErrURLInvalid, redactURL(raw))
+		return nil, fmt.Errorf("%w: %s is not a valid user@host:path", ErrURLInvalid, redact.URL(raw))
 	}
 	switch ep.Protocol {
 	case "http", "https", "ssh":
 		if ep.Host == "" {
-			return nil, fmt.Errorf("%w: %s has no host", ErrURLInvalid, redactURL(raw))
+			return nil, fmt.Errorf("%w: %s has no host", ErrURLInvalid, redact.URL(raw))
 		}
 	case "file":
 	default:
-		return nil, fmt.Errorf("%w: unsupported protocol %q in %s", ErrURLInvalid, ep.Protocol, redactURL(raw))
+		return nil, fmt.Errorf("%w: unsupported protocol %q in %s", ErrURLInvalid, ep.Protocol, redact.URL(raw))
 	}
 	if ep.Path == "" || ep.Path == "/" {
-		return nil, fmt.Errorf("%w: %s has no repository path", ErrURLInvalid, redactURL(raw))
+		return nil, fmt.Errorf("%w: %s has no repository path", ErrURLInvalid, redact.URL(raw))
 	}
 	return ep, nil
 }
@@ -73,25 +74,6 @@ func isSCPLike(raw string) bool {
 		host = host[at+1:]
 	}
 	return host != "" && colon < len(raw)-1
-}
-
-// redactURL returns raw with the password of its user info, if any, replaced.
-// Unparseable input is cut at the user info so that no secret survives.
-func redactURL(raw string) string {
-	scheme, rest, ok := strings.Cut(raw, "://")
-	if !ok {
-		return raw
-	}
-	at := strings.LastIndex(rest, "@")
-	slash := strings.Index(rest, "/")
-	if at < 0 || (slash >= 0 && slash < at) {
-		return raw
-	}
-	user, _, hasPassword := strings.Cut(rest[:at], ":")
-	if !hasPassword {
-		return raw
-	}
-	return scheme + "://" + user + ":***" + rest[at:]
 }
 
 // urlPassword returns the password embedded in raw's user info, if any, so

@@ -51,16 +51,6 @@ func TestParseURL(t *testing.T) {
 }
 
 func TestRedactURL(t *testing.T) {
-	tests := map[string]string{
-		"https://user:pa55@host/repo.git": "https://user:***@host/repo.git",
-		"https://user@host/repo.git":      "https://user@host/repo.git",
-		"https://host/a@b/repo.git":       "https://host/a@b/repo.git",
-		"git@host:repo.git":               "git@host:repo.git",
-		"http://u:p@ss@[::1":              "http://u:***@[::1",
-	}
-	for in, want := range tests {
-		NewWithT(t).Expect(redactURL(in)).To(Equal(want), in)
-	}
 	g := NewWithT(t)
 	_, err := parseURL("ftp://user:pa55@host/x")
 	g.Expect(err.Error()).NotTo(ContainSubstring("pa55"))

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"context"
-	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -13,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
-	"github.com/gitsync-dev/gitsync/internal/chartrepo"
+	"github.com/gitsync-dev/gitsync/internal/redact"
 )
 
 // AppRow is one line of the applications view.
@@ -159,20 +158,8 @@ func rowOfHelmRepository(h *gitsyncv1.HelmRepository) SourceRow {
 	return r
 }
 
-// displayURL is a source URL without what may be a credential: the user info of an
-// http(s) URL (`https://TOKEN@host/...` authenticates at some forges), the password of
-// an ssh one (its user, such as `git`, stays).
-func displayURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
-	}
-	if u.Scheme == "ssh" {
-		u.User = url.User(u.User.Username())
-		return u.String()
-	}
-	return chartrepo.Redact(raw)
-}
+// displayURL is a source URL without what may be a credential (redact.URL).
+func displayURL(raw string) string { return redact.URL(raw) }
 
 // sourceRow is what both source kinds show: the URL without user info (it may hold a
 // password), readiness and the artifact.
