@@ -152,12 +152,9 @@ func (s *Store) fetchHTTP(ctx context.Context, src Source, ref, want string) (st
 	if u.Scheme != "https" && u.Scheme != "http" {
 		return "", 0, fmt.Errorf("chart URL %s: only http(s) URLs are fetched", redact.URL(u.String()))
 	}
-	if want != "" {
-		if path := s.chartPath(want); exists(path) {
-			touch(path)
-			return path, 0, nil
-		}
-	}
+	// No shortcut through an archive of the same digest that another repository identity
+	// stored: this one downloads it once itself (Fetch found no record of its own), which
+	// proves the repository serves it to these credentials.
 	resp, err := s.get(ctx, src, u.String(), nil)
 	if err != nil {
 		return "", 0, err

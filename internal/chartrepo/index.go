@@ -176,8 +176,8 @@ func (s *Store) Poll(ctx context.Context, src Source, previous string, charts []
 
 // CachedVersion is Cached for a version of the index: the stored archive, when it has
 // the digest the index states (if it states one). No request.
-func (s *Store) CachedVersion(url string, cv *ChartVersion) (string, bool) {
-	path, ok := s.Cached(url, cv.Name, cv.Version)
+func (s *Store) CachedVersion(key string, cv *ChartVersion) (string, bool) {
+	path, ok := s.Cached(key, cv.Name, cv.Version)
 	if !ok || (cv.Digest != "" && !strings.EqualFold(strings.TrimSuffix(filepath.Base(path), ".tgz"), hexOf(cv.Digest))) {
 		return "", false
 	}
@@ -190,7 +190,7 @@ func (s *Store) Fetch(ctx context.Context, src Source, cv *ChartVersion) (path s
 	if len(cv.URLs) == 0 {
 		return "", 0, fmt.Errorf("chart %s %s has no URL in the index", cv.Name, cv.Version)
 	}
-	if path, ok := s.CachedVersion(src.URL, cv); ok {
+	if path, ok := s.CachedVersion(src.cacheKey(), cv); ok {
 		return path, 0, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeoutOf(src))
@@ -203,7 +203,7 @@ func (s *Store) Fetch(ctx context.Context, src Source, cv *ChartVersion) (path s
 	if err != nil {
 		return "", downloaded, err
 	}
-	if err := s.remember(src.URL, cv.Name, cv.Version, strings.TrimSuffix(filepath.Base(path), ".tgz")); err != nil {
+	if err := s.remember(src.cacheKey(), cv.Name, cv.Version, strings.TrimSuffix(filepath.Base(path), ".tgz")); err != nil {
 		return "", downloaded, err
 	}
 	return path, downloaded, nil

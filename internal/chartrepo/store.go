@@ -56,6 +56,24 @@ type Source struct {
 	CA []byte
 	// Timeout bounds each request (60s when zero).
 	Timeout time.Duration
+	// Key is the identity the repository's archives are cached under: its URL and the
+	// credentials it fetches with (see CacheKey). A chart another identity downloaded is
+	// never served from the cache to this one, which downloads it with its own
+	// credentials. Empty: the URL alone.
+	Key string
+}
+
+// CacheKey is the cache identity of a repository at url fetched with credentials (an
+// identity of them, e.g. "<namespace>/<secret name>"; "" for none).
+func CacheKey(url, credentials string) string {
+	return strings.TrimSuffix(url, "/") + "\x00" + credentials
+}
+
+func (src Source) cacheKey() string {
+	if src.Key != "" {
+		return src.Key
+	}
+	return strings.TrimSuffix(src.URL, "/")
 }
 
 // IsOCI tells whether url names an OCI registry.
@@ -102,10 +120,11 @@ func (s *Store) chartPath(digest string) string {
 	return filepath.Join(s.dir, "charts", hexOf(digest)+".tgz")
 }
 
-// refPath records which archive digest a repository's chart version was: the offline
-// lookup (Cached) and the OCI cache go through it.
-func (s *Store) refPath(url, chart, version string) string {
-	sum := sha256.Sum256([]byte(strings.TrimSuffix(url, "/") + "\x00" + chart + "\x00" + version))
+// refPath records which archive digest a repository's chart version was, by the
+// repository's cache key (Source.Key): the offline lookup (Cached) and the OCI cache go
+// through it.
+func (s *Store) refPath(key, chart, version string) string {
+	sum := sha256.Sum256([]byte(strings.TrimSuffix(key, "/") + "\x00" + chart + "\x00" + version))
 	return filepath.Join(s.dir, "refs", hex.EncodeToString(sum[:]))
 }
 
@@ -113,10 +132,11 @@ func hexOf(digest string) string { return strings.TrimPrefix(digest, "sha256:") 
 
 func (s *Store) dirOf(sub string) string { return filepath.Join(s.dir, sub) }
 
-// Cached returns the stored archive of a chart version of the repository at url, without
-// any request; false when it was never downloaded (or was collected since).
-func (s *Store) Cached(url, chart, version string) (string, bool) {
-	data, err := os.ReadFile(s.refPath(url, chart, version))
+// Cached returns the stored archive of a chart version that the repository identity key
+// (Source.Key) downloaded, without any request; false when it never did (or the archive
+// was collected since).
+func (s *Store) Cached(key, chart, version string) (string, bool) {
+	data, err := os.ReadFile(s.refPath(key, chart, version))
 	if err != nil {
 		return "", false
 	}
@@ -128,8 +148,8 @@ func (s *Store) Cached(url, chart, version string) (string, bool) {
 	return path, true
 }
 
-func (s *Store) remember(url, chart, version, digest string) error {
-	return os.WriteFile(s.refPath(url, chart, version), []byte(digest), 0o644)
+func (s *Store) remember(key, chart, version, digest string) error {
+	return os.WriteFile(s.refPath(key, chart, version), []byte(digest), 0o644)
 }
 
 // touch marks a file as used now, for GC.

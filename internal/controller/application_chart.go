@@ -109,7 +109,7 @@ func (r *ApplicationReconciler) reconcileChartSource(ctx context.Context, s *syn
 	if awaitingSyncRequest(s) {
 		return ctrl.Result{}, nil
 	}
-	if path, ok := r.Charts.CachedVersion(loc.repo.Spec.URL, loc.version); ok {
+	if path, ok := r.Charts.CachedVersion(render.ChartKey(loc.repo), loc.version); ok {
 		s.dir = path // a resync: no download, and no read of the repository's Secret
 		return ctrl.Result{}, nil
 	}
@@ -144,7 +144,7 @@ func (r *ApplicationReconciler) cachedChart(ctx context.Context, app *gitsyncv1.
 	if err := r.Get(ctx, sourceKey(app), repo); err != nil {
 		return "", false
 	}
-	return r.Charts.Cached(repo.Spec.URL, name, version)
+	return r.Charts.Cached(render.ChartKey(repo), name, version)
 }
 
 // pollIndex reads a HelmRepository's index as its own poll would (for oci://, the tags of

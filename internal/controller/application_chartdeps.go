@@ -79,7 +79,7 @@ func (r *ApplicationReconciler) pullDependency(ctx context.Context, repo *gitsyn
 	if err != nil {
 		return nil, err
 	}
-	path, ok := r.Charts.CachedVersion(repo.Spec.URL, cv)
+	path, ok := r.Charts.CachedVersion(render.ChartKey(repo), cv)
 	if !ok {
 		if src == nil {
 			read, err := render.HelmSource(ctx, r.APIReader, repo)

@@ -29,7 +29,7 @@ import (
 
 // Checkouts locates the stored checkout of a commit (internal/source's Fetcher).
 type Checkouts interface {
-	CheckoutDir(commit string, ignore []string) string
+	CheckoutDir(key, commit string, ignore []string) string
 	// Acquire keeps a checkout from GC until release is called.
 	Acquire(dir string) (release func())
 }

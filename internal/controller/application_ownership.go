@@ -143,7 +143,7 @@ func (r *ApplicationReconciler) renderCurrent(ctx context.Context, app *gitsyncv
 		if loc.reason != "" {
 			return nil, errors.New(loc.msg)
 		}
-		path, ok := r.Charts.CachedVersion(loc.repo.Spec.URL, loc.version)
+		path, ok := r.Charts.CachedVersion(render.ChartKey(loc.repo), loc.version)
 		if !ok {
 			return nil, fmt.Errorf("chart %s is not downloaded yet", loc.revision)
 		}
@@ -161,7 +161,7 @@ func (r *ApplicationReconciler) renderCurrent(ctx context.Context, app *gitsyncv
 	if artifact == nil {
 		return nil, fmt.Errorf("source %s has no artifact", sourceKey(app))
 	}
-	dir := r.Storage.CheckoutDir(artifact.Commit, render.IgnoreLines(repo.Spec.Ignore))
+	dir := r.Storage.CheckoutDir(render.RepositoryKey(repo), artifact.Commit, render.IgnoreLines(repo.Spec.Ignore))
 	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("checkout of %s: %w", artifact.Revision, err)
 	}

@@ -13,6 +13,19 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/source"
 )
 
+// inHistory tells whether app applied commit before (its history or last applied revision).
+func inHistory(app *gitsyncv1.Application, commit string) bool {
+	if source.CommitOf(app.Status.LastAppliedRevision) == commit {
+		return true
+	}
+	for _, h := range app.Status.History {
+		if source.CommitOf(h.Revision) == commit {
+			return true
+		}
+	}
+	return false
+}
+
 // commitFetcher is what the pin needs of the storage to bring back a checkout that is no
 // longer there (source.Fetcher has it).
 type commitFetcher interface {
@@ -22,16 +35,24 @@ type commitFetcher interface {
 // reconcilePinned replaces the source's artifact with spec.pinnedRevision (a rollback):
 // that revision is applied at once, whatever autoSync says, and newer commits are not,
 // until the pin is cleared. When the pinned commit's checkout is not in storage it is
-// fetched again from the GitRepository's URL. Sets Ready=False/ArtifactNotReady when the
-// revision cannot be checked out.
+// fetched again from the GitRepository's URL (which proves the remote still serves it).
+// Only a revision of the Application's own history may be pinned (Ready=False,
+// AccessDenied otherwise). Sets Ready=False/ArtifactNotReady when the revision cannot be
+// checked out.
 func (r *ApplicationReconciler) reconcilePinned(ctx context.Context, s *syncRun, repo *gitsyncv1.GitRepository) (ctrl.Result, error) {
 	pinned := s.app.Spec.PinnedRevision
 	commit := source.CommitOf(pinned)
 	if commit == "" {
 		return r.notReady(s, gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("spec.pinnedRevision %q names no commit", pinned))
 	}
+	if !inHistory(s.app, commit) {
+		// A pin names only what this Application applied before: a commit seen elsewhere
+		// (another tenant's status or events) is not a way to read that tenant's code.
+		return r.stalledRevision(s, gitsyncv1.AccessDeniedReason, fmt.Sprintf(
+			"spec.pinnedRevision %s is not a revision this Application applied (status.history): pin one of those", pinned))
+	}
 	s.revision = pinned
-	s.dir = r.Storage.CheckoutDir(commit, render.IgnoreLines(repo.Spec.Ignore))
+	s.dir = r.Storage.CheckoutDir(render.RepositoryKey(repo), commit, render.IgnoreLines(repo.Spec.Ignore))
 	if _, err := os.Stat(s.dir); err == nil {
 		return ctrl.Result{}, nil
 	}

@@ -72,7 +72,7 @@ func (r *ApplicationReconciler) lastAppliedAtHand(ctx context.Context, app *gits
 	if err := r.Get(ctx, sourceKey(app), repo); err != nil {
 		return "", false // reconcileSource reports it
 	}
-	dir := r.Storage.CheckoutDir(commit, render.IgnoreLines(repo.Spec.Ignore))
+	dir := r.Storage.CheckoutDir(render.RepositoryKey(repo), commit, render.IgnoreLines(repo.Spec.Ignore))
 	if _, err := os.Stat(dir); err != nil {
 		return "", false
 	}

@@ -78,7 +78,7 @@ func (r *ApplicationReconciler) reconcileSource(ctx context.Context, s *syncRun)
 		return ctrl.Result{}, nil
 	}
 
-	s.dir = r.Storage.CheckoutDir(artifact.Commit, render.IgnoreLines(repo.Spec.Ignore))
+	s.dir = r.Storage.CheckoutDir(render.RepositoryKey(repo), artifact.Commit, render.IgnoreLines(repo.Spec.Ignore))
 	if _, err := os.Stat(s.dir); err != nil && r.Shard.Enabled() && !r.Shard.Owns(repo) {
 		// Another replica owns the source and fetched the commit on its own disk.
 		if s.dir, err = r.fetchCommit(ctx, repo, artifact.Commit); err != nil {

@@ -255,7 +255,7 @@ func CheckoutsInUse(ctx context.Context, c client.Client) (map[string]bool, erro
 	keep := map[string]bool{}
 	for i := range repos.Items {
 		if a := currentArtifact(&repos.Items[i]); a != nil {
-			keep[source.DirName(a.Commit, render.IgnoreLines(repos.Items[i].Spec.Ignore))] = true
+			keep[source.DirName(render.RepositoryKey(&repos.Items[i]), a.Commit, render.IgnoreLines(repos.Items[i].Spec.Ignore))] = true
 		}
 	}
 	return keep, nil

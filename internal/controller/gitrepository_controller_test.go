@@ -195,7 +195,7 @@ func TestGitRepositoryServerDownKeepsArtifact(t *testing.T) {
 		g.Expect(readyCondition(obj).Reason).To(Equal(gitsyncv1.FetchFailedReason))
 		g.Expect(obj.Status.Artifact).To(Equal(good))
 	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
-	g.Expect(filepath.Join(storagePath, "checkouts", source.DirName(sha, nil), "f")).To(BeAnExistingFile())
+	g.Expect(filepath.Join(storagePath, "checkouts", source.DirName(source.RepositoryKey(srv.HTTPURL("flaky"), ""), sha, nil), "f")).To(BeAnExistingFile())
 
 	srv.Start()
 	waitRevision(t, ns, "flaky", "main@sha1:"+sha)
@@ -269,11 +269,11 @@ func TestGitRepositoryIgnore(t *testing.T) {
 	filtered := waitRevision(t, ns, "filtered", "main@sha1:"+sha).Status.Artifact
 	g.Expect(filtered.Digest).NotTo(Equal(all.Digest))
 
-	dir := filepath.Join(storagePath, "checkouts", source.DirName(sha, render.IgnoreLines(ignore)))
+	dir := filepath.Join(storagePath, "checkouts", source.DirName(source.RepositoryKey(srv.HTTPURL("docs"), ""), sha, render.IgnoreLines(ignore)))
 	g.Expect(filepath.Join(dir, "deploy", "app.yaml")).To(BeAnExistingFile())
 	g.Expect(filepath.Join(dir, "README.md")).NotTo(BeAnExistingFile())
 	g.Expect(filepath.Join(dir, "secret")).NotTo(BeAnExistingFile())
-	full := filepath.Join(storagePath, "checkouts", source.DirName(sha, nil))
+	full := filepath.Join(storagePath, "checkouts", source.DirName(source.RepositoryKey(srv.HTTPURL("docs"), ""), sha, nil))
 	g.Expect(filepath.Join(full, "README.md")).To(BeAnExistingFile())
 
 	// Changing spec.ignore changes the artifact.

@@ -27,7 +27,8 @@ func SourceKey(app *gitsyncv1.Application) types.NamespacedName {
 // The one builder of a fetch request: the source controller, a pinned revision and the
 // CLI all use it. Error texts name the Secret, never its values.
 func GitRequest(ctx context.Context, reader client.Reader, repo *gitsyncv1.GitRepository, ref source.Ref) (source.Request, error) {
-	req := source.Request{URL: repo.Spec.URL, Ref: ref, Ignore: IgnoreLines(repo.Spec.Ignore), Timeout: repo.GetTimeout().Duration}
+	req := source.Request{URL: repo.Spec.URL, Ref: ref, Ignore: IgnoreLines(repo.Spec.Ignore), Timeout: repo.GetTimeout().Duration,
+		Key: RepositoryKey(repo)}
 	if repo.Spec.SecretRef == nil {
 		return req, nil
 	}
@@ -44,6 +45,18 @@ func GitRequest(ctx context.Context, reader client.Reader, repo *gitsyncv1.GitRe
 	return req, nil
 }
 
+// RepositoryKey is the identity a GitRepository's checkouts are stored under: its URL
+// and its credentials (the namespace and name of spec.secretRef; none for an anonymous
+// fetch). Another tenant's GitRepository that names the same commit has another key,
+// so it never reads this one's checkout (source.DirName).
+func RepositoryKey(repo *gitsyncv1.GitRepository) string {
+	credentials := ""
+	if repo.Spec.SecretRef != nil {
+		credentials = repo.Namespace + "/" + repo.Spec.SecretRef.Name
+	}
+	return source.RepositoryKey(repo.Spec.URL, credentials)
+}
+
 // IgnoreLines passes spec.ignore to the fetcher, which splits and normalises it.
 func IgnoreLines(ignore string) []string {
 	if ignore == "" {
@@ -55,7 +68,7 @@ func IgnoreLines(ignore string) []string {
 // HelmSource reads a HelmRepository's URL, timeout and spec.secretRef (username,
 // password, ca.crt) through reader. Error texts name the Secret, never its values.
 func HelmSource(ctx context.Context, reader client.Reader, obj *gitsyncv1.HelmRepository) (chartrepo.Source, error) {
-	src := chartrepo.Source{URL: obj.Spec.URL, Timeout: obj.GetTimeout().Duration}
+	src := chartrepo.Source{URL: obj.Spec.URL, Timeout: obj.GetTimeout().Duration, Key: ChartKey(obj)}
 	if obj.Spec.SecretRef == nil {
 		return src, nil
 	}
@@ -69,6 +82,17 @@ func HelmSource(ctx context.Context, reader client.Reader, obj *gitsyncv1.HelmRe
 		return src, fmt.Errorf("secret %s: username and password go together", key)
 	}
 	return src, nil
+}
+
+// ChartKey is the identity a HelmRepository's chart archives are cached under: its URL
+// and its credentials (spec.secretRef's namespace and name). A chart another tenant's
+// repository downloaded is never served from the cache to this one.
+func ChartKey(repo *gitsyncv1.HelmRepository) string {
+	credentials := ""
+	if repo.Spec.SecretRef != nil {
+		credentials = repo.Namespace + "/" + repo.Spec.SecretRef.Name
+	}
+	return chartrepo.CacheKey(repo.Spec.URL, credentials)
 }
 
 // ReadIndex polls repo into store with the credentials read through reader, without a

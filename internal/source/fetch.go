@@ -53,6 +53,9 @@ type Request struct {
 	// while the commit is checked out, so the memory a fetch takes does not
 	// grow with the repository.
 	MaxSize int64
+	// Key is the repository identity (RepositoryKey) the checkout is stored under and
+	// reused for: a checkout another identity left is never reused.
+	Key string
 	// Current is the last artifact. When the resolved commit and the ignore
 	// lines are the same and its directory still exists, nothing is fetched.
 	// Its Dir may be empty: the stored checkout of its Commit is then used.
@@ -164,10 +167,10 @@ func (f *Fetcher) fetch(ctx context.Context, req Request) (*Artifact, error) {
 		// A caller that keeps only the revision (a status field) gets the checkout
 		// of that commit with these ignore lines, if it is still stored.
 		c := *cur
-		c.Dir = filepath.Join(f.dir, DirName(c.Commit, ignore))
+		c.Dir = filepath.Join(f.dir, DirName(req.Key, c.Commit, ignore))
 		req.Current = &c
 	}
-	if a, err := f.reuse(req.Current, t, ignore); a != nil || err != nil {
+	if a, err := f.reuse(req.Current, req.Key, t, ignore); a != nil || err != nil {
 		return a, err
 	}
 
@@ -217,7 +220,7 @@ func (f *Fetcher) fetch(ctx context.Context, req Request) (*Artifact, error) {
 	if commit.Hash != t.commit {
 		// A tag whose peeled commit was not advertised: now it is known.
 		t.commit = commit.Hash
-		if a, err := f.reuse(nil, t, ignore); a != nil || err != nil {
+		if a, err := f.reuse(nil, req.Key, t, ignore); a != nil || err != nil {
 			return a, err
 		}
 	}
@@ -225,7 +228,7 @@ func (f *Fetcher) fetch(ctx context.Context, req Request) (*Artifact, error) {
 	if req.Current != nil {
 		prior = f.priorFiles(req.Current.Dir)
 	}
-	a, err := f.checkout(st, commit, t, ignore, prior)
+	a, err := f.checkout(st, commit, req.Key, t, ignore, prior)
 	if err != nil {
 		return nil, fmt.Errorf("checking out %s of %s: %w", t.revision(), url, err)
 	}
@@ -253,11 +256,11 @@ func (t target) checkoutCommit(st storer.EncodedObjectStorer) (*object.Commit, e
 	return c, nil
 }
 
-// reuse returns an artifact without fetching when the commit's checkout
-// exists: the caller's current one, or one that any repository left in the
-// storage. It returns nil, nil when a fetch is needed.
-func (f *Fetcher) reuse(cur *Artifact, t target, ignore []string) (*Artifact, error) {
-	name := DirName(t.commit.String(), ignore)
+// reuse returns an artifact without fetching when the commit's checkout for this
+// repository key exists: the caller's current one, or one an earlier fetch with the same
+// key left in the storage. It returns nil, nil when a fetch is needed.
+func (f *Fetcher) reuse(cur *Artifact, key string, t target, ignore []string) (*Artifact, error) {
+	name := DirName(key, t.commit.String(), ignore)
 	dir := filepath.Join(f.dir, name)
 
 	f.mu.RLock()
@@ -281,7 +284,7 @@ func (f *Fetcher) reuse(cur *Artifact, t target, ignore []string) (*Artifact, er
 // checkout writes the commit into a temporary directory and renames it into
 // place. If another Fetch published the same directory meanwhile, that one
 // is kept and the temporary one removed.
-func (f *Fetcher) checkout(st storer.EncodedObjectStorer, commit *object.Commit, t target, ignore []string,
+func (f *Fetcher) checkout(st storer.EncodedObjectStorer, commit *object.Commit, key string, t target, ignore []string,
 	prior map[blobKey]priorFile) (*Artifact, error) {
 	tmp, err := os.MkdirTemp(f.dir, tmpPrefix+"checkout-*")
 	if err != nil {
@@ -304,7 +307,7 @@ func (f *Fetcher) checkout(st storer.EncodedObjectStorer, commit *object.Commit,
 		return nil, err
 	}
 
-	name := DirName(commit.Hash.String(), ignore)
+	name := DirName(key, commit.Hash.String(), ignore)
 	final := filepath.Join(f.dir, name)
 	a := &Artifact{Revision: t.revision(), Commit: commit.Hash.String(), Digest: digest, Dir: final, Fetched: true}
 

@@ -388,7 +388,7 @@ func TestFetchIgnore(t *testing.T) {
 		"app/deploy.yaml":       "deploy",
 	}))
 	g.Expect(filtered.Digest).NotTo(Equal(plain.Digest))
-	g.Expect(filepath.Base(filtered.Dir)).To(Equal(DirName(commit, ignore)))
+	g.Expect(filepath.Base(filtered.Dir)).To(Equal(DirName("", commit, ignore)))
 	g.Expect(filepath.Base(plain.Dir)).To(Equal(commit))
 
 	// Same content and ignore lines elsewhere: same digest.
@@ -532,7 +532,7 @@ func TestGC(t *testing.T) {
 
 	removed, err := f.GC(map[string]bool{
 		filepath.Base(cur.Dir):                true,
-		DirName(cur.Commit, []string{"*.md"}): true,
+		DirName("", cur.Commit, []string{"*.md"}): true,
 	})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(removed).To(Equal(1))
@@ -565,7 +565,7 @@ func TestGCKeepsAcquiredCheckout(t *testing.T) {
 	a, err := f.Fetch(context.Background(), Request{URL: srv.HTTPURL("busy")})
 	g.Expect(err).NotTo(HaveOccurred())
 
-	release := f.Acquire(f.CheckoutDir(a.Commit, nil))
+	release := f.Acquire(f.CheckoutDir("", a.Commit, nil))
 	again := f.Acquire(a.Dir) // nested
 	removed, err := f.GC(nil)
 	g.Expect(err).NotTo(HaveOccurred())

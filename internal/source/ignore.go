@@ -31,19 +31,39 @@ func normaliseIgnore(ignore []string) []string {
 	return out
 }
 
-// DirName is the name of the checkout directory of commit with the ignore
-// lines applied: the commit itself when nothing is ignored, else the commit
-// and the first 12 hex digits of the SHA-256 of the normalised ignore lines.
-// Equal content gets equal names, so repositories that share a commit share
-// its checkout.
-func DirName(commit string, ignore []string) string {
-	commit = strings.ToLower(commit)
+// DirName is the name of the checkout directory of commit fetched for the repository
+// key (see RepositoryKey) with the ignore lines applied: the key, the commit, and when
+// something is ignored the first 12 hex digits of the SHA-256 of the normalised ignore
+// lines. A checkout belongs to the repository identity that fetched it: another
+// repository (another URL, or other credentials) with the same commit fetches it for
+// itself, and so proves that its remote serves that commit to it.
+func DirName(key, commit string, ignore []string) string {
+	name := strings.ToLower(commit)
+	if key != "" {
+		name = key + "-" + name
+	}
 	lines := normaliseIgnore(ignore)
 	if len(lines) == 0 {
-		return commit
+		return name
 	}
 	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
-	return commit + "-" + hex.EncodeToString(sum[:])[:12]
+	return name + "-" + hex.EncodeToString(sum[:])[:12]
+}
+
+// RepositoryKey names a repository identity: the URL (its scheme and host in lower
+// case, without user info and trailing slashes) and an identity of the credentials used
+// (e.g. "<namespace>/<secret name>"; "" for none). 16 hex digits of a SHA-256.
+func RepositoryKey(url, credentials string) string {
+	u := strings.TrimRight(strings.TrimSpace(url), "/")
+	if scheme, rest, ok := strings.Cut(u, "://"); ok {
+		host, path, _ := strings.Cut(rest, "/")
+		if at := strings.LastIndex(host, "@"); at >= 0 {
+			host = host[at+1:]
+		}
+		u = strings.ToLower(scheme) + "://" + strings.ToLower(host) + "/" + path
+	}
+	sum := sha256.Sum256([]byte(u + "\n" + credentials))
+	return hex.EncodeToString(sum[:])[:16]
 }
 
 // ignoreMatcher matches repository paths against normalised ignore lines.
@@ -69,8 +89,8 @@ func (im *ignoreMatcher) ignored(path []string, isDir bool) bool {
 	return im.m != nil && im.m.Match(path, isDir)
 }
 
-// CheckoutDir returns where the checkout of commit with these ignore lines is stored (it may
-// not exist: never fetched, or garbage-collected).
-func (f *Fetcher) CheckoutDir(commit string, ignore []string) string {
-	return filepath.Join(f.dir, DirName(commit, ignore))
+// CheckoutDir returns where the checkout of commit, fetched for the repository key with
+// these ignore lines, is stored (it may not exist: never fetched, or garbage-collected).
+func (f *Fetcher) CheckoutDir(key, commit string, ignore []string) string {
+	return filepath.Join(f.dir, DirName(key, commit, ignore))
 }

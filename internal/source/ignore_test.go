@@ -9,7 +9,7 @@ import (
 
 func TestDirName(t *testing.T) {
 	const commit = "0123456789abcdef0123456789abcdef01234567"
-	withMD := DirName(commit, []string{"*.md"})
+	withMD := DirName("", commit, []string{"*.md"})
 
 	tests := []struct {
 		name   string
@@ -29,16 +29,16 @@ func TestDirName(t *testing.T) {
 			if tt.name == "upper-case commit" {
 				c = strings.ToUpper(commit)
 			}
-			g.Expect(DirName(c, tt.ignore)).To(Equal(tt.want))
+			g.Expect(DirName("", c, tt.ignore)).To(Equal(tt.want))
 		})
 	}
 
 	g := NewWithT(t)
 	g.Expect(withMD).To(MatchRegexp("^" + commit + "-[0-9a-f]{12}$"))
-	g.Expect(DirName(commit, []string{"*.md", "/secret/"})).NotTo(Equal(withMD))
+	g.Expect(DirName("", commit, []string{"*.md", "/secret/"})).NotTo(Equal(withMD))
 	// Order matters in gitignore (a later "!" line overrides), so it does here.
-	g.Expect(DirName(commit, []string{"*.md", "!README.md"})).
-		NotTo(Equal(DirName(commit, []string{"!README.md", "*.md"})))
+	g.Expect(DirName("", commit, []string{"*.md", "!README.md"})).
+		NotTo(Equal(DirName("", commit, []string{"!README.md", "*.md"})))
 }
 
 func TestNormaliseIgnore(t *testing.T) {
@@ -73,4 +73,20 @@ func TestIgnoreMatcher(t *testing.T) {
 		})
 	}
 	NewWithT(t).Expect(newIgnoreMatcher(nil).ignored([]string{"x"}, false)).To(BeFalse())
+}
+
+// A checkout is named after the repository identity that fetched it.
+func TestDirNameByRepository(t *testing.T) {
+	commit := "0123456789abcdef0123456789abcdef01234567"
+	a := RepositoryKey("https://git.example.com/team-a/private", "team-a/creds")
+	b := RepositoryKey("https://git.example.com/team-b/public", "")
+	if a == b || DirName(a, commit, nil) == DirName(b, commit, nil) {
+		t.Fatal("two repositories share a checkout name")
+	}
+	if RepositoryKey("HTTPS://Git.Example.com/team-a/private/", "team-a/creds") != a {
+		t.Fatal("the URL's scheme and host case and a trailing slash change the key")
+	}
+	if RepositoryKey("https://git.example.com/team-a/private", "team-b/creds") == a {
+		t.Fatal("other credentials, same key")
+	}
 }
