@@ -531,7 +531,7 @@ func TestGC(t *testing.T) {
 	f.setWriting(busyTmp, true) // a slow checkout in progress
 
 	removed, err := f.GC(map[string]bool{
-		filepath.Base(cur.Dir):                true,
+		filepath.Base(cur.Dir):                    true,
 		DirName("", cur.Commit, []string{"*.md"}): true,
 	})
 	g.Expect(err).NotTo(HaveOccurred())
