@@ -84,8 +84,11 @@ type ApplicationSpec struct {
 	// serviceAccountName, in the Application's namespace, is impersonated for every apply,
 	// prune, drift correction and prune on deletion. When empty, the operator's
 	// --default-service-account is impersonated if it is set (see status.serviceAccount);
-	// otherwise the operator's own identity applies.
+	// otherwise the operator's own identity applies. A DNS-1123 subdomain, as service
+	// account names are: nothing else can be impersonated through it.
 	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 
 	// helm renders the path as a Helm chart when it holds a Chart.yaml (values, release name).

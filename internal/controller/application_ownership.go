@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
@@ -67,8 +68,10 @@ func (r *ApplicationReconciler) ownerReleased(app *gitsyncv1.Application) apply.
 	}
 }
 
-// pruneOptions returns the prune options of app: an object that another Application on
-// the same source (not suspended, not being deleted) renders now is left for it.
+// pruneOptions returns the prune options of app: an object that another Application of
+// its namespace (on any source; suspended ones too, as they may resume) renders now is
+// left for it to take over, and so is every object while another one cannot be rendered
+// (it may render the object: the prune fails closed and waits).
 func (r *ApplicationReconciler) pruneOptions(app *gitsyncv1.Application) apply.PruneOptions {
 	renders := r.renderCache()
 	var (
@@ -79,23 +82,25 @@ func (r *ApplicationReconciler) pruneOptions(app *gitsyncv1.Application) apply.P
 	return apply.PruneOptions{CRDs: app.Spec.PruneCRDs, NamespacedKinds: r.namespacedKinds, Claimed: func(ctx context.Context, id string) (bool, error) {
 		once.Do(func() {
 			apps := &gitsyncv1.ApplicationList{}
-			if listErr = r.List(ctx, apps, client.MatchingFields{applicationSourceIndex: sourceIndexKey(app)}); listErr != nil {
+			if listErr = r.List(ctx, apps, client.InNamespace(app.Namespace)); listErr != nil {
 				return
 			}
 			for i := range apps.Items {
 				other := &apps.Items[i]
-				if other.UID != app.UID && other.DeletionTimestamp.IsZero() && !other.Spec.Suspend {
+				if other.UID != app.UID && other.DeletionTimestamp.IsZero() {
 					siblings = append(siblings, other)
 				}
 			}
 		})
 		if listErr != nil {
-			return false, fmt.Errorf("listing the Applications of source %s: %w", sourceKey(app), listErr)
+			return false, fmt.Errorf("listing the Applications of namespace %s: %w", app.Namespace, listErr)
 		}
 		for _, other := range siblings {
 			ids, err := renders(ctx, other)
 			if err != nil {
-				continue // it cannot take the object over now
+				ctrl.LoggerFrom(ctx).Info("not pruning while another Application of the namespace cannot be rendered",
+					"object", id, "application", other.Name, "error", err.Error())
+				return true, nil
 			}
 			if ids[id] {
 				return true, nil

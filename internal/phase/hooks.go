@@ -162,6 +162,10 @@ func (r *Runner) deletePrevious(ctx context.Context, obj *unstructured.Unstructu
 		case apierrors.IsNotFound(err):
 		case err != nil:
 			return fmt.Errorf("reading the previous hook: %w", err)
+		case !r.ownHook(existing):
+			// Only this Application's hooks are deleted: a named hook must not be a way
+			// to delete any object of that name.
+			return fmt.Errorf("%s exists and is not a hook of this Application: refusing to delete it (rename the hook, or use generateName)", hookKey(existing))
 		default:
 			old = append(old, existing)
 		}
@@ -188,6 +192,17 @@ func (r *Runner) deletePrevious(ctx context.Context, obj *unstructured.Unstructu
 		}
 	}
 	return nil
+}
+
+// ownHook tells whether obj carries this run's hook labels (HookLabels).
+func (r *Runner) ownHook(obj *unstructured.Unstructured) bool {
+	labels := obj.GetLabels()
+	for k, v := range r.HookLabels {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *Runner) deleteHook(ctx context.Context, obj *unstructured.Unstructured) error {

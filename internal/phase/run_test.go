@@ -285,3 +285,20 @@ func TestRunPreSyncHookInANamespaceOfTheRevision(t *testing.T) {
 	g.Expect(d.err).NotTo(HaveOccurred())
 	g.Expect(d.out.Result.Inventory).To(HaveLen(2), "the Namespace counts once")
 }
+
+// A named hook deletes only this Application's previous hook of that name: another
+// object of the name (someone else's ConfigMap) is never deleted, the run fails instead.
+func TestRunNamedHookNeverDeletesAnotherObject(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	victim := configMap(t, ns, "precious", "")
+	g.Expect(env.Client.Create(ctx, victim.DeepCopy())).To(Succeed())
+	hook := configMap(t, ns, "precious", `gitsync.dev/hook: PreSync, gitsync.dev/hook-delete-policy: BeforeHookCreation`)
+	_, err := runner(ns).Run(ctx, mustPlan(t, hook), Options{Hooks: true})
+	g.Expect(err).To(MatchError(ContainSubstring("is not a hook of this Application")))
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(victim.GroupVersionKind())
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(victim), live)).To(Succeed())
+	g.Expect(live.GetLabels()).NotTo(HaveKey(gitsyncv1.HookApplicationLabel), "the original, not a re-created hook")
+}

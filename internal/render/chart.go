@@ -90,6 +90,7 @@ func renderChart(ctx context.Context, app *gitsyncv1.Application, src chartSourc
 		}
 		values = append(values, v)
 	}
+	var secrets []string // values read from Secrets: no error may quote them
 	for _, ref := range spec.ValuesFrom {
 		if cluster.Values == nil {
 			return nil, none, errNoValues(ref)
@@ -100,6 +101,9 @@ func renderChart(ctx context.Context, app *gitsyncv1.Application, src chartSourc
 		}
 		if v != nil {
 			values = append(values, v)
+			if ref.Kind == "Secret" {
+				secrets = appendLeaves(secrets, v)
+			}
 		}
 	}
 	if spec.Values != nil && len(spec.Values.Raw) > 0 {
@@ -127,7 +131,7 @@ func renderChart(ctx context.Context, app *gitsyncv1.Application, src chartSourc
 	}
 	rendered, err := helm.Render(ctx, c, opts)
 	if err != nil {
-		return nil, none, err
+		return nil, none, helm.RedactSecrets(err, secrets...)
 	}
 	info := Chart{Name: rendered.Chart, Version: rendered.Version}
 	files := make([]build.File, 0, len(rendered.Templates))
@@ -136,7 +140,7 @@ func renderChart(ctx context.Context, app *gitsyncv1.Application, src chartSourc
 	}
 	objs, err := build.Decode(files)
 	if err != nil {
-		return nil, none, err
+		return nil, none, helm.RedactSecrets(err, secrets...)
 	}
 	crds, err := chartCRDs(c)
 	if err != nil {
@@ -163,4 +167,24 @@ func chartCRDs(c *chart.Chart) ([]*unstructured.Unstructured, error) {
 		files = append(files, build.File{Name: crd.Filename, Data: crd.File.Data})
 	}
 	return build.Decode(files)
+}
+
+// appendLeaves appends the scalar values of v (a values map), as text.
+func appendLeaves(out []string, v any) []string {
+	switch t := v.(type) {
+	case map[string]any:
+		for _, x := range t {
+			out = appendLeaves(out, x)
+		}
+	case []any:
+		for _, x := range t {
+			out = appendLeaves(out, x)
+		}
+	case string:
+		out = append(out, t)
+	case nil:
+	default:
+		out = append(out, fmt.Sprint(t))
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -105,5 +106,31 @@ func TestRenderSkipNamesCRDs(t *testing.T) {
 	}
 	if len(res.Chart.CRDs) != 1 || res.Chart.CreateOnly {
 		t.Fatalf("Skip: %+v", res.Chart)
+	}
+}
+
+// A render error never quotes a value read from a valuesFrom Secret (a template that
+// fails with it, a schema that refuses it).
+func TestRenderErrorsHideSecretValues(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{
+		"Chart.yaml":        "apiVersion: v2\nname: c\nversion: 1.0.0\n",
+		"templates/cm.yaml": "{{ fail (printf \"cannot use password %s\" .Values.db.password) }}\n",
+	})
+	const secret = "S3cr3t-Value!"
+	cluster := &Cluster{Values: func(_ context.Context, ref gitsyncv1.ValuesReference) (map[string]any, error) {
+		return map[string]any{"db": map[string]any{"password": secret}}, nil
+	}}
+	_, err := Render(context.Background(), app(func(a *gitsyncv1.Application) {
+		a.Spec.Helm = &gitsyncv1.HelmSpec{ValuesFrom: []gitsyncv1.ValuesReference{{Kind: "Secret", Name: "db"}}}
+	}), Source{Root: root}, cluster)
+	if err == nil {
+		t.Fatal("the chart rendered")
+	}
+	if strings.Contains(err.Error(), secret) {
+		t.Fatalf("the error quotes the Secret's value: %v", err)
+	}
+	if !strings.Contains(err.Error(), "cannot use password") {
+		t.Fatalf("the error lost its text: %v", err)
 	}
 }
