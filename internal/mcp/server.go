@@ -94,6 +94,16 @@ func New(opts Options) (*Server, error) {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
+	unavailable := func(what string) error { return fmt.Errorf("%s is not available in this server", what) }
+	if opts.Diff == nil {
+		opts.Diff = func(context.Context, string, string, string) (*DiffResult, error) { return nil, unavailable("diff") }
+	}
+	if opts.Tree == nil {
+		opts.Tree = func(context.Context, string, string, bool) ([]*TreeNode, error) { return nil, unavailable("the tree") }
+	}
+	if opts.Events == nil {
+		opts.Events = func(context.Context, string, string) ([]Event, error) { return nil, unavailable("events") }
+	}
 	mode := "read-only: start it with --allow-write for reconcile, suspend, resume and rollback"
 	if opts.AllowWrite {
 		mode = "write tools enabled: reconcile, suspend, resume and rollback act with the user's identity"

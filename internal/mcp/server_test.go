@@ -131,6 +131,11 @@ func TestReadOnlyServerHasNoWriteTools(t *testing.T) {
 	if err != nil || res.IsError || !strings.Contains(text(res), `"kind": "Application"`) {
 		t.Errorf("get_application: %v %s", err, text(res))
 	}
+	// A server without the CLI's diff says so instead of failing the session.
+	res, err = s.CallTool(context.Background(), &sdk.CallToolParams{Name: "diff_application", Arguments: map[string]any{"name": "web"}})
+	if err != nil || !res.IsError || !strings.Contains(text(res), "diff is not available") {
+		t.Errorf("diff_application without Diff: %v %s", err, text(res))
+	}
 	if l := log.String(); !strings.Contains(l, `tool=get_application args={"name":"web"} ok`) || !strings.Contains(l, "allow-write false") {
 		t.Errorf("log = %q", l)
 	}
