@@ -69,41 +69,57 @@ func (d *diffOptions) run(ctx context.Context, args []string) (bool, error) {
 	if k, err := parseKind(args[0]); err != nil || k != kindApp {
 		return false, fmt.Errorf("diff works on apps: gitsync diff app NAME")
 	}
-	c, err := d.client()
+	app, from, outcomes, err := d.diffApp(ctx, "", args[1], d.path, "")
 	if err != nil {
 		return false, err
 	}
-	ns, err := d.namespace()
+	return report(d.Out, app, from, outcomes), nil
+}
+
+// diffApp renders the Application ns/name (ns "": the kubeconfig's namespace) from dir,
+// else from revision (a commit or a branch of its GitRepository, see renderAtRevision),
+// else from its source's current (or pinned) revision, and compares it with the cluster.
+// It returns the Application, where the render came from and the outcomes.
+func (o *options) diffApp(ctx context.Context, ns, name, dir, revision string) (*gitsyncv1.Application, string, []outcome, error) {
+	c, err := o.client()
 	if err != nil {
-		return false, err
+		return nil, "", nil, err
+	}
+	if ns == "" {
+		if ns, err = o.namespace(); err != nil {
+			return nil, "", nil, err
+		}
 	}
 	app := &gitsyncv1.Application{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: args[1]}, app); err != nil {
-		return false, notFoundOr(err, kindApp, ns, args[1])
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, app); err != nil {
+		return nil, "", nil, notFoundOr(err, kindApp, ns, name)
 	}
-	cfg, err := d.restConfig()
+	cfg, err := o.restConfig()
 	if err != nil {
-		return false, err
+		return nil, "", nil, err
 	}
 	cluster := clusterOf(cfg, c, app)
 	var r *rendered
-	if d.path != "" {
-		r, err = renderLocal(ctx, d.path, app, cluster)
-	} else {
+	switch {
+	case dir != "":
+		r, err = renderLocal(ctx, dir, app, cluster)
+	case revision != "":
+		r, err = renderAtRevision(ctx, c, app, revision, cluster)
+	default:
 		r, err = renderFromSource(ctx, c, app, pinnedRevision(app), cluster)
 	}
 	if err != nil {
-		return false, err
+		return nil, "", nil, err
 	}
 	objs, err := render.MainSet(r.objects)
 	if err != nil {
-		return false, err
+		return nil, "", nil, err
 	}
 	outcomes, err := compare(ctx, c, app, objs)
 	if err != nil {
-		return false, err
+		return nil, "", nil, err
 	}
-	return report(d.Out, app, r.from, outcomes), nil
+	return app, r.from, outcomes, nil
 }
 
 // compare dry-runs each object (as the Application's sync would, with its owner labels)

@@ -26,17 +26,23 @@ func (o *options) getApp(ctx context.Context, args []string, verb string) (clien
 	if k, err := parseKind(args[0]); err != nil || k != kindApp {
 		return nil, nil, fmt.Errorf("%s works on apps: gitsync %s app NAME", verb, verb)
 	}
+	return o.readApp(ctx, "", args[1])
+}
+
+// readApp reads the Application ns/name (ns "": the kubeconfig's namespace).
+func (o *options) readApp(ctx context.Context, ns, name string) (client.WithWatch, *gitsyncv1.Application, error) {
 	c, err := o.client()
 	if err != nil {
 		return nil, nil, err
 	}
-	ns, err := o.namespace()
-	if err != nil {
-		return nil, nil, err
+	if ns == "" {
+		if ns, err = o.namespace(); err != nil {
+			return nil, nil, err
+		}
 	}
 	app := &gitsyncv1.Application{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: args[1]}, app); err != nil {
-		return nil, nil, notFoundOr(err, kindApp, ns, args[1])
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, app); err != nil {
+		return nil, nil, notFoundOr(err, kindApp, ns, name)
 	}
 	return c, app, nil
 }
@@ -112,33 +118,14 @@ func (o *options) newEventsCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			type ref struct{ ns, kind, name string }
-			refs := []ref{{app.Namespace, gitsyncv1.ApplicationKind, app.Name}}
-			for _, e := range apply.EntriesOf(app.Status.Inventory) {
-				m, err := e.ObjMetadata()
-				if err != nil {
-					continue
-				}
-				refs = append(refs, ref{m.Namespace, m.GroupKind.Kind, m.Name})
-			}
-			var all []corev1.Event
-			for _, r := range refs {
-				list := &corev1.EventList{}
-				sel := fields.Set{"involvedObject.kind": r.kind, "involvedObject.name": r.name}
-				opts := []client.ListOption{client.MatchingFieldsSelector{Selector: sel.AsSelector()}}
-				if r.ns != "" {
-					opts = append(opts, client.InNamespace(r.ns))
-				}
-				if err := c.List(ctx, list, opts...); err != nil {
-					return fmt.Errorf("listing events of %s %s/%s: %w", r.kind, r.ns, r.name, err)
-				}
-				all = append(all, list.Items...)
+			all, err := appEvents(ctx, c, app)
+			if err != nil {
+				return err
 			}
 			if len(all) == 0 {
 				fmt.Fprintf(o.ErrOut, "No events for Application %s/%s.\n", app.Namespace, app.Name)
 				return nil
 			}
-			sort.SliceStable(all, func(i, j int) bool { return eventTime(all[i]).Before(eventTime(all[j])) })
 			tw := tabwriter.NewWriter(o.Out, 0, 4, 3, ' ', 0)
 			fmt.Fprintln(tw, "LAST SEEN\tTYPE\tREASON\tOBJECT\tMESSAGE")
 			now := time.Now()
@@ -149,6 +136,34 @@ func (o *options) newEventsCommand() *cobra.Command {
 			return tw.Flush()
 		},
 	}
+}
+
+// appEvents lists the events of app and of the objects of its inventory, oldest first.
+func appEvents(ctx context.Context, c client.Client, app *gitsyncv1.Application) ([]corev1.Event, error) {
+	type ref struct{ ns, kind, name string }
+	refs := []ref{{app.Namespace, gitsyncv1.ApplicationKind, app.Name}}
+	for _, e := range apply.EntriesOf(app.Status.Inventory) {
+		m, err := e.ObjMetadata()
+		if err != nil {
+			continue
+		}
+		refs = append(refs, ref{m.Namespace, m.GroupKind.Kind, m.Name})
+	}
+	var all []corev1.Event
+	for _, r := range refs {
+		list := &corev1.EventList{}
+		sel := fields.Set{"involvedObject.kind": r.kind, "involvedObject.name": r.name}
+		opts := []client.ListOption{client.MatchingFieldsSelector{Selector: sel.AsSelector()}}
+		if r.ns != "" {
+			opts = append(opts, client.InNamespace(r.ns))
+		}
+		if err := c.List(ctx, list, opts...); err != nil {
+			return nil, fmt.Errorf("listing events of %s %s/%s: %w", r.kind, r.ns, r.name, err)
+		}
+		all = append(all, list.Items...)
+	}
+	sort.SliceStable(all, func(i, j int) bool { return eventTime(all[i]).Before(eventTime(all[j])) })
+	return all, nil
 }
 
 func eventTime(e corev1.Event) time.Time {

@@ -35,6 +35,11 @@ var (
 // TestMain starts one API server and the whole operator (as `gitsync run` does), so the
 // commands meet real controllers.
 func TestMain(m *testing.M) {
+	if os.Getenv(runCLIEnv) == "1" {
+		// A subprocess of a test: be `gitsync ARGS...` on the real stdio (see mcp_test.go).
+		root := NewRootCommand(Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
+		os.Exit(Execute(context.Background(), root, os.Args[1:]))
+	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 	os.Exit(testenv.Run(m, &env, func() (func(), error) {
 		dir, err := os.MkdirTemp("", "gitsync-cli-test-")
@@ -52,6 +57,10 @@ func TestMain(m *testing.M) {
 		return operatortest.Start(env, dir)
 	}))
 }
+
+// runCLIEnv set to 1 makes the test binary run `gitsync` with its arguments instead of
+// the tests.
+const runCLIEnv = "GITSYNC_TEST_RUN_CLI"
 
 // result is what one command run printed and its exit code.
 type result struct {

@@ -51,13 +51,19 @@ func (r *reconcileOptions) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	return r.reconcileObject(ctx, c, k, client.ObjectKey{Namespace: ns, Name: args[1]})
+}
+
+// reconcileObject requests a reconcile of key (with --with-source, of its source
+// first), waits for the outcome and prints it.
+func (r *reconcileOptions) reconcileObject(ctx context.Context, c client.WithWatch, k kind, key client.ObjectKey) error {
+	ns := key.Namespace
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
-	key := client.ObjectKey{Namespace: ns, Name: args[1]}
 	if k == kindApp && r.withSource {
 		app := &gitsyncv1.Application{}
 		if err := c.Get(ctx, key, app); err != nil {
-			return notFoundOr(err, kindApp, ns, args[1])
+			return notFoundOr(err, kindApp, ns, key.Name)
 		}
 		srcKey := client.ObjectKey{Namespace: app.Spec.SourceRef.Namespace, Name: app.Spec.SourceRef.Name}
 		if srcKey.Namespace == "" {
@@ -234,10 +240,15 @@ func (o *options) setSuspend(ctx context.Context, args []string, suspend bool) e
 	if err != nil {
 		return err
 	}
+	return o.patchSuspend(ctx, c, k, client.ObjectKey{Namespace: ns, Name: args[1]}, suspend)
+}
+
+// patchSuspend sets spec.suspend of key (resume also clears an Application's pin and
+// requests a reconcile) and prints the new state.
+func (o *options) patchSuspend(ctx context.Context, c client.Client, k kind, key client.ObjectKey, suspend bool) error {
 	obj := k.newObject()
-	key := client.ObjectKey{Namespace: ns, Name: args[1]}
 	if err := c.Get(ctx, key, obj); err != nil {
-		return notFoundOr(err, k, ns, args[1])
+		return notFoundOr(err, k, key.Namespace, key.Name)
 	}
 	base := client.MergeFrom(obj.DeepCopyObject().(client.Object))
 	switch t := obj.(type) {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -142,6 +143,13 @@ func renderFromSource(ctx context.Context, c client.Client, app *gitsyncv1.Appli
 	if repo.Spec.Ref != nil {
 		ref.Branch = repo.Spec.Ref.Branch
 	}
+	return renderGit(ctx, c, app, repo, ref, revision, tmp, cluster)
+}
+
+// renderGit fetches ref of repo into tmp and renders the Application's path from it;
+// label names the revision in messages ("" for the fetched revision).
+func renderGit(ctx context.Context, c client.Client, app *gitsyncv1.Application, repo *gitsyncv1.GitRepository, ref source.Ref, label, tmp string, cluster *render.Cluster) (*rendered, error) {
+	key := client.ObjectKeyFromObject(repo)
 	request, err := render.GitRequest(ctx, c, repo, ref)
 	if err != nil {
 		return nil, fmt.Errorf("reading the credentials of %s: %w", key, err)
@@ -152,13 +160,52 @@ func renderFromSource(ctx context.Context, c client.Client, app *gitsyncv1.Appli
 	}
 	artifact, err := fetcher.Fetch(ctx, request)
 	if err != nil {
-		return nil, fmt.Errorf("fetching %s of %s: %w", revision, key, err)
+		if label == "" {
+			label = ref.String()
+		}
+		return nil, fmt.Errorf("fetching %s of %s: %w", label, key, err)
+	}
+	if label == "" {
+		label = artifact.Revision
 	}
 	res, err := render.Render(ctx, app, render.Source{Root: artifact.Dir, Path: app.Spec.Path}, cluster)
 	if err != nil {
-		return nil, fmt.Errorf("building %s at %s: %w", pathOrDot(app.Spec.Path), revision, err)
+		return nil, fmt.Errorf("building %s at %s: %w", pathOrDot(app.Spec.Path), label, err)
 	}
-	return newRendered(res, "revision "+revision), nil
+	return newRendered(res, "revision "+label), nil
+}
+
+// renderAtRevision renders the Application at revision of its GitRepository: a branch
+// name (its head now), `<branch>@sha1:<commit>` (a commit of that branch) or a commit
+// alone (40 hex digits; it must be in the branch the GitRepository follows). A chart of
+// a HelmRepository has no such revision.
+func renderAtRevision(ctx context.Context, c client.Client, app *gitsyncv1.Application, revision string, cluster *render.Cluster) (*rendered, error) {
+	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
+		return nil, fmt.Errorf("revision %q: a HelmRepository chart renders at the version spec.helm.version selects", revision)
+	}
+	key := render.SourceKey(app)
+	repo := &gitsyncv1.GitRepository{}
+	if err := c.Get(ctx, key, repo); err != nil {
+		return nil, fmt.Errorf("reading source GitRepository %s: %w", key, err)
+	}
+	revision = strings.TrimSpace(revision)
+	ref := source.Ref{Branch: revision}
+	if commit := source.CommitOf(revision); commit != "" {
+		// The fetch checks that the commit is in the branch: the one the revision
+		// names, else the one the GitRepository follows (else the default branch).
+		ref = source.Ref{Commit: commit}
+		if branch, _, ok := strings.Cut(revision, "@"); ok && branch != "" {
+			ref.Branch = branch
+		} else if repo.Spec.Ref != nil {
+			ref.Branch = repo.Spec.Ref.Branch
+		}
+	}
+	tmp, err := os.MkdirTemp("", "gitsync-cli-")
+	if err != nil {
+		return nil, fmt.Errorf("creating a temporary directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	return renderGit(ctx, c, app, repo, ref, "", tmp, cluster)
 }
 
 func pathOrDot(p string) string {

@@ -26,43 +26,52 @@ func (o *options) newRollbackCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
-			c, app, err := o.getApp(ctx, args, "rollback")
-			if err != nil {
-				return err
+			if k, err := parseKind(args[0]); err != nil || k != kindApp {
+				return fmt.Errorf("rollback works on apps: gitsync rollback app NAME")
 			}
-			if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
-				// The controller refuses a pin of a chart: say how to roll a chart back.
-				return fmt.Errorf("Application %s/%s renders a chart of HelmRepository %s: rollback pins a Git commit; "+
-					"pin the chart version instead (spec.helm.version, e.g. the chartVersion of `gitsync history app %s`)",
-					app.Namespace, app.Name, app.Spec.SourceRef.Name, app.Name)
-			}
-			rev, err := historyRevision(app, to)
-			if err != nil {
-				return err
-			}
-			if app.Spec.Suspend {
-				return fmt.Errorf("Application %s/%s is suspended: resume it first (gitsync resume app %s -n %s)", app.Namespace, app.Name, app.Name, app.Namespace)
-			}
-			base := client.MergeFrom(app.DeepCopy())
-			app.Spec.PinnedRevision = rev
-			if err := c.Patch(ctx, app, base); err != nil {
-				return fmt.Errorf("pinning Application %s/%s: %w", app.Namespace, app.Name, err)
-			}
-			fmt.Fprintf(o.Out, "Application %s/%s pinned to %s; newer commits are not applied until `gitsync resume app %s`\n",
-				app.Namespace, app.Name, rev, app.Name)
-			r := &reconcileOptions{options: o}
-			obj, err := r.reconcile(ctx, c, kindApp, client.ObjectKeyFromObject(app))
-			if err != nil {
-				return err
-			}
-			r.printOutcome(obj, kindApp, client.ObjectKeyFromObject(app))
-			return nil
+			return o.rollback(ctx, "", args[1], to)
 		},
 	}
 	cmd.Flags().StringVar(&to, "to", "", "revision from `gitsync history app NAME` (<ref>@sha1:<commit>, or a unique commit prefix)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait for the rollback to be applied")
 	_ = cmd.MarkFlagRequired("to")
 	return cmd
+}
+
+// rollback pins the Application ns/name (ns "": the kubeconfig's namespace) to the
+// revision of its history that to names, waits for the sync and prints the outcome.
+func (o *options) rollback(ctx context.Context, ns, name, to string) error {
+	c, app, err := o.readApp(ctx, ns, name)
+	if err != nil {
+		return err
+	}
+	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
+		// The controller refuses a pin of a chart: say how to roll a chart back.
+		return fmt.Errorf("Application %s/%s renders a chart of HelmRepository %s: rollback pins a Git commit; "+
+			"pin the chart version instead (spec.helm.version, e.g. the chartVersion of `gitsync history app %s`)",
+			app.Namespace, app.Name, app.Spec.SourceRef.Name, app.Name)
+	}
+	rev, err := historyRevision(app, to)
+	if err != nil {
+		return err
+	}
+	if app.Spec.Suspend {
+		return fmt.Errorf("Application %s/%s is suspended: resume it first (gitsync resume app %s -n %s)", app.Namespace, app.Name, app.Name, app.Namespace)
+	}
+	base := client.MergeFrom(app.DeepCopy())
+	app.Spec.PinnedRevision = rev
+	if err := c.Patch(ctx, app, base); err != nil {
+		return fmt.Errorf("pinning Application %s/%s: %w", app.Namespace, app.Name, err)
+	}
+	fmt.Fprintf(o.Out, "Application %s/%s pinned to %s; newer commits are not applied until `gitsync resume app %s`\n",
+		app.Namespace, app.Name, rev, app.Name)
+	r := &reconcileOptions{options: o}
+	obj, err := r.reconcile(ctx, c, kindApp, client.ObjectKeyFromObject(app))
+	if err != nil {
+		return err
+	}
+	r.printOutcome(obj, kindApp, client.ObjectKeyFromObject(app))
+	return nil
 }
 
 // historyRevision finds the revision of status.history that to names: the whole revision,
