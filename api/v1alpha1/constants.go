@@ -47,6 +47,9 @@ const (
 	// PruneRefusedReason: a prune would have deleted a CustomResourceDefinition that
 	// still has custom resources (see spec.pruneCRDs); nothing of it was deleted.
 	PruneRefusedReason = "PruneRefused"
+	// LimitAppliedReason (a Warning event): a spec field is beyond the operator's caps
+	// (gitsync run --max-timeout, --min-interval, --max-artifact-size); the cap applies.
+	LimitAppliedReason = "LimitApplied"
 	// ObjectsMissingReason: objects of the revision just applied are not in the cluster.
 	ObjectsMissingReason = "ObjectsMissing"
 	// HealthCheckFailedReason: applied objects did not become healthy in time.

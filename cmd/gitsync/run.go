@@ -71,6 +71,9 @@ func newRunCommandWith(o *runOptions) *cobra.Command {
 	f.DurationVar(&o.operator.RenderLimits.Timeout, "render-timeout", helm.DefaultRenderTimeout, "the most a chart render may take")
 	f.Int64Var(&o.operator.RenderLimits.MaxDecompressed, "max-chart-decompressed-size", helm.DefaultMaxDecompressed,
 		"the most bytes a chart may hold decompressed, vendored subcharts included")
+	f.DurationVar(&o.operator.Caps.MaxTimeout, "max-timeout", time.Hour, "the longest timeout a spec may set (an apply, a hook, a wave, a health wait); longer ones are lowered to it (0: no limit)")
+	f.DurationVar(&o.operator.Caps.MinInterval, "min-interval", 10*time.Second, "the shortest interval a spec may set; shorter ones are raised to it (0: no limit)")
+	f.Int64Var(&o.operator.Caps.MaxArtifactSize, "max-artifact-size", 1<<30, "the most bytes a GitRepository fetch may download; a larger spec.maxSize, or 0 (no limit), is lowered to it (0: no limit)")
 	f.StringVar(&o.webhookSecretFile, "webhook-secret-file", "", "file holding an operator-wide webhook secret that verifies deliveries for every repository")
 	return cmd
 }

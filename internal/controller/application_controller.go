@@ -21,6 +21,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/caps"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
 	"github.com/gitsync-dev/gitsync/internal/phase"
 	"github.com/gitsync-dev/gitsync/internal/render"
@@ -76,6 +77,9 @@ type ApplicationReconciler struct {
 	// --shard); the zero Shard is all of them. A source of another shard is fetched
 	// here at its artifact's commit.
 	Shard shard.Shard
+	// Caps bound spec.timeout and spec.interval (gitsync run --max-timeout,
+	// --min-interval); a spec over them gets the cap and a Warning on its new generation.
+	Caps caps.Caps
 
 	// refreshes remembers, per Application, the missing checkout it asked its source to
 	// fetch again, so that it asks once per revision and then backs off.

@@ -65,7 +65,7 @@ func (r *ApplicationReconciler) applyPlan(ctx context.Context, s *syncRun, manag
 			gitsyncv1.HookApplicationLabel:          app.Name,
 			gitsyncv1.HookApplicationNamespaceLabel: app.Namespace,
 		},
-		Timeout: app.GetTimeout().Duration,
+		Timeout: r.timeout(app),
 		Progress: func(ctx context.Context, msg string) {
 			conditions.MarkReconciling(app, gitsyncv1.ProgressingReason, "%s", msg)
 			conditions.MarkUnknown(app, gitsyncv1.ReadyCondition, gitsyncv1.ProgressingReason, "%s", msg)

@@ -117,7 +117,7 @@ func (r *ApplicationReconciler) isNamespaced(gk schema.GroupKind) (bool, error) 
 }
 
 func (r *ApplicationReconciler) requeueAfter(s *syncRun) time.Duration {
-	d := s.app.GetInterval().Duration
+	d, _ := r.Caps.Interval("spec.interval", s.app.GetInterval().Duration)
 	// Until everything is healthy, look again soon (there is no watch on health yet).
 	if s.health != nil && s.health.Status != gitsyncv1.HealthStatusHealthy && d > 15*time.Second {
 		d = 15 * time.Second

@@ -202,6 +202,10 @@ func (r *ApplicationReconciler) reconcileApply(ctx context.Context, s *syncRun) 
 			"%s rendered no objects at %s: refusing to prune all %d objects (set allowEmpty: true to allow it)",
 			pathOf(app), s.revision, len(previous)))
 	}
+	// Each apply (routine resyncs stop before it) says which limits it runs under.
+	_, n1 := r.Caps.Timeout("spec.timeout", app.GetTimeout().Duration)
+	_, n2 := r.Caps.Interval("spec.interval", app.GetInterval().Duration)
+	capped(r.Recorder, app, true, n1, n2)
 	manager, err := r.Applier(app)
 	if err != nil {
 		return r.failRevision(s, gitsyncv1.ApplyFailedReason, err)
@@ -214,7 +218,7 @@ func (r *ApplicationReconciler) reconcileApply(ctx context.Context, s *syncRun) 
 	if r.Drift != nil {
 		r.Drift.Prepare(ctx, client.ObjectKeyFromObject(app), s.chartCRDs.Watched(s.objects))
 	}
-	ctx, cancel := context.WithTimeout(ctx, app.GetTimeout().Duration)
+	ctx, cancel := context.WithTimeout(ctx, r.timeout(app))
 	defer cancel()
 	s.applyTried = true
 	result, err := r.applyLocked(ctx, s, apply.Options{Force: app.Spec.Force, Previous: previous,
@@ -358,7 +362,7 @@ func (r *ApplicationReconciler) reconcileHealth(ctx context.Context, s *syncRun)
 	entries := inventoryEntries(app)
 	if app.Spec.Wait {
 		s.markProgress(ctx, "waiting for %d objects to be healthy", len(entries))
-		if err := s.manager.Wait(ctx, entries, app.GetTimeout().Duration); err != nil {
+		if err := s.manager.Wait(ctx, entries, r.timeout(app)); err != nil {
 			r.recordHealth(ctx, s)
 			return r.failRevision(s, gitsyncv1.HealthCheckFailedReason, fmt.Errorf("health check of revision %s: %w", s.revision, err))
 		}

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/caps"
 	"github.com/gitsync-dev/gitsync/internal/redact"
 	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/shard"
@@ -42,6 +43,9 @@ type GitRepositoryReconciler struct {
 	// Shard is the part of the GitRepositories this replica fetches (gitsync run
 	// --shard); the zero Shard is all of them.
 	Shard shard.Shard
+	// Caps bound spec.interval, spec.timeout and spec.maxSize (gitsync run --min-interval,
+	// --max-timeout, --max-artifact-size); a spec over them gets the cap and a Warning.
+	Caps caps.Caps
 }
 
 // +kubebuilder:rbac:groups=gitsync.dev,resources=gitrepositories,verbs=get;list;watch;update;patch
@@ -97,13 +101,16 @@ var gitRepositoryOwnedConditions = []string{
 // spec change or a change on the remote can fix, and removes Reconciling.
 func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *gitsyncv1.GitRepository) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
-	interval := obj.GetInterval().Duration
+	interval, n1 := r.Caps.Interval("spec.interval", obj.GetInterval().Duration)
 
 	request, err := render.GitRequest(ctx, r.APIReader, obj, refOf(obj))
 	if err != nil {
 		return r.fail(obj, gitsyncv1.SecretNotFoundReason, err, false)
 	}
-	request.MaxSize = maxSizeOf(obj)
+	var n2, n3 string
+	request.MaxSize, n2 = r.Caps.ArtifactSize("spec.maxSize", maxSizeOf(obj))
+	request.Timeout, n3 = r.Caps.Timeout("spec.timeout", request.Timeout)
+	capped(r.Recorder, obj, obj.Generation != obj.Status.ObservedGeneration, n1, n2, n3)
 	request.Current = currentArtifact(obj)
 	artifact, err := r.Fetcher.Fetch(ctx, request)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/caps"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
 	"github.com/gitsync-dev/gitsync/internal/redact"
 	"github.com/gitsync-dev/gitsync/internal/render"
@@ -33,6 +34,8 @@ type HelmRepositoryReconciler struct {
 	Now func() time.Time
 	// Jitter returns the extra delay added to an interval; none when nil.
 	Jitter func(time.Duration) time.Duration
+	// Caps bound spec.interval (gitsync run --min-interval).
+	Caps caps.Caps
 	// Shard is the part of the HelmRepositories this replica polls (gitsync run --shard);
 	// the zero Shard is all of them.
 	Shard shard.Shard
@@ -103,7 +106,7 @@ func (r *HelmRepositoryReconciler) reconcileIndex(ctx context.Context, obj *gits
 			// The server may publish a good index later: looked at again at the interval.
 			sourceFailed(r.Recorder, obj, gitsyncv1.IndexInvalidReason, err)
 			conditions.Delete(obj, gitsyncv1.ReconcilingCondition)
-			return ctrl.Result{RequeueAfter: withJitter(r.Jitter, obj.GetInterval().Duration)}, nil
+			return ctrl.Result{RequeueAfter: withJitter(r.Jitter, r.interval(obj))}, nil
 		case errors.Is(err, chartrepo.ErrTooLarge):
 			return r.fail(obj, gitsyncv1.TooLargeReason, err, true)
 		default:
@@ -119,7 +122,7 @@ func (r *HelmRepositoryReconciler) reconcileIndex(ctx context.Context, obj *gits
 	conditions.Delete(obj, gitsyncv1.ReconcilingCondition)
 	conditions.Delete(obj, gitsyncv1.StalledCondition)
 	conditions.MarkTrue(obj, gitsyncv1.ReadyCondition, gitsyncv1.SucceededReason, "stored index %s", poll.Digest)
-	return ctrl.Result{RequeueAfter: withJitter(r.Jitter, obj.GetInterval().Duration)}, nil
+	return ctrl.Result{RequeueAfter: withJitter(r.Jitter, r.interval(obj))}, nil
 }
 
 // chartsOf lists the charts that the Applications of this repository name.
@@ -166,4 +169,12 @@ func IndexesInUse(ctx context.Context, c client.Client) (map[string]bool, error)
 		}
 	}
 	return keep, nil
+}
+
+// interval is spec.interval within the operator's caps (a Warning when it is raised, on
+// a new generation).
+func (r *HelmRepositoryReconciler) interval(obj *gitsyncv1.HelmRepository) time.Duration {
+	d, note := r.Caps.Interval("spec.interval", obj.GetInterval().Duration)
+	capped(r.Recorder, obj, obj.Generation != obj.Status.ObservedGeneration, note)
+	return d
 }

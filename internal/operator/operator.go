@@ -35,6 +35,7 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/source"
 	"github.com/gitsync-dev/gitsync/internal/ui"
 	"github.com/gitsync-dev/gitsync/internal/webhook"
+	"github.com/gitsync-dev/gitsync/internal/caps"
 )
 
 // Options configure the operator. Zero values take the defaults of `gitsync run`.
@@ -92,6 +93,9 @@ type Options struct {
 	// RenderLimits bound every chart render of the process (helm.SetLimits); zero
 	// fields take helm's defaults.
 	RenderLimits helm.Limits
+	// Caps bound what a tenant's spec may ask for: timeouts, intervals, fetch sizes
+	// (gitsync run --max-timeout, --min-interval, --max-artifact-size); zero: none.
+	Caps caps.Caps
 }
 
 // NoEgressGuard is the DenyEgress of an operator without an egress guard.
@@ -165,6 +169,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		Fetcher: fetcher,
 		Jitter:  controller.Jitter(0.1),
 		Shard:   opts.Shard,
+		Caps:    opts.Caps,
 	}
 	repos.Recorder = events
 	if err := repos.SetupWithManager(mgr, controller.GitRepositoryOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
@@ -194,6 +199,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		Drift:   drift,
 		Applier: applier,
 		Jitter:  controller.Jitter(0.1),
+		Caps:    opts.Caps,
 
 		DefaultServiceAccount:   opts.DefaultServiceAccount,
 		AllowCrossNamespaceRefs: opts.AllowCrossNamespaceRefs,
@@ -203,7 +209,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	if err := apps.SetupWithManager(mgr, controller.ApplicationOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
 		return nil, fmt.Errorf("setting up the Application controller: %w", err)
 	}
-	helmRepos := &controller.HelmRepositoryReconciler{Client: mgr.GetClient(), Charts: charts, Jitter: controller.Jitter(0.1), Shard: opts.Shard}
+	helmRepos := &controller.HelmRepositoryReconciler{Client: mgr.GetClient(), Charts: charts, Jitter: controller.Jitter(0.1), Shard: opts.Shard, Caps: opts.Caps}
 	helmRepos.Recorder = events
 	if err := helmRepos.SetupWithManager(mgr, controller.HelmRepositoryOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
 		return nil, fmt.Errorf("setting up the HelmRepository controller: %w", err)

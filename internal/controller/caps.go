@@ -1,0 +1,31 @@
+package controller
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+)
+
+// timeout is the Application's spec.timeout within the operator's caps: every wait of a
+// sync (the apply, a hook, a wave, health) is bounded by it.
+func (r *ApplicationReconciler) timeout(app *gitsyncv1.Application) time.Duration {
+	d, _ := r.Caps.Timeout("spec.timeout", app.GetTimeout().Duration)
+	return d
+}
+
+// capped emits a Warning (reason LimitApplied) for each note of a spec field the
+// operator's caps lowered or raised, when tell (a new generation: once per spec).
+func capped(rec recorder.EventRecorder, obj runtime.Object, tell bool, notes ...string) {
+	if !tell || rec == nil {
+		return
+	}
+	for _, n := range notes {
+		if n != "" {
+			rec.Eventf(obj, nil, corev1.EventTypeWarning, gitsyncv1.LimitAppliedReason, "Reconcile", "%s", n)
+		}
+	}
+}
