@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/gitsync-dev/gitsync/internal/caps"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
 	"github.com/gitsync-dev/gitsync/internal/controller"
 	"github.com/gitsync-dev/gitsync/internal/egress"
@@ -35,7 +36,6 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/source"
 	"github.com/gitsync-dev/gitsync/internal/ui"
 	"github.com/gitsync-dev/gitsync/internal/webhook"
-	"github.com/gitsync-dev/gitsync/internal/caps"
 )
 
 // Options configure the operator. Zero values take the defaults of `gitsync run`.
