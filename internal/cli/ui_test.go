@@ -11,7 +11,8 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-// `gitsync ui` prints its URL and serves the applications the kubeconfig's user sees.
+// `gitsync ui` prints its URL, with this launch's token, and serves the applications the
+// kubeconfig's user sees to requests that carry the token and name a loopback host.
 func TestUIServesWithTheKubeconfig(t *testing.T) {
 	g := NewWithT(t)
 	f := newFixture(t, nil)
@@ -33,12 +34,31 @@ func TestUIServesWithTheKubeconfig(t *testing.T) {
 		_, rest, _ := strings.Cut(out.String(), "gitsync ui: ")
 		url, _, _ = strings.Cut(rest, " ")
 		return url
-	}).WithTimeout(20 * time.Second).WithPolling(50 * time.Millisecond).Should(HavePrefix("http://127.0.0.1:"))
-	resp, err := http.Get(url + "api/apps/" + f.ns + "/web")
-	g.Expect(err).NotTo(HaveOccurred())
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	g.Expect(resp.StatusCode).To(Equal(http.StatusOK), string(body))
-	g.Expect(string(body)).To(ContainSubstring(`"sync":"Synced"`))
-	g.Expect(string(body)).To(ContainSubstring(`"canSync":true`))
+	}).WithTimeout(20 * time.Second).WithPolling(50 * time.Millisecond).Should(MatchRegexp(`^http://127\.0\.0\.1:\d+/\?token=[0-9a-f]{64}$`))
+	base, token, _ := strings.Cut(url, "?token=")
+	get := func(token, host string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, base+"api/apps/"+f.ns+"/web", nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		g.Expect(err).NotTo(HaveOccurred())
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(body)
+	}
+	code, body := get("", "")
+	g.Expect(code).To(Equal(http.StatusUnauthorized), body)
+	g.Expect(body).NotTo(ContainSubstring(f.ns))
+	code, _ = get(strings.Repeat("0", 64), "")
+	g.Expect(code).To(Equal(http.StatusUnauthorized))
+	code, _ = get(token, "rebound.example:9080")
+	g.Expect(code).To(Equal(http.StatusMisdirectedRequest))
+	code, body = get(token, "")
+	g.Expect(code).To(Equal(http.StatusOK), body)
+	g.Expect(body).To(ContainSubstring(`"sync":"Synced"`))
+	g.Expect(body).To(ContainSubstring(`"canSync":true`))
 }
