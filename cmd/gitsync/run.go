@@ -57,7 +57,7 @@ func newRunCommandWith(o *runOptions) *cobra.Command {
 		"service account that an Application without spec.serviceAccountName impersonates in its own namespace (least privilege); empty: the operator's own identity")
 	f.BoolVar(&o.operator.AllowCrossNamespaceRefs, "allow-cross-namespace-refs", false,
 		"let an Application's sourceRef and dependsOn name another namespace (refused with AccessDenied otherwise)")
-	f.StringVar(&o.operator.UIBindAddress, "ui-bind-address", "", "serve the web UI read-only on this address (e.g. :9080); off by default")
+	f.StringVar(&o.operator.UIBindAddress, "ui-bind-address", "", "serve the web UI read-only on this address (e.g. :9080), to bearer tokens the API server accepts, with their rights; off by default")
 	f.StringVar(&o.shard, "shard", "", "reconcile only shard N of M (N/M, 0 <= N < M): the objects whose FNV-1a hash of namespace/name modulo M is N, or whose "+
 		gitsyncv1.ShardLabel+" label is N; run one replica (or a leader-elected set) per shard")
 	f.DurationVar(&o.operator.LeaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long a leader's lease lasts without renewal (a dead leader is replaced after it)")

@@ -11,7 +11,8 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-// `gitsync ui` prints its URL and serves the applications the kubeconfig's user sees.
+// `gitsync ui` prints its URL, with this launch's token, and serves the applications the
+// kubeconfig's user sees to requests that carry the token and name a loopback host.
 func TestUIServesWithTheKubeconfig(t *testing.T) {
 	g := NewWithT(t)
 	f := newFixture(t, nil)
@@ -33,12 +34,51 @@ func TestUIServesWithTheKubeconfig(t *testing.T) {
 		_, rest, _ := strings.Cut(out.String(), "gitsync ui: ")
 		url, _, _ = strings.Cut(rest, " ")
 		return url
-	}).WithTimeout(20 * time.Second).WithPolling(50 * time.Millisecond).Should(HavePrefix("http://127.0.0.1:"))
-	resp, err := http.Get(url + "api/apps/" + f.ns + "/web")
-	g.Expect(err).NotTo(HaveOccurred())
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	g.Expect(resp.StatusCode).To(Equal(http.StatusOK), string(body))
-	g.Expect(string(body)).To(ContainSubstring(`"sync":"Synced"`))
-	g.Expect(string(body)).To(ContainSubstring(`"canSync":true`))
+	}).WithTimeout(20 * time.Second).WithPolling(50 * time.Millisecond).Should(MatchRegexp(`^http://127\.0\.0\.1:\d+/\?token=[0-9a-f]{64}$`))
+	base, token, _ := strings.Cut(url, "?token=")
+	get := func(token, host string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, base+"api/apps/"+f.ns+"/web", nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		g.Expect(err).NotTo(HaveOccurred())
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(body)
+	}
+	code, body := get("", "")
+	g.Expect(code).To(Equal(http.StatusUnauthorized), body)
+	g.Expect(body).NotTo(ContainSubstring(f.ns))
+	code, _ = get(strings.Repeat("0", 64), "")
+	g.Expect(code).To(Equal(http.StatusUnauthorized))
+	code, _ = get(token, "rebound.example:9080")
+	g.Expect(code).To(Equal(http.StatusMisdirectedRequest))
+	code, body = get(token, "")
+	g.Expect(code).To(Equal(http.StatusOK), body)
+	g.Expect(body).To(ContainSubstring(`"sync":"Synced"`))
+	g.Expect(body).To(ContainSubstring(`"canSync":true`))
+}
+
+// `gitsync ui` listens on loopback unless --allow-remote says otherwise.
+func TestUIRefusesANonLoopbackAddress(t *testing.T) {
+	g := NewWithT(t)
+	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0"} {
+		var out, errOut syncBuffer
+		root := NewRootCommand(Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+		code := Execute(context.Background(), root, []string{"ui", "--address", addr, "--kubeconfig", kubeconfigPath})
+		g.Expect(code).NotTo(Equal(0), addr)
+		g.Expect(errOut.String()).To(ContainSubstring("--allow-remote"), addr)
+		g.Expect(out.String()).NotTo(ContainSubstring("gitsync ui: http"), addr)
+	}
+	for addr, want := range map[string]bool{
+		"127.0.0.1:9080": true, "127.1.2.3:9080": true, "[::1]:9080": true, "localhost:9080": true, "LocalHost:0": true,
+		"0.0.0.0:9080": false, ":9080": false, "[::]:9080": false, "192.168.1.5:9080": false,
+		"workstation.lan:9080": false, "127.0.0.1": false,
+	} {
+		g.Expect(loopbackAddress(addr)).To(Equal(want), addr)
+	}
 }

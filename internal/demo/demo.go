@@ -196,10 +196,14 @@ func Run(ctx context.Context, o Options) (err error) {
 	say("Application %s/hello is Synced: chart %s %s, %d objects", Namespace, chartApp.Status.Sync.Chart, chartApp.Status.Sync.ChartVersion, len(chartApp.Status.Inventory.Entries))
 	say("Application %s/hello-repo is Synced at %s from HelmRepository charts, %d objects", Namespace, repoApp.Status.LastAppliedRevision, len(repoApp.Status.Inventory.Entries))
 	uiURL := "http://" + uiAddr + "/"
-	if err := waitUI(ctx, uiURL); err != nil {
+	token, err := uiToken(ctx, c)
+	if err != nil {
 		return err
 	}
-	say("web UI (read-only): %s", uiURL)
+	if err := waitUI(ctx, uiURL, token); err != nil {
+		return err
+	}
+	say("web UI (read-only, as ServiceAccount %s/%s): %s?token=%s", Namespace, uiViewer, uiURL, token)
 	if o.ExitWhenReady {
 		return nil
 	}

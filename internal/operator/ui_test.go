@@ -11,9 +11,12 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
@@ -67,10 +70,22 @@ func TestOperatorUIDiffMakesNoFetch(t *testing.T) {
 		g.Expect(apimeta.IsStatusConditionTrue(app.Status.Conditions, gitsyncv1.ReadyCondition)).To(BeTrue())
 	}).WithTimeout(time.Minute).WithPolling(100 * time.Millisecond).Should(Succeed())
 
+	// The UI authenticates every request (TokenReview) and answers with the caller's
+	// rights: a ServiceAccount that may read the Application and ConfigMaps of ns.
+	url := fmt.Sprintf("http://%s/api/apps/%s/app/object?id=ConfigMap/%s/greeting", addr, ns, ns)
+	g.Eventually(func(g Gomega) {
+		resp, err := http.Get(url)
+		g.Expect(err).NotTo(HaveOccurred())
+		resp.Body.Close()
+		g.Expect(resp.StatusCode).To(Equal(http.StatusUnauthorized))
+	}).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+	token := viewerToken(t, ns)
+
 	srv.ResetCounts()
 	object := func(g Gomega) ui.ObjectView {
-		url := fmt.Sprintf("http://%s/api/apps/%s/app/object?id=ConfigMap/%s/greeting", addr, ns, ns)
-		resp, err := http.Get(url)
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
 		g.Expect(err).NotTo(HaveOccurred())
 		defer resp.Body.Close()
 		body, _ := io.ReadAll(resp.Body)
@@ -97,4 +112,35 @@ func TestOperatorUIDiffMakesNoFetch(t *testing.T) {
 		g.Expect(view.Fields).To(ConsistOf("/data/value"))
 	}).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 	g.Expect(srv.Counts("app")).To(Equal(gittest.Counts{}), "no ref listing, no fetch for a UI diff")
+}
+
+// viewerToken is a token of a ServiceAccount of ns that may read Applications and
+// ConfigMaps there (TokenRequest).
+func viewerToken(t *testing.T, ns string) string {
+	t.Helper()
+	ctx := context.Background()
+	read := []string{"get", "list", "watch"}
+	for _, obj := range []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "viewer", Namespace: ns}},
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "viewer", Namespace: ns}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{gitsyncv1.GroupVersion.Group}, Resources: []string{"applications"}, Verbs: read},
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: read},
+		}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "viewer", Namespace: ns},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "viewer"},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "viewer", Namespace: ns}}},
+	} {
+		if err := env.Client.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "viewer", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok.Status.Token
 }

@@ -76,7 +76,7 @@ func TestBrowserApplicationTreeDiffAndLiveDrift(t *testing.T) {
 
 	// The applications page lists the app, synced.
 	row := `tr[data-namespace="` + f.ns + `"][data-name="web"]`
-	do(t, ctx, 20*time.Second, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(row)))
+	do(t, ctx, 20*time.Second, chromedp.Navigate(srv.LoginURL("/")), chromedp.WaitVisible(chromedp.CSS(row)))
 	g.Expect(text(t, ctx, row)).To(And(ContainSubstring("Synced"), ContainSubstring(f.sha[:7])))
 	do(t, ctx, 5*time.Second, chromedp.WaitVisible(chromedp.CSS("#live.on")))
 	screenshot(t, ctx, shots, "applications")

@@ -137,7 +137,7 @@ func TestEventsStreamDeliversAChangeLive(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/api/events", nil)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := httpc.Do(req)
 	g.Expect(err).NotTo(HaveOccurred())
 	defer resp.Body.Close()
 	g.Expect(resp.Header.Get("Content-Type")).To(Equal("text/event-stream"))
@@ -191,7 +191,7 @@ func TestActionsNeedTokenSameOriginAndWriteAccess(t *testing.T) {
 		if origin != "" {
 			req.Header.Set("Origin", origin)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := httpc.Do(req)
 		g.Expect(err).NotTo(HaveOccurred())
 		resp.Body.Close()
 		return resp.StatusCode
@@ -217,7 +217,7 @@ func TestActionsNeedTokenSameOriginAndWriteAccess(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodPost, ro.URL+"/api/apps/"+f.ns+"/web/resume", nil)
 	req.Header.Set("X-CSRF-Token", between(page, `name="csrf-token" content="`, `"`))
 	req.Header.Set("Origin", ro.URL)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := httpc.Do(req)
 	g.Expect(err).NotTo(HaveOccurred())
 	resp.Body.Close()
 	g.Expect(resp.StatusCode).To(Equal(http.StatusForbidden))

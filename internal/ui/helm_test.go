@@ -75,7 +75,7 @@ func TestBrowserHelmRepositorySourceAndChartApp(t *testing.T) {
 	bctx := browser.New(t, 1280, 900)
 	shots := t.TempDir()
 	row := `#sources-body tr[data-kind="HelmRepository"][data-namespace="` + f.ns + `"][data-name="charts"]`
-	do(t, bctx, 20*time.Second, chromedp.Navigate(srv.URL+"/sources"), chromedp.WaitVisible(chromedp.CSS(row)),
+	do(t, bctx, 20*time.Second, chromedp.Navigate(srv.LoginURL("/sources")), chromedp.WaitVisible(chromedp.CSS(row)),
 		chromedp.WaitVisible(chromedp.CSS("#live.on")))
 	g.Expect(text(t, bctx, row)).To(And(ContainSubstring("HelmRepository"), ContainSubstring(repo.URL),
 		ContainSubstring("True"), ContainSubstring(digest[:len("sha256:")+12])))
@@ -138,7 +138,7 @@ func TestSourcesWithoutHelmRepositoryAccess(t *testing.T) {
 	user := "gitonly-" + f.ns
 	grantView(t, user, f.ns)
 	srv := startUI(t, asUser(user), ui.Options{})
-	c := &http.Client{Timeout: 20 * time.Second}
+	c := httpc
 	resp, err := c.Get(srv.URL + "/api/sources")
 	g.Expect(err).NotTo(HaveOccurred())
 	defer resp.Body.Close()

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -127,8 +128,37 @@ func (f *fixture) setImage(t *testing.T, image string) {
 	g.Expect(env.Client.Patch(ctx, dep, base, client.FieldOwner("kubectl-set"))).To(Succeed())
 }
 
-// startUI serves the UI for cfg's identity (as `gitsync ui` does) on a test server.
-func startUI(t testing.TB, cfg *rest.Config, opts ui.Options) *httptest.Server {
+// testServer is a UI on a test server. Token is its launch token (AuthLaunchToken),
+// which httpc sends it.
+type testServer struct {
+	*httptest.Server
+	UI    *ui.Server
+	Token string
+}
+
+// LoginURL logs a browser in (the cookie is set) and lands on path.
+func (s *testServer) LoginURL(path string) string { return s.URL + path + "?token=" + s.Token }
+
+// launchTokens holds the launch token of each test server, by host.
+var launchTokens sync.Map
+
+// httpc is a client that authenticates to the test servers as `gitsync ui`'s user does
+// (Authorization: Bearer, the launch token), unless the request sets the header itself.
+var httpc = &http.Client{Timeout: 60 * time.Second, Transport: bearerTransport{}}
+
+type bearerTransport struct{}
+
+func (bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if tok, ok := launchTokens.Load(r.URL.Host); ok && r.Header.Get("Authorization") == "" && tok.(string) != "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+tok.(string))
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// startUI serves the UI for cfg's identity (as `gitsync ui` does, unless opts.Auth says
+// otherwise) on a test server.
+func startUI(t testing.TB, cfg *rest.Config, opts ui.Options) *testServer {
 	t.Helper()
 	if opts.Diff == nil {
 		opts.Diff = cli.UIDiff
@@ -152,18 +182,19 @@ func startUI(t testing.TB, cfg *rest.Config, opts ui.Options) *httptest.Server {
 	}
 	srv.Listener = ln
 	srv.Start()
+	launchTokens.Store(ln.Addr().String(), s.Token())
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()
 		cancel()
 		<-done
 	})
-	return srv
+	return &testServer{Server: srv, UI: s, Token: s.Token()}
 }
 
 func get(t *testing.T, url string) (*http.Response, string) {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, err := httpc.Get(url)
 	if err != nil {
 		t.Fatalf("GET %s: %v", url, err)
 	}

@@ -75,7 +75,7 @@ func TestUserSeesOnlyApplicationsRBACAllows(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/api/apps/"+mine.ns+"/web/sync", nil)
 	req.Header.Set("X-CSRF-Token", between(page, `name="csrf-token" content="`, `"`))
 	req.Header.Set("Origin", srv.URL)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := httpc.Do(req)
 	g.Expect(err).NotTo(HaveOccurred())
 	resp.Body.Close()
 	g.Expect(resp.StatusCode).To(Equal(http.StatusForbidden))

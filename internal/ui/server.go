@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
-	"net"
 	"net/http"
 	"sync"
-	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +20,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 )
@@ -58,7 +57,20 @@ type Options struct {
 	// Namespaces limits the UI to these namespaces; nil: every namespace the identity may
 	// list Applications in (all of them when it may list them cluster-wide).
 	Namespaces []string
+	// Auth is how requests are authenticated, and whose rights they get: the zero value
+	// is `gitsync ui`'s launch token; the operator sets AuthKubernetes (which implies
+	// ReadOnly).
+	Auth Auth
+	// MaxStreams caps the open event streams (default 100), MaxStreamsPerCaller those of
+	// one caller (default 10); beyond them /api/events answers 503.
+	MaxStreams, MaxStreamsPerCaller int
 }
+
+// maxKinds bounds the informers that Server starts on demand for the kinds of the trees
+// it shows (beyond Applications, GitRepositories and Events): each holds every object of
+// its kind where the cache looks. A kind past the bound is shown as unreadable (health
+// Unknown, no live manifest).
+const maxKinds = 64
 
 // Server is the UI's http.Handler. Every browser reads the same informer cache.
 type Server struct {
@@ -76,6 +88,15 @@ type Server struct {
 	csrf   string
 	pages  *template.Template
 	mux    *http.ServeMux
+	// patterns are the mux's routes (the tests walk them).
+	patterns []string
+	// token is the launch token (AuthLaunchToken); reviews checks tokens and access
+	// (AuthKubernetes); streams caps /api/events.
+	token   string
+	reviews *reviews
+	streams *streams
+	// listen is the host Run listens on, for the Host check.
+	listen string
 
 	mu sync.Mutex
 	// watched kinds have an informer; readable ones are those the identity may list and
@@ -106,19 +127,42 @@ func New(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, opts Opt
 	if err != nil {
 		return nil, fmt.Errorf("creating the cache: %w", err)
 	}
-	token := make([]byte, 32)
-	if _, err := rand.Read(token); err != nil {
+	csrf, err := randomToken()
+	if err != nil {
 		return nil, fmt.Errorf("creating the csrf token: %w", err)
+	}
+	var launch string
+	if opts.Auth == AuthLaunchToken {
+		if launch, err = randomToken(); err != nil {
+			return nil, fmt.Errorf("creating the launch token: %w", err)
+		}
+	} else {
+		opts.ReadOnly = true
+	}
+	if opts.MaxStreams <= 0 {
+		opts.MaxStreams = 100
+	}
+	if opts.MaxStreamsPerCaller <= 0 {
+		opts.MaxStreamsPerCaller = 10
 	}
 	pages, err := template.New("").Funcs(funcs).ParseFS(assets, "assets/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("parsing templates: %w", err)
 	}
 	s := &Server{opts: opts, scheme: scheme, cache: c, direct: direct, cfg: cfg, namespaces: namespaces,
-		broker: newBroker(), synced: make(chan struct{}), csrf: hex.EncodeToString(token), pages: pages, watched: map[schema.GroupVersionKind]bool{},
-		readable: map[schema.GroupVersionKind]bool{}}
+		broker: newBroker(), synced: make(chan struct{}), csrf: csrf, pages: pages, watched: map[schema.GroupVersionKind]bool{},
+		readable: map[schema.GroupVersionKind]bool{}, token: launch, reviews: newReviews(direct),
+		streams: newStreams(opts.MaxStreams, opts.MaxStreamsPerCaller)}
 	s.routes()
 	return s, nil
+}
+
+func randomToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
 }
 
 // Start runs the cache until ctx ends; the handler answers once the cache has synced.
@@ -129,6 +173,11 @@ func (s *Server) Start(ctx context.Context) error {
 		if err := s.notifyOn(ctx, obj); err != nil {
 			return err
 		}
+		// Watched for good: a tree that holds one does not add a second informer handler.
+		gvk, _ := apiutil.GVKForObject(obj, s.scheme)
+		s.mu.Lock()
+		s.watched[gvk], s.readable[gvk] = true, true
+		s.mu.Unlock()
 	}
 	if !s.cache.WaitForCacheSync(ctx) {
 		return fmt.Errorf("waiting for the ui cache: %w", ctx.Err())
@@ -152,6 +201,10 @@ func (s *Server) NeedLeaderElection() bool { return false }
 
 // notifyOn makes every change of obj's kind an event for the browsers.
 func (s *Server) notifyOn(ctx context.Context, obj client.Object) error {
+	gvk, err := apiutil.GVKForObject(obj, s.scheme)
+	if err != nil {
+		return err
+	}
 	inf, err := s.cache.GetInformer(ctx, obj)
 	if err != nil {
 		return fmt.Errorf("watching %T: %w", obj, err)
@@ -173,7 +226,7 @@ func (s *Server) notifyOn(ctx context.Context, obj client.Object) error {
 				kind = gvks[0].Kind
 			}
 		}
-		ev := change{Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}
+		ev := change{Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName(), gvk: gvk, namespace: m.GetNamespace()}
 		if e, ok := o.(*corev1.Event); ok {
 			ev.Kind, ev.Namespace, ev.Name = "Event", e.InvolvedObject.Namespace, e.InvolvedObject.Name
 		}
@@ -190,10 +243,12 @@ func (s *Server) notifyOn(ctx context.Context, obj client.Object) error {
 	return err
 }
 
-// watch starts (once) an informer for gvk whose changes reach the browsers.
+// watch starts (once) an informer for gvk whose changes reach the browsers, unless
+// maxKinds are watched already. Callers ask only for kinds the request's caller may read
+// (callerReader), so a caller never makes the Server watch a kind it may not see.
 func (s *Server) watch(ctx context.Context, gvk schema.GroupVersionKind) {
 	s.mu.Lock()
-	if s.watched[gvk] {
+	if s.watched[gvk] || len(s.watched) >= maxKinds {
 		s.mu.Unlock()
 		return
 	}
@@ -253,67 +308,39 @@ func (s *Server) mayWatch(ctx context.Context, gvk schema.GroupVersionKind) bool
 
 func (s *Server) routes() {
 	mux := http.NewServeMux()
+	handle := func(pattern string, h http.Handler) {
+		mux.Handle(pattern, h)
+		s.patterns = append(s.patterns, pattern)
+	}
 	static, _ := fs.Sub(assets, "assets")
-	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
-	mux.HandleFunc("GET /{$}", s.pageApps)
-	mux.HandleFunc("GET /apps/{namespace}/{name}", s.pageApp)
-	mux.HandleFunc("GET /sources", s.pageSources)
-	mux.HandleFunc("GET /api/apps", s.apiApps)
-	mux.HandleFunc("GET /api/apps/{namespace}/{name}", s.apiApp)
-	mux.HandleFunc("GET /api/apps/{namespace}/{name}/object", s.apiObject)
-	mux.HandleFunc("GET /api/sources", s.apiSources)
-	mux.HandleFunc("GET /api/events", s.apiEvents)
-	mux.HandleFunc("POST /api/apps/{namespace}/{name}/{action}", s.apiAction)
+	handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	handle("GET /{$}", http.HandlerFunc(s.pageApps))
+	handle("GET /apps/{namespace}/{name}", http.HandlerFunc(s.pageApp))
+	handle("GET /sources", http.HandlerFunc(s.pageSources))
+	handle("GET /api/apps", http.HandlerFunc(s.apiApps))
+	handle("GET /api/apps/{namespace}/{name}", http.HandlerFunc(s.apiApp))
+	handle("GET /api/apps/{namespace}/{name}/object", http.HandlerFunc(s.apiObject))
+	handle("GET /api/sources", http.HandlerFunc(s.apiSources))
+	handle("GET /api/events", http.HandlerFunc(s.apiEvents))
+	handle("POST /api/apps/{namespace}/{name}/{action}", http.HandlerFunc(s.apiAction))
 	s.mux = mux
 }
 
-// ServeHTTP serves the pages, assets and JSON endpoints.
+// ServeHTTP serves the pages, assets and JSON endpoints to authenticated callers (guard).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("X-Frame-Options", "DENY")
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
+	w.Header().Set("Referrer-Policy", "same-origin")
+	r, ok := s.guard(w, r)
+	if !ok {
+		return
+	}
 	s.mux.ServeHTTP(w, r)
 }
 
-// Serve serves h on ln until ctx ends.
-func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		<-ctx.Done()
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shutdown)
-	}()
-	if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
-		return fmt.Errorf("serving the ui on %s: %w", ln.Addr(), err)
-	}
-	return nil
-}
-
-// Run starts the cache, waits until it has synced, then serves the UI on addr until ctx
-// ends; ready (when not nil) gets the URL once the UI answers.
-func (s *Server) Run(ctx context.Context, addr string, ready func(url string)) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listening on %s: %w", addr, err)
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errc := make(chan error, 2)
-	go func() { errc <- s.Start(ctx) }()
-	if !s.WaitForCacheSync(ctx) {
-		ln.Close()
-		cancel()
-		return fmt.Errorf("reading the cluster for the ui: %w", <-errc)
-	}
-	if ready != nil {
-		ready("http://" + ln.Addr().String() + "/")
-	}
-	go func() { errc <- Serve(ctx, ln, s) }()
-	select {
-	case <-ctx.Done():
-		return nil
-	case err := <-errc:
-		return err
-	}
+func (s *Server) listenHost() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.listen
 }

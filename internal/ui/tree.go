@@ -15,10 +15,10 @@ type Node = tree.Node
 const readTimeout = 10 * time.Second
 
 // tree is the application's resource tree (internal/tree, the one `gitsync tree` shows)
-// read from the cache: the inventory with each object's owned children below it, and the
-// number of nodes.
+// read from the cache as the request's caller may (callerReader): the inventory with each
+// object's owned children below it, and the number of nodes.
 func (s *Server) tree(ctx context.Context, app *gitsyncv1.Application) ([]*Node, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
-	return tree.Build(ctx, s.cache, app, tree.Options{Children: true, CanRead: s.canRead})
+	return tree.Build(ctx, callerReader{s: s, who: callerOf(ctx)}, app, tree.Options{Children: true})
 }

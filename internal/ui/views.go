@@ -179,15 +179,19 @@ func sourceRow(kind string, meta metav1.ObjectMeta, rawURL string, suspended boo
 	return r
 }
 
-// listApps reads the Applications from the cache, sorted by namespace and name.
+// listApps reads the Applications from the cache, of the namespaces where the caller may
+// list them, sorted by namespace and name.
 func (s *Server) listApps(ctx context.Context) ([]AppRow, error) {
 	list := &gitsyncv1.ApplicationList{}
 	if err := s.cache.List(ctx, list); err != nil {
 		return nil, err
 	}
+	may := s.listable(ctx, gitsyncv1.ApplicationKind)
 	rows := make([]AppRow, 0, len(list.Items))
 	for i := range list.Items {
-		rows = append(rows, rowOfApp(&list.Items[i]))
+		if may(list.Items[i].Namespace) {
+			rows = append(rows, rowOfApp(&list.Items[i]))
+		}
 	}
 	sort.Slice(rows, func(i, j int) bool {
 		if rows[i].Namespace != rows[j].Namespace {
@@ -199,23 +203,30 @@ func (s *Server) listApps(ctx context.Context) ([]AppRow, error) {
 }
 
 // listSources reads the GitRepositories, and the HelmRepositories when the identity may
-// list them, from the cache, sorted by namespace, name and kind.
+// list them, from the cache, of the namespaces where the caller may list each kind,
+// sorted by namespace, name and kind.
 func (s *Server) listSources(ctx context.Context) ([]SourceRow, error) {
 	list := &gitsyncv1.GitRepositoryList{}
 	if err := s.cache.List(ctx, list); err != nil {
 		return nil, err
 	}
 	rows := make([]SourceRow, 0, len(list.Items))
+	may := s.listable(ctx, gitsyncv1.GitRepositoryKind)
 	for i := range list.Items {
-		rows = append(rows, rowOfSource(&list.Items[i]))
+		if may(list.Items[i].Namespace) {
+			rows = append(rows, rowOfSource(&list.Items[i]))
+		}
 	}
 	if s.canRead(ctx, gitsyncv1.GroupVersion.WithKind(gitsyncv1.HelmRepositoryKind)) {
 		helm := &gitsyncv1.HelmRepositoryList{}
 		if err := s.cache.List(ctx, helm); err != nil {
 			return nil, err
 		}
+		may := s.listable(ctx, gitsyncv1.HelmRepositoryKind)
 		for i := range helm.Items {
-			rows = append(rows, rowOfHelmRepository(&helm.Items[i]))
+			if may(helm.Items[i].Namespace) {
+				rows = append(rows, rowOfHelmRepository(&helm.Items[i]))
+			}
 		}
 	}
 	sort.Slice(rows, func(i, j int) bool {
@@ -226,6 +237,21 @@ func (s *Server) listSources(ctx context.Context) ([]SourceRow, error) {
 		return a.Kind < b.Kind
 	})
 	return rows, nil
+}
+
+// listable says, per namespace, whether the request's caller may list gitsync's kind
+// there (one review per namespace).
+func (s *Server) listable(ctx context.Context, kind string) func(namespace string) bool {
+	who, seen := callerOf(ctx), map[string]bool{}
+	gvk := gitsyncv1.GroupVersion.WithKind(kind)
+	return func(ns string) bool {
+		may, ok := seen[ns]
+		if !ok {
+			may = s.mayList(ctx, who, gvk, ns)
+			seen[ns] = may
+		}
+		return may
+	}
 }
 
 // appDetail builds the application view from the cache.
@@ -267,8 +293,12 @@ func (s *Server) appDetail(ctx context.Context, app *gitsyncv1.Application) (*Ap
 	return d, nil
 }
 
-// appEvents are the cached events about the Application, newest first.
+// appEvents are the cached events about the Application, newest first: none when the
+// caller may not list events in its namespace.
 func (s *Server) appEvents(ctx context.Context, app *gitsyncv1.Application) ([]Event, error) {
+	if !s.mayList(ctx, callerOf(ctx), corev1.SchemeGroupVersion.WithKind("Event"), app.Namespace) {
+		return nil, nil
+	}
 	list := &corev1.EventList{}
 	if err := s.cache.List(ctx, list, client.InNamespace(app.Namespace)); err != nil {
 		return nil, err
