@@ -45,6 +45,7 @@ spec:
       containers: [{name: run, image: example.com/run:1}]
 `, "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: main}\n"})
 	ns := env.Namespace(t)
+	t.Cleanup(func() { cleanUp(t, ns) })
 	g.Expect(env.Client.Create(ctx, &gitsyncv1.GitRepository{
 		ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns},
 		Spec:       gitsyncv1.GitRepositorySpec{URL: srv.HTTPURL("app")},
@@ -75,4 +76,20 @@ spec:
 		}
 		return notes
 	}).WithTimeout(10 * time.Second).Should(ContainElement(ContainSubstring("spec.timeout 8760h0m0s is over the operator's --max-timeout: 2s applies")))
+}
+
+// cleanUp deletes the namespace's Applications and sources while an operator still runs
+// (it releases their finalizers), so that the package's later operators, which watch
+// every namespace, do not reconcile them (and count their requests).
+func cleanUp(t *testing.T, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	g := NewWithT(t)
+	g.Expect(env.Client.DeleteAllOf(ctx, &gitsyncv1.Application{}, client.InNamespace(ns))).To(Succeed())
+	g.Expect(env.Client.DeleteAllOf(ctx, &gitsyncv1.GitRepository{}, client.InNamespace(ns))).To(Succeed())
+	g.Eventually(func(g Gomega) int {
+		list := &gitsyncv1.ApplicationList{}
+		g.Expect(env.Client.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+		return len(list.Items)
+	}).WithTimeout(time.Minute).WithPolling(100 * time.Millisecond).Should(BeZero())
 }

@@ -54,6 +54,7 @@ func TestOperatorUIDiffMakesNoFetch(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); _ = mgr.Start(runCtx) }()
 	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(func() { cleanUp(t, ns) })
 
 	g.Expect(env.Client.Create(ctx, &gitsyncv1.GitRepository{
 		ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns},
