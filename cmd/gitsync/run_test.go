@@ -14,6 +14,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -118,16 +119,32 @@ func TestRunAgainstACluster(t *testing.T) {
 	g.Expect(metrics).To(ContainSubstring(`controller_runtime_reconcile_total{controller="gitrepository"`))
 	g.Expect(metrics).To(ContainSubstring(`gitsync_webhook_requests_total{code="401",provider="generic"} 1`))
 
-	// The web UI, read-only: it lists the source; actions are refused.
+	// The web UI, read-only and authenticated: without a token 401; with the token of a
+	// ServiceAccount that may read the namespace's sources it lists them; actions are
+	// refused.
+	code, _ = get(fmt.Sprintf("http://%s/api/sources", uiAddr))
+	g.Expect(code).To(Equal(http.StatusUnauthorized))
+	token, _ := env.ServiceAccountToken(t, ns, "viewer", rbacv1.PolicyRule{APIGroups: []string{gitsyncv1.GroupVersion.Group},
+		Resources: []string{"gitrepositories", "applications"}, Verbs: []string{"get", "list", "watch"}})
+	authed := func(method, url string) (int, string) {
+		req, err := http.NewRequest(method, url, nil)
+		g.Expect(err).NotTo(HaveOccurred())
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
 	g.Eventually(func(g Gomega) {
-		code, body := get(fmt.Sprintf("http://%s/api/sources", uiAddr))
+		code, body := authed(http.MethodGet, fmt.Sprintf("http://%s/api/sources", uiAddr))
 		g.Expect(code).To(Equal(http.StatusOK))
 		g.Expect(body).To(ContainSubstring(`"name":"app"`))
 	}).WithTimeout(10 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
-	resp, err = http.Post(fmt.Sprintf("http://%s/api/apps/%s/app/sync", uiAddr, ns), "application/json", nil)
-	g.Expect(err).NotTo(HaveOccurred())
-	resp.Body.Close()
-	g.Expect(resp.StatusCode).To(Equal(http.StatusForbidden))
+	code, _ = authed(http.MethodPost, fmt.Sprintf("http://%s/api/apps/%s/app/sync", uiAddr, ns))
+	g.Expect(code).To(Equal(http.StatusForbidden))
 
 	lease := &coordinationv1.Lease{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "gitsync-leader.gitsync.dev"}, lease)).To(Succeed())

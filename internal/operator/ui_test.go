@@ -11,12 +11,10 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
@@ -116,32 +114,12 @@ func TestOperatorUIDiffMakesNoFetch(t *testing.T) {
 }
 
 // viewerToken is a token of a ServiceAccount of ns that may read Applications and
-// ConfigMaps there (TokenRequest).
+// ConfigMaps there.
 func viewerToken(t *testing.T, ns string) string {
 	t.Helper()
-	ctx := context.Background()
 	read := []string{"get", "list", "watch"}
-	for _, obj := range []client.Object{
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "viewer", Namespace: ns}},
-		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "viewer", Namespace: ns}, Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{gitsyncv1.GroupVersion.Group}, Resources: []string{"applications"}, Verbs: read},
-			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: read},
-		}},
-		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "viewer", Namespace: ns},
-			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "viewer"},
-			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "viewer", Namespace: ns}}},
-	} {
-		if err := env.Client.Create(ctx, obj); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cs, err := kubernetes.NewForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "viewer", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok.Status.Token
+	token, _ := env.ServiceAccountToken(t, ns, "viewer",
+		rbacv1.PolicyRule{APIGroups: []string{gitsyncv1.GroupVersion.Group}, Resources: []string{"applications"}, Verbs: read},
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: read})
+	return token
 }

@@ -12,11 +12,6 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	authenticationv1 "k8s.io/api/authentication/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
@@ -29,23 +24,10 @@ var plain = &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Re
 }}
 
 // serviceAccountToken creates the ServiceAccount ns/name and returns a token the API
-// server issued for it (TokenRequest) and its user name.
+// server issued for it and its user name.
 func serviceAccountToken(t *testing.T, ns, name string) (token, user string) {
 	t.Helper()
-	ctx := context.Background()
-	if err := env.Client.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := kubernetes.NewForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name,
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("requesting a token of %s/%s: %v", ns, name, err)
-	}
-	return tok.Status.Token, "system:serviceaccount:" + ns + ":" + name
+	return env.ServiceAccountToken(t, ns, name)
 }
 
 // call sends method url with the headers (Authorization: Bearer token when token is set)

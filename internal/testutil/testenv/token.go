@@ -1,0 +1,44 @@
+package testenv
+
+import (
+	"context"
+	"testing"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+)
+
+// ServiceAccountToken creates the ServiceAccount ns/name, and when rules are given a Role
+// with them bound to it, and returns a token the API server issued for it (TokenRequest,
+// an hour) and its user name.
+func (e *Env) ServiceAccountToken(t testing.TB, ns, name string, rules ...rbacv1.PolicyRule) (token, user string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := e.Client.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(rules) > 0 {
+		if err := e.Client.Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Rules: rules}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Client.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: ns}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs, err := kubernetes.NewForConfig(e.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("requesting a token of %s/%s: %v", ns, name, err)
+	}
+	return tok.Status.Token, "system:serviceaccount:" + ns + ":" + name
+}
