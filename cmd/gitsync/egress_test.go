@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"net"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/egress"
+	"github.com/gitsync-dev/gitsync/internal/testutil/receiver"
 )
 
 // `gitsync run` with the default --deny-egress (and without --allow-file-urls): a
@@ -23,20 +22,7 @@ func TestRunDefaultEgressGuard(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	startRun(t, "--deny-egress", egress.FormatCIDRs(egress.DefaultDeny))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	g.Expect(err).NotTo(HaveOccurred())
-	defer ln.Close()
-	var accepted atomic.Int32
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
+	ln := receiver.Listen(t)
 	ns := env.Namespace(t)
 	for name, url := range map[string]string{"loopback": "http://" + ln.Addr().String() + "/app.git", "file": "file:///etc/app.git"} {
 		repo := &gitsyncv1.GitRepository{
@@ -55,7 +41,7 @@ func TestRunDefaultEgressGuard(t *testing.T) {
 			g.Expect(ready.Message).To(ContainSubstring(want))
 		}).WithTimeout(60*time.Second).WithPolling(200*time.Millisecond).Should(Succeed(), name)
 	}
-	g.Expect(accepted.Load()).To(BeZero())
+	g.Expect(ln.Accepted()).To(BeZero())
 }
 
 func TestDenyEgressFlag(t *testing.T) {

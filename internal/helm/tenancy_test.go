@@ -6,14 +6,13 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/gitsync-dev/gitsync/internal/testutil/receiver"
 	. "github.com/onsi/gomega"
 )
 
@@ -94,20 +93,7 @@ func TestSchemaErrorHidesValues(t *testing.T) {
 // Item 2: a schema's $ref to http(s) or file is refused, not fetched.
 func TestSchemaExternalRefRefused(t *testing.T) {
 	g := NewWithT(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	g.Expect(err).NotTo(HaveOccurred())
-	defer ln.Close()
-	var accepted atomic.Int32
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
+	ln := receiver.Listen(t)
 	for _, ref := range []string{"http://" + ln.Addr().String() + "/s.json", "file:///etc/passwd"} {
 		root := t.TempDir()
 		writeChart(t, root, "app", map[string]string{
@@ -120,7 +106,7 @@ func TestSchemaExternalRefRefused(t *testing.T) {
 		g.Expect(err).To(MatchError(ContainSubstring("refused")), ref)
 	}
 	time.Sleep(50 * time.Millisecond)
-	g.Expect(accepted.Load()).To(BeZero())
+	g.Expect(ln.Accepted()).To(BeZero())
 }
 
 func TestRedactSecrets(t *testing.T) {

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/egress"
+	"github.com/gitsync-dev/gitsync/internal/testutil/receiver"
 )
 
 // providerReader serves one Provider and its Secret (and no GitRepository or
@@ -67,20 +67,7 @@ func deliverOnce(t *testing.T, p *gitsyncv1.Provider, guard *egress.Guard, secre
 // the listener receives no connection, and the error is permanent (not retried).
 func TestProviderLoopbackRefused(t *testing.T) {
 	g := NewWithT(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	g.Expect(err).NotTo(HaveOccurred())
-	defer ln.Close()
-	var accepted atomic.Int32
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
+	ln := receiver.Listen(t)
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	for _, address := range []string{"http://" + ln.Addr().String() + "/hook", "http://localhost:" + port + "/hook"} {
 		p := &gitsyncv1.Provider{}
@@ -92,7 +79,7 @@ func TestProviderLoopbackRefused(t *testing.T) {
 		g.Expect(errors.As(err, &perm)).To(BeTrue())
 	}
 	time.Sleep(50 * time.Millisecond)
-	g.Expect(accepted.Load()).To(BeZero())
+	g.Expect(ln.Accepted()).To(BeZero())
 }
 
 // The Slack token and the Secret's headers do not follow a redirect to another port

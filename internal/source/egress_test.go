@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,26 +11,14 @@ import (
 
 	"github.com/gitsync-dev/gitsync/internal/egress"
 	"github.com/gitsync-dev/gitsync/internal/testutil/gittest"
+	"github.com/gitsync-dev/gitsync/internal/testutil/receiver"
 )
 
 // An http(s) Git URL on 127.0.0.1 (or a name resolving to it) is refused by the default
 // guard before anything is sent: the listener receives nothing.
 func TestFetchLoopbackRefusedByGuard(t *testing.T) {
 	g := NewWithT(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	g.Expect(err).NotTo(HaveOccurred())
-	defer ln.Close()
-	var accepted atomic.Int32
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
+	ln := receiver.Listen(t)
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	f, err := NewFetcherWithOptions(t.TempDir(), FetcherOptions{Egress: egress.New(egress.DefaultDeny)})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -42,7 +29,7 @@ func TestFetchLoopbackRefusedByGuard(t *testing.T) {
 		g.Expect(err.Error()).NotTo(ContainSubstring("S3cr3t!"))
 	}
 	time.Sleep(50 * time.Millisecond)
-	g.Expect(accepted.Load()).To(BeZero())
+	g.Expect(ln.Accepted()).To(BeZero())
 
 	// The same Fetcher without a guard reads the suite's Git server on loopback.
 	srv := gittest.NewServer(t, gittest.Options{})
