@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,12 +23,13 @@ type reconcileOptions struct {
 func (o *options) newReconcileCommand() *cobra.Command {
 	r := &reconcileOptions{options: o}
 	cmd := &cobra.Command{
-		Use:   "reconcile source|helmrepo|app NAME [--with-source]",
-		Short: "Reconcile now (sets gitsync.dev/requested-at), wait until it is handled and print the outcome",
+		Use:     "reconcile source|helmrepo|app NAME [--with-source]",
+		Short:   "Reconcile now (sets gitsync.dev/requested-at), wait until it is handled and print the outcome",
 		Example: `  gitsync reconcile app web --with-source
   gitsync reconcile source app-repo
-  gitsync reconcile helmrepo podinfo`,
-		Args:              cobra.ExactArgs(2),
+  gitsync reconcile helmrepo podinfo
+  gitsync reconcile source git app-repo     # Flux's form is read too`,
+		Args:              cobra.RangeArgs(2, 3),
 		ValidArgsFunction: o.completeKindAndName,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return r.run(cmd.Context(), args)
@@ -39,6 +41,10 @@ func (o *options) newReconcileCommand() *cobra.Command {
 }
 
 func (r *reconcileOptions) run(ctx context.Context, args []string) error {
+	args, err := r.fluxForm(args)
+	if err != nil {
+		return err
+	}
 	k, err := parseKind(args[0])
 	if err != nil {
 		return err
@@ -280,4 +286,45 @@ func (o *options) patchSuspend(ctx context.Context, c client.Client, k kind, key
 	}
 	fmt.Fprintf(o.Out, "%s %s %s\n", k.kindName(), key, state)
 	return nil
+}
+
+// fluxForm reads Flux's `reconcile source git|helm NAME` as gitsync's `reconcile
+// source|helmrepo NAME`, and says what gitsync's form is.
+func (r *reconcileOptions) fluxForm(args []string) ([]string, error) {
+	if len(args) == 2 {
+		return args, nil
+	}
+	if strings.ToLower(args[0]) == "source" {
+		switch strings.ToLower(args[1]) {
+		case "git":
+			fmt.Fprintf(r.ErrOut, "(gitsync's form: gitsync reconcile source %s)\n", args[2])
+			return []string{"source", args[2]}, nil
+		case "helm":
+			fmt.Fprintf(r.ErrOut, "(gitsync's form: gitsync reconcile helmrepo %s)\n", args[2])
+			return []string{"helmrepo", args[2]}, nil
+		}
+	}
+	return nil, fmt.Errorf("accepts 2 arg(s) (KIND NAME), or Flux's `source git|helm NAME`; received %d", len(args))
+}
+
+// newSyncCommand is Argo CD's `sync`: `gitsync sync app NAME` is `gitsync reconcile app
+// NAME`, and says so.
+func (o *options) newSyncCommand() *cobra.Command {
+	r := &reconcileOptions{options: o}
+	cmd := &cobra.Command{
+		Use:               "sync app NAME",
+		Short:             "Argo CD's habit: the same as `gitsync reconcile app NAME`",
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: o.completeAppName,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if k, err := parseKind(args[0]); err != nil || k != kindApp {
+				return fmt.Errorf("sync works on apps: gitsync sync app NAME (or gitsync reconcile source NAME)")
+			}
+			fmt.Fprintf(o.ErrOut, "(gitsync's form: gitsync reconcile app %s)\n", args[1])
+			return r.run(cmd.Context(), args)
+		},
+	}
+	cmd.Flags().BoolVar(&r.withSource, "with-source", false, "reconcile the Application's source first")
+	cmd.Flags().DurationVar(&r.timeout, "timeout", 5*time.Minute, "how long to wait for the outcome")
+	return cmd
 }

@@ -61,13 +61,15 @@ func NewRootCommand(streams Streams, extra ...*cobra.Command) *cobra.Command {
 		Short:         "GitOps operator: keeps a Kubernetes cluster equal to Git",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// A mistyped verb gets cobra's "Did you mean this?".
+		SuggestionsMinimumDistance: 2,
 	}
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	for _, c := range []*cobra.Command{
 		o.newGetCommand(), o.newDiffCommand(), o.newBuildCommand(),
-		o.newReconcileCommand(), o.newSuspendCommand(true), o.newSuspendCommand(false),
+		o.newReconcileCommand(), o.newSyncCommand(), o.newSuspendCommand(true), o.newSuspendCommand(false),
 		o.newWaitCommand(), o.newHistoryCommand(), o.newEventsCommand(), o.newTreeCommand(),
 		o.newRollbackCommand(), o.newInstallCommand(), o.newVersionCommand(), o.newUICommand(), o.newMCPCommand(),
 	} {

@@ -1,0 +1,32 @@
+package cli
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+)
+
+// Flux's and Argo CD's habits work, and point at gitsync's form; a mistyped verb gets a
+// suggestion.
+func TestFluxAndArgoHabits(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, nil)
+
+	r := gitsync(t, "reconcile", "source", "git", "app-repo", "-n", f.ns)
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(r.err).To(ContainSubstring("gitsync reconcile source app-repo"))
+	g.Expect(r.out).To(ContainSubstring("revision main@sha1:" + f.sha))
+
+	r = gitsync(t, "sync", "app", "web", "-n", f.ns)
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(r.err).To(ContainSubstring("gitsync reconcile app web"))
+	g.Expect(r.out).To(ContainSubstring("main@sha1:" + f.sha))
+
+	r = gitsync(t, "reconcile", "source", "oci", "x", "-n", f.ns)
+	g.Expect(r.code).NotTo(Equal(0))
+
+	r = gitsync(t, "reconcil", "app", "web")
+	g.Expect(r.code).NotTo(Equal(0))
+	g.Expect(r.err).To(ContainSubstring("Did you mean this?"))
+	g.Expect(r.err).To(ContainSubstring("reconcile"))
+}
