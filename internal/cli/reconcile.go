@@ -23,8 +23,8 @@ type reconcileOptions struct {
 func (o *options) newReconcileCommand() *cobra.Command {
 	r := &reconcileOptions{options: o}
 	cmd := &cobra.Command{
-		Use:     "reconcile source|helmrepo|app NAME [--with-source]",
-		Short:   "Reconcile now (sets gitsync.dev/requested-at), wait until it is handled and print the outcome",
+		Use:   "reconcile source|helmrepo|app NAME [--with-source]",
+		Short: "Reconcile now (sets gitsync.dev/requested-at), wait until it is handled and print the outcome",
 		Example: `  gitsync reconcile app web --with-source
   gitsync reconcile source app-repo
   gitsync reconcile helmrepo podinfo
