@@ -18,14 +18,17 @@ import (
 	"sigs.k8s.io/yaml"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/redact"
 )
 
 type getOptions struct {
 	*options
-	output         string
-	selector       string
-	statusSelector string
-	watch          bool
+	output string
+	// showManagedFields keeps metadata.managedFields in -o json|yaml.
+	showManagedFields bool
+	selector          string
+	statusSelector    string
+	watch             bool
 }
 
 func (o *options) newGetCommand() *cobra.Command {
@@ -45,7 +48,8 @@ func (o *options) newGetCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&g.output, "output", "o", "table", "output format: table, json or yaml")
+	f.StringVarP(&g.output, "output", "o", "table", "output format: table, wide, name, json or yaml")
+	f.BoolVar(&g.showManagedFields, "show-managed-fields", false, "keep metadata.managedFields in json and yaml output")
 	f.StringVarP(&g.selector, "selector", "l", "", "label selector, as kubectl's -l")
 	f.StringVar(&g.statusSelector, "status-selector", "", "filter by status: ready=true|false|unknown, sync=, health=, suspended= (comma-separated)")
 	f.BoolVarP(&g.watch, "watch", "w", false, "after listing, watch for changes and print each changed object")
@@ -59,9 +63,9 @@ func (g *getOptions) run(ctx context.Context, args []string) error {
 		return err
 	}
 	switch g.output {
-	case "table", "json", "yaml":
+	case "table", "wide", "name", "json", "yaml":
 	default:
-		return fmt.Errorf("--output %q: use table, json or yaml", g.output)
+		return fmt.Errorf("--output %q: use table, wide, name, json or yaml", g.output)
 	}
 	sel, err := parseStatusSelector(g.statusSelector)
 	if err != nil {
@@ -117,7 +121,7 @@ func (g *getOptions) run(ctx context.Context, args []string) error {
 		tables = append(tables, objs)
 		rvs = append(rvs, list.(metav1.ListInterface).GetResourceVersion())
 	}
-	if len(all) == 0 && g.output == "table" && !g.watch {
+	if len(all) == 0 && g.tabular() && !g.watch {
 		where := "namespace " + ns
 		if g.allNamespaces {
 			where = "any namespace"
@@ -129,7 +133,7 @@ func (g *getOptions) run(ctx context.Context, args []string) error {
 		fmt.Fprintf(g.ErrOut, "No %s found in %s.\n", strings.Join(names, " or "), where)
 		return nil
 	}
-	if g.output != "table" {
+	if !g.tabular() {
 		if err := g.print(k, all, true, sel); err != nil {
 			return err
 		}
@@ -191,26 +195,78 @@ func (g *getOptions) print(k kind, objs []client.Object, header bool, sel status
 	}
 	switch g.output {
 	case "json", "yaml":
+		if !g.showManagedFields {
+			for _, obj := range shown {
+				obj.SetManagedFields(nil)
+			}
+		}
 		return printObjects(g.Out, g.output, shown, len(objs) == 1 && !header)
+	case "name":
+		for _, obj := range shown {
+			setTypeMeta(obj)
+			fmt.Fprintf(g.Out, "%s.%s/%s\n", strings.ToLower(obj.GetObjectKind().GroupVersionKind().Kind), gitsyncv1.GroupVersion.Group, obj.GetName())
+		}
+		return nil
 	}
-	printTable(g.Out, k, shown, header, g.allNamespaces, now)
+	printTable(g.Out, k, shown, header, g.allNamespaces, g.output == "wide", now)
 	return nil
 }
 
-func printTable(w io.Writer, k kind, objs []client.Object, header, withNamespace bool, now time.Time) {
+// tabular tells whether the output is a table (table or wide).
+func (g *getOptions) tabular() bool { return g.output == "table" || g.output == "wide" }
+
+// wideColumns are -o wide's extra columns: where an object's content comes from.
+func wideColumns(obj client.Object) (source, target string) {
+	switch o := obj.(type) {
+	case *gitsyncv1.Application:
+		source = o.Spec.SourceRef.Kind + "/" + o.Spec.SourceRef.Name
+		target = pathOrDot(o.Spec.Path)
+		if o.Spec.Helm != nil && o.Spec.Helm.Chart != "" {
+			target = o.Spec.Helm.Chart
+			if o.Spec.Helm.Version != "" {
+				target += " " + o.Spec.Helm.Version
+			}
+		}
+	case *gitsyncv1.GitRepository:
+		source = redact.URL(o.Spec.URL)
+		target = "-"
+		if r := o.Spec.Ref; r != nil {
+			for _, v := range []string{r.Branch, r.Tag, r.SemVer, r.Commit} {
+				if v != "" {
+					target = v
+					break
+				}
+			}
+		}
+	case *gitsyncv1.HelmRepository:
+		source, target = redact.URL(o.Spec.URL), "-"
+	}
+	return source, target
+}
+
+func printTable(w io.Writer, k kind, objs []client.Object, header, withNamespace, wide bool, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
 	if header {
 		if withNamespace {
 			fmt.Fprint(tw, "NAMESPACE\t")
 		}
-		fmt.Fprintln(tw, "NAME\tREADY\tSYNC\tHEALTH\tREVISION\tAGE\tMESSAGE")
+		fmt.Fprint(tw, "NAME\tREADY\tSYNC\tHEALTH\tREVISION\tAGE\t")
+		if wide {
+			fmt.Fprint(tw, "SOURCE\tTARGET\t")
+		}
+		fmt.Fprintln(tw, "MESSAGE")
 	}
 	for _, obj := range objs {
 		r := rowOf(obj, now)
 		if withNamespace {
 			fmt.Fprintf(tw, "%s\t", r.Namespace)
 		}
-		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.namePrefix(obj), r.Name, r.Ready, r.Sync, r.Health, r.Revision, r.Age, r.Message)
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t", k.namePrefix(obj), r.Name, r.Ready, r.Sync, r.Health, r.Revision, r.Age)
+		if wide {
+			source, target := wideColumns(obj)
+			fmt.Fprintf(tw, "%s\t%s\t", source, target)
+		}
+		fmt.Fprintf(tw, "%s\n", r.Message)
 	}
 	tw.Flush()
 }

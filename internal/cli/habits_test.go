@@ -30,3 +30,27 @@ func TestFluxAndArgoHabits(t *testing.T) {
 	g.Expect(r.err).To(ContainSubstring("Did you mean this?"))
 	g.Expect(r.err).To(ContainSubstring("reconcile"))
 }
+
+// get -o wide and -o name, and -o json|yaml without managedFields unless asked.
+func TestGetOutputs(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, nil)
+
+	r := gitsync(t, "get", "apps", "-n", f.ns, "-o", "wide")
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(r.out).To(MatchRegexp(`NAME\s+READY\s+SYNC\s+HEALTH\s+REVISION\s+AGE\s+SOURCE\s+TARGET\s+MESSAGE`))
+	g.Expect(r.out).To(ContainSubstring("GitRepository/app-repo"))
+	g.Expect(r.out).To(ContainSubstring("./app"))
+
+	r = gitsync(t, "get", "apps", "-n", f.ns, "-o", "name")
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(r.out).To(Equal("application.gitsync.dev/web\n"))
+
+	for _, format := range []string{"json", "yaml"} {
+		r = gitsync(t, "get", "app", "web", "-n", f.ns, "-o", format)
+		g.Expect(r.code).To(Equal(0), r.String())
+		g.Expect(r.out).NotTo(ContainSubstring("managedFields"), format)
+		r = gitsync(t, "get", "app", "web", "-n", f.ns, "-o", format, "--show-managed-fields")
+		g.Expect(r.out).To(ContainSubstring("managedFields"), format)
+	}
+}
