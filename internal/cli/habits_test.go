@@ -1,9 +1,16 @@
 package cli
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 )
 
 // Flux's and Argo CD's habits work, and point at gitsync's form; a mistyped verb gets a
@@ -53,4 +60,27 @@ func TestGetOutputs(t *testing.T) {
 		r = gitsync(t, "get", "app", "web", "-n", f.ns, "-o", format, "--show-managed-fields")
 		g.Expect(r.out).To(ContainSubstring("managedFields"), format)
 	}
+}
+
+// `wait --for synced` on a drifted Application says what it waited for and what it saw
+// last: the drifted object, its field and who wrote it.
+func TestWaitSaysWhatItSawLast(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, func(a *gitsyncv1.Application) { a.Spec.SelfHeal = ptr.To(false) })
+	ctx := context.Background()
+	cm := &corev1.ConfigMap{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "settings"}, cm)).To(Succeed())
+	base := client.MergeFrom(cm.DeepCopy())
+	cm.Data["greeting"] = "edited"
+	g.Expect(env.Client.Patch(ctx, cm, base, client.FieldOwner("kubectl-edit"))).To(Succeed())
+	g.Eventually(func(g Gomega) []gitsyncv1.DriftedObject {
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(f.app), f.app)).To(Succeed())
+		return f.app.Status.Drift
+	}).WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).ShouldNot(BeEmpty())
+
+	r := gitsync(t, "wait", "app", "web", "-n", f.ns, "--for", "synced", "--timeout", "2s")
+	g.Expect(r.code).NotTo(Equal(0))
+	g.Expect(r.err).To(ContainSubstring("waiting for Application " + f.ns + "/web to be synced"))
+	g.Expect(r.err).To(ContainSubstring("sync OutOfSync"))
+	g.Expect(r.err).To(ContainSubstring("drift ConfigMap/" + f.ns + "/settings: /data/greeting by kubectl-edit"))
 }

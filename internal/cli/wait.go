@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -46,10 +47,15 @@ func (o *options) newWaitCommand() *cobra.Command {
 			}
 			ctx, cancel := context.WithTimeoutCause(cmd.Context(), timeout, fmt.Errorf("timed out after %s", timeout))
 			defer cancel()
+			var last *gitsyncv1.Application
 			obj, err := waitFor(ctx, c, kindApp, client.ObjectKey{Namespace: ns, Name: args[1]}, func(obj client.Object) (bool, error) {
-				return goal(obj.(*gitsyncv1.Application))
+				last = obj.(*gitsyncv1.Application)
+				return goal(last)
 			})
 			if err != nil {
+				if ctx.Err() != nil && last != nil {
+					return fmt.Errorf("%w waiting for Application %s/%s to be %s; last seen: %s", err, ns, args[1], forWhat, lastSeen(last))
+				}
 				return err
 			}
 			app := obj.(*gitsyncv1.Application)
@@ -102,4 +108,33 @@ func waitGoal(forWhat string) (func(*gitsyncv1.Application) (bool, error), error
 		}
 		return false, nil
 	}, nil
+}
+
+// lastSeen says what an Application's status showed when a wait gave up: sync, health,
+// Ready, and the drift that keeps it out of sync (objects, fields and writers).
+func lastSeen(a *gitsyncv1.Application) string {
+	var parts []string
+	if a.Status.Sync != nil {
+		parts = append(parts, fmt.Sprintf("sync %s at %s", a.Status.Sync.Status, a.Status.Sync.Revision))
+	}
+	if a.Status.Health != nil {
+		parts = append(parts, "health "+a.Status.Health.Status)
+	}
+	if c := apimeta.FindStatusCondition(a.Status.Conditions, gitsyncv1.ReadyCondition); c != nil {
+		parts = append(parts, fmt.Sprintf("Ready=%s (%s: %s)", c.Status, c.Reason, c.Message))
+	}
+	for _, d := range a.Status.Drift {
+		parts = append(parts, fmt.Sprintf("drift %s: %s by %s", d.Object, strings.Join(d.Fields, ", "), managersOr(d.Managers)))
+	}
+	if len(parts) == 0 {
+		return "no status yet"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func managersOr(managers []string) string {
+	if len(managers) == 0 {
+		return "an unknown writer"
+	}
+	return strings.Join(managers, ", ")
 }
