@@ -84,3 +84,25 @@ func TestWaitSaysWhatItSawLast(t *testing.T) {
 	g.Expect(r.err).To(ContainSubstring("sync OutOfSync"))
 	g.Expect(r.err).To(ContainSubstring("drift ConfigMap/" + f.ns + "/settings: /data/greeting by kubectl-edit"))
 }
+
+// The tree shows a drifted object as such, and the hooks of the last run.
+func TestTreeShowsDriftAndHooks(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	f := newFixture(t, func(a *gitsyncv1.Application) { a.Spec.SelfHeal = ptr.To(false) })
+	cm := &corev1.ConfigMap{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "settings"}, cm)).To(Succeed())
+	base := client.MergeFrom(cm.DeepCopy())
+	cm.Data["greeting"] = "edited"
+	g.Expect(env.Client.Patch(ctx, cm, base, client.FieldOwner("kubectl-edit"))).To(Succeed())
+	g.Eventually(func(g Gomega) string {
+		return gitsync(t, "tree", "app", "web", "-n", f.ns).out
+	}).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).Should(ContainSubstring("ConfigMap/" + f.ns + "/settings (Healthy, drifted)"))
+
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(f.app), f.app)).To(Succeed())
+	base = client.MergeFrom(f.app.DeepCopy())
+	f.app.Status.Hooks = []gitsyncv1.HookStatus{{Kind: "Job", Namespace: f.ns, Name: "migrate-x1", Phase: gitsyncv1.HookPreSync, Result: "Succeeded"}}
+	g.Expect(env.Client.Status().Patch(ctx, f.app, base)).To(Succeed())
+	r := gitsync(t, "tree", "app", "web", "-n", f.ns)
+	g.Expect(r.out).To(ContainSubstring("└── Hooks of the last run\n    └── Job/" + f.ns + "/migrate-x1 (PreSync, Healthy)\n"))
+}

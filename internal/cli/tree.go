@@ -21,7 +21,7 @@ func (o *options) newTreeCommand() *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:               "tree app NAME [--children] [-o json]",
-		Short:             "Show an Application's inventory grouped by kind, each object with its health",
+		Short:             "Show an Application's inventory grouped by kind, each object with its health (and drift), then the hooks of its last run",
 		Args:              cobra.ExactArgs(2),
 		ValidArgsFunction: o.completeAppName,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -54,7 +54,7 @@ func (o *options) newTreeCommand() *cobra.Command {
 // inventoryTree returns one node per inventory entry, sorted by kind then name, each
 // with the health status.health gives it (CEL health checks included).
 func inventoryTree(ctx context.Context, c client.Client, app *gitsyncv1.Application, children bool) ([]*node, error) {
-	nodes, _, err := tree.Build(ctx, c, app, tree.Options{Children: children})
+	nodes, _, err := tree.Build(ctx, c, app, tree.Options{Children: children, Hooks: true})
 	return nodes, err
 }
 
@@ -66,11 +66,20 @@ func printTree(w io.Writer, app *gitsyncv1.Application, nodes []*node) {
 	fmt.Fprintf(w, "Application/%s/%s (%s)\n", app.Namespace, app.Name, health)
 	kinds := []string{}
 	byKind := map[string][]*node{}
+	var hooks []*node
 	for _, n := range nodes {
+		if n.Hook != "" {
+			hooks = append(hooks, n)
+			continue
+		}
 		if _, ok := byKind[n.Kind]; !ok {
 			kinds = append(kinds, n.Kind)
 		}
 		byKind[n.Kind] = append(byKind[n.Kind], n)
+	}
+	if len(hooks) > 0 {
+		kinds = append(kinds, hooksGroup)
+		byKind[hooksGroup] = hooks
 	}
 	for i, k := range kinds {
 		last := i == len(kinds)-1
@@ -79,6 +88,9 @@ func printTree(w io.Writer, app *gitsyncv1.Application, nodes []*node) {
 	}
 }
 
+// hooksGroup heads the hooks of the last run in a printed tree.
+const hooksGroup = "Hooks of the last run"
+
 func printNodes(w io.Writer, nodes []*node, prefix string) {
 	for i, n := range nodes {
 		last := i == len(nodes)-1
@@ -86,7 +98,14 @@ func printNodes(w io.Writer, nodes []*node, prefix string) {
 		if n.Namespace != "" {
 			name = n.Namespace + "/" + n.Name
 		}
-		fmt.Fprintf(w, "%s%s %s/%s (%s)\n", prefix, branch(last), n.Kind, name, n.Health)
+		state := n.Health
+		if n.Hook != "" {
+			state = n.Hook + ", " + n.Health
+		}
+		if n.Drifted {
+			state += ", drifted"
+		}
+		fmt.Fprintf(w, "%s%s %s/%s (%s)\n", prefix, branch(last), n.Kind, name, state)
 		printNodes(w, n.Children, indent(prefix, last))
 	}
 }
