@@ -69,6 +69,10 @@ const (
 const (
 	// RequestedAtAnnotation: setting it to a new value asks for a reconcile now.
 	RequestedAtAnnotation = "gitsync.dev/requested-at"
+	// RunHooksAnnotation: set to the same value as requested-at, the requested sync runs
+	// the hooks again (`gitsync reconcile app NAME --hooks`); a request without it runs
+	// them only for a revision they have not run for.
+	RunHooksAnnotation = "gitsync.dev/run-hooks"
 	// ApplicationLabel names the Application that manages an object.
 	ApplicationLabel = "gitsync.dev/application"
 	// ApplicationNamespaceLabel is the namespace of the Application that manages an object.

@@ -17,7 +17,9 @@ import (
 type reconcileOptions struct {
 	*options
 	withSource bool
-	timeout    time.Duration
+	// hooks asks the Application's sync to run its hooks again (gitsync.dev/run-hooks).
+	hooks   bool
+	timeout time.Duration
 }
 
 func (o *options) newReconcileCommand() *cobra.Command {
@@ -36,6 +38,7 @@ func (o *options) newReconcileCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&r.withSource, "with-source", false, "reconcile the Application's source first, so that a new commit (GitRepository) or chart version (HelmRepository) is fetched")
+	cmd.Flags().BoolVar(&r.hooks, "hooks", false, "run the Application's hooks again (without it, hooks run once per revision)")
 	cmd.Flags().DurationVar(&r.timeout, "timeout", 5*time.Minute, "how long to wait for the outcome")
 	return cmd
 }
@@ -146,6 +149,9 @@ func (r *reconcileOptions) reconcile(ctx context.Context, c client.WithWatch, k 
 		ann = map[string]string{}
 	}
 	ann[gitsyncv1.RequestedAtAnnotation] = requested
+	if r.hooks && k == kindApp {
+		ann[gitsyncv1.RunHooksAnnotation] = requested
+	}
 	obj.SetAnnotations(ann)
 	if err := c.Patch(ctx, obj, base); err != nil {
 		return nil, fmt.Errorf("requesting a reconcile of %s %s: %w", k.kindName(), key, err)

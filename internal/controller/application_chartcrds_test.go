@@ -301,9 +301,9 @@ func TestChartCRDsAreNeverPrunedAndHooksRunInHelmOrder(t *testing.T) {
 		runs = append(runs, whatOf(audit.snapshot())[before:])
 	}
 
-	// 1. A requested resync of the same revision (hooks run again).
+	// 1. A requested resync of the same revision that asks for the hooks again.
 	f.edit(g, "stack", func(a *gitsyncv1.Application) {
-		a.Annotations = map[string]string{gitsyncv1.RequestedAtAnnotation: "resync"}
+		a.Annotations = map[string]string{gitsyncv1.RequestedAtAnnotation: "resync", gitsyncv1.RunHooksAnnotation: "resync"}
 	})
 	nextRun("requested resync")
 	g.Eventually(func(g Gomega) string { return f.get(g, "stack").Status.LastHandledReconcileAt }).

@@ -37,13 +37,16 @@ func (r *ApplicationReconciler) planSync(s *syncRun) error {
 	return nil
 }
 
-// runHooks tells whether this sync runs the plan's hooks: once per revision, and
-// again on a requested sync.
+// runHooks tells whether this sync runs the plan's hooks: once per revision (a
+// rollback's pin is one new revision: one run), and again only on a sync request that
+// asks for them (gitsync.dev/run-hooks equal to the new gitsync.dev/requested-at). A
+// plain request, a resume or a spec change at the same revision runs none.
 func runHooks(s *syncRun) bool {
 	app := s.app
 	requested := app.GetAnnotations()[gitsyncv1.RequestedAtAnnotation]
 	newRequest := requested != "" && requested != app.Status.LastHandledReconcileAt
-	return app.Status.HooksRevision != s.revision || newRequest
+	asked := newRequest && app.GetAnnotations()[gitsyncv1.RunHooksAnnotation] == requested
+	return app.Status.HooksRevision != s.revision || asked
 }
 
 // applyPlan applies the main set: in one call when nothing orders it, otherwise through

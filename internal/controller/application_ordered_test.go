@@ -140,9 +140,16 @@ func TestApplicationHooksAndWaves(t *testing.T) {
 		g.Expect(smoke.UID).To(Equal(smokeUID), "the PostSync hook did not run again")
 	}, 2*time.Second, 200*time.Millisecond).Should(Succeed())
 
-	// A requested sync runs the hooks again.
+	// A plain sync request does not run the hooks again; one that asks for them does.
 	f.edit(g, "app", func(a *gitsyncv1.Application) {
-		a.Annotations = map[string]string{gitsyncv1.RequestedAtAnnotation: "again"}
+		a.Annotations = map[string]string{gitsyncv1.RequestedAtAnnotation: "plain"}
+	})
+	g.Eventually(func(g Gomega) string { return f.get(g, "app").Status.LastHandledReconcileAt }).
+		WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Equal("plain"))
+	g.Consistently(func(g Gomega) int { return len(f.hookJobs(g, "app")) }, time.Second, 100*time.Millisecond).
+		Should(Equal(1), "only smoke, left by the first run")
+	f.edit(g, "app", func(a *gitsyncv1.Application) {
+		a.Annotations = map[string]string{gitsyncv1.RequestedAtAnnotation: "again", gitsyncv1.RunHooksAnnotation: "again"}
 	})
 	f.waitHookJob("app", "migrate-")
 }
