@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"io"
 	"strconv"
 	"strings"
 
@@ -137,4 +138,32 @@ func toString(v any) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// maskValues replaces every sensitive value (render.Result.Sensitive: decrypted values,
+// variables from Secrets) in s with "***".
+func maskValues(s string, sensitive []string) string {
+	for _, v := range sensitive {
+		if v != "" {
+			s = strings.ReplaceAll(s, v, masked)
+		}
+	}
+	return s
+}
+
+// maskingWriter masks the sensitive values in each write; the callers write whole lines
+// or documents, and sensitive values hold no newline.
+type maskingWriter struct {
+	w         io.Writer
+	sensitive []string
+}
+
+func (m maskingWriter) Write(p []byte) (int, error) {
+	if len(m.sensitive) == 0 {
+		return m.w.Write(p)
+	}
+	if _, err := io.WriteString(m.w, maskValues(string(p), m.sensitive)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

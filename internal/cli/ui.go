@@ -12,6 +12,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
+	sops "github.com/gitsync-dev/gitsync/internal/decrypt"
 	"github.com/gitsync-dev/gitsync/internal/drift"
 	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/ui"
@@ -56,7 +57,8 @@ func (o *options) runUI(ctx context.Context, address string) error {
 // compares the objects want selects with the cluster (apply.Manager.Compare +
 // drift.Diff), with Secret values masked. The web UI shows it.
 func UIDiff(ctx context.Context, cfg *rest.Config, c client.Client, app *gitsyncv1.Application, want func(subject string) bool) ([]ui.ObjectDiff, error) {
-	r, err := renderFromSource(ctx, c, app, pinnedRevision(app), clusterOf(cfg, c, app))
+	// The UI never decrypts: SOPS documents stay encrypted and are not compared.
+	r, err := renderFromSource(ctx, c, app, pinnedRevision(app), clusterOf(cfg, c, app, false), false)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +66,7 @@ func UIDiff(ctx context.Context, cfg *rest.Config, c client.Client, app *gitsync
 	var out []ui.ObjectDiff
 	for _, obj := range r.objects {
 		subject := apply.Subject(obj)
-		if !want(subject) {
+		if !want(subject) || sops.IsEncrypted(obj) {
 			continue
 		}
 		d := ui.ObjectDiff{Subject: subject, Action: "created"}
@@ -100,6 +102,7 @@ func UIDiff(ctx context.Context, cfg *rest.Config, c client.Client, app *gitsync
 		if d.Git, err = toYAML(git); err != nil {
 			return nil, err
 		}
+		d.Git, d.Live, d.Diff = maskValues(d.Git, r.sensitive), maskValues(d.Live, r.sensitive), maskValues(d.Diff, r.sensitive)
 		out = append(out, d)
 	}
 	return out, nil
