@@ -53,6 +53,7 @@ func TestRenderDecrypts(t *testing.T) {
 	write(t, root, map[string]string{
 		"plain/secret.yaml": encrypt(t, "secret.yaml", secretDoc, r, "^(data|stringData)$"),
 		"plain/cm.yaml":     "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain}\ndata: {k: v}\n",
+		"plain/cm-enc.yaml": encrypt(t, "cm-enc.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: enc}\ndata: {token: "+secretValue+"-cm, short: abc}\n", r, "^data$"),
 		"kust/kustomization.yaml": "resources: [secret.yaml]\nsecretGenerator:\n- name: env\n  envs: [app.env]\n" +
 			"generatorOptions: {disableNameSuffixHash: true}\n",
 		"kust/secret.yaml":         encrypt(t, "secret.yaml", secretDoc, r, "^(data|stringData)$"),
@@ -103,7 +104,17 @@ func TestRenderDecrypts(t *testing.T) {
 					t.Fatalf("%s keeps its sops metadata", describe(o))
 				}
 			}
-			if !contains(res.Sensitive, secretValue) {
+			// A Secret's values are masked with its data; other decrypted values
+			// (a ConfigMap's, an env file's, a values file's) are reported, but not
+			// the short ones.
+			want := secretValue
+			if tc.path == "plain" {
+				want = secretValue + "-cm"
+				if contains(res.Sensitive, secretValue) || contains(res.Sensitive, "abc") {
+					t.Fatalf("sensitive %q holds a Secret's or a short value", res.Sensitive)
+				}
+			}
+			if !contains(res.Sensitive, want) {
 				t.Fatalf("sensitive %q lacks the decrypted value", res.Sensitive)
 			}
 

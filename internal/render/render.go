@@ -81,8 +81,9 @@ type Result struct {
 	// Encrypted names the files and objects left SOPS-encrypted (Source.KeepEncrypted).
 	Encrypted []string
 	// Sensitive are the values to mask wherever Objects are shown: plain values of
-	// decrypted files and documents and variables substituted from Secrets (values
-	// shorter than 4 bytes are left out). Secrets' data are masked as a whole besides.
+	// decrypted files and of decrypted documents other than Secrets (whose data are
+	// masked as a whole), and variables substituted from Secrets; values shorter than
+	// 6 bytes are left out.
 	Sensitive []string
 }
 

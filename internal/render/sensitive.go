@@ -12,12 +12,14 @@ import (
 )
 
 // minSensitive is the shortest value a render reports as sensitive: masking shorter
-// strings wherever they appear would garble every output ("1", "yes") and hide nothing.
-const minSensitive = 4
+// strings wherever they appear would garble every output ("demo" in "gitsync-demo",
+// "true", "5432") and hide little.
+const minSensitive = 6
 
 // learn records the plain values of a file that decrypted to plain: in YAML or JSON,
-// those whose ciphertext was an ENC[…] value (the unencrypted ones stay visible); in a
-// dotenv or INI file the value of every key=value line; otherwise every line.
+// those whose ciphertext was an ENC[…] value (the unencrypted ones stay visible), except
+// in Secrets, whose data every output masks whole; in a dotenv or INI file the value of
+// every key=value line; otherwise every line.
 func (d *decryption) learn(rel string, encrypted, plain []byte) {
 	var values []string
 	switch strings.ToLower(path.Ext(rel)) {
@@ -26,7 +28,9 @@ func (d *decryption) learn(rel string, encrypted, plain []byte) {
 		plainDocs, err2 := documents(plain)
 		if err1 == nil && err2 == nil && len(encDocs) == len(plainDocs) {
 			for i := range encDocs {
-				values = append(values, decryptedLeaves(encDocs[i], plainDocs[i])...)
+				if !isSecretDoc(plainDocs[i]) {
+					values = append(values, decryptedLeaves(encDocs[i], plainDocs[i])...)
+				}
 			}
 			break
 		}
@@ -39,9 +43,18 @@ func (d *decryption) learn(rel string, encrypted, plain []byte) {
 	d.add(values...)
 }
 
-// learnObject records the plain values of an object decrypted in place.
+// learnObject records the plain values of an object decrypted in place (not of a
+// Secret: see learn).
 func (d *decryption) learnObject(before, after map[string]any) {
-	d.add(decryptedLeaves(before, after)...)
+	if !isSecretDoc(after) {
+		d.add(decryptedLeaves(before, after)...)
+	}
+}
+
+// isSecretDoc tells whether a decoded document is a v1 Secret.
+func isSecretDoc(doc any) bool {
+	m, ok := doc.(map[string]any)
+	return ok && m["apiVersion"] == "v1" && m["kind"] == "Secret"
 }
 
 func (d *decryption) add(values ...string) {
