@@ -46,6 +46,11 @@ var kustomizeMu sync.Mutex
 // naming the file) in render order: kustomize's order (its legacy kind order unless
 // the kustomization sets sortOptions), or file then document order.
 func Build(root, path string) ([]*unstructured.Unstructured, error) {
+	return BuildWith(root, path, Options{})
+}
+
+// BuildWith is Build with opts.
+func BuildWith(root, path string, opts Options) ([]*unstructured.Unstructured, error) {
 	absRoot, err := canonicalRoot(root)
 	if err != nil {
 		return nil, err
@@ -58,10 +63,11 @@ func Build(root, path string) ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, err
 	}
+	fsys.filter = opts.Filter
 	if kustomizationFile(dir) != "" {
 		return buildKustomize(fsys, absRoot, dir)
 	}
-	objs, err := buildPlain(absRoot, dir)
+	objs, err := buildPlain(absRoot, dir, opts.Filter)
 	if err != nil {
 		return nil, fmt.Errorf("building %s: %w", relToRoot(absRoot, dir), err)
 	}

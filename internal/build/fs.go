@@ -43,7 +43,8 @@ func (e *OutsideError) Is(target error) bool { return target == ErrOutsideChecko
 //   - ReadFile, which kustomize reads every kustomization, resource, patch and
 //     generator input with, checks the file's size (MaxFileSize, MaxRenderSize)
 //     before reading it and the expansion of its YAML aliases before kustomize parses
-//     it (kustomize expands aliases when it loads a resource).
+//     it (kustomize expands aliases when it loads a resource);
+//   - the build's Filter, if any, sees what ReadFile returns (after those checks).
 //
 // The secure file system is built with MakeFsOnDiskSecure and no allowed prefixes:
 // MakeFsOnDiskSecureBuild would also admit kustomize's temporary clone directories,
@@ -52,6 +53,8 @@ type confinedFS struct {
 	filesys.FileSystem
 	root   string
 	budget *budget
+	// filter, when set, sees every file kustomize reads after the checks (see Filter).
+	filter Filter
 }
 
 var _ filesys.FileSystem = confinedFS{}
@@ -108,6 +111,13 @@ func (c confinedFS) ReadFile(path string) ([]byte, error) {
 	if err := c.budget.checkYAML(rel, data); err != nil {
 		c.budget.refuse(err)
 		return nil, err
+	}
+	if c.filter != nil {
+		if data, err = c.filter(rel, data); err != nil {
+			// Kept, so that the build fails with it whatever kustomize makes of it.
+			c.budget.refuse(err)
+			return nil, err
+		}
 	}
 	return data, nil
 }

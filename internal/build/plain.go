@@ -45,7 +45,7 @@ type plainWalk struct {
 // buildPlain reads the manifests below dir (an absolute path inside root, symlinks
 // resolved), ordered by their path in the checkout, then by document. Every file's
 // size is checked against MaxFileSize and MaxRenderSize before any is parsed.
-func buildPlain(root, dir string) ([]*unstructured.Unstructured, error) {
+func buildPlain(root, dir string, filter Filter) ([]*unstructured.Unstructured, error) {
 	w := &plainWalk{root: root}
 	rel := relToRoot(root, dir)
 	if err := w.collect(dir, rel, []string{dir}); err != nil {
@@ -72,6 +72,11 @@ func buildPlain(root, dir string) ([]*unstructured.Unstructured, error) {
 		data, err := readPlain(b, f)
 		if err != nil {
 			return nil, err
+		}
+		if filter != nil {
+			if data, err = filter(f.rel, data); err != nil {
+				return nil, err
+			}
 		}
 		if err := prescan(f.rel, data); err != nil {
 			return nil, err

@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,6 +22,7 @@ type buildOptions struct {
 	path        string
 	fromFile    string
 	showSecrets bool
+	decrypt     bool
 	config      *rest.Config
 }
 
@@ -32,7 +35,11 @@ func (o *options) newBuildCommand() *cobra.Command {
 owner labels and namespace defaulting of a sync. With --from-file (the Application's
 YAML) and --path no cluster is needed. Secret values are masked unless --show-secrets.
 A chart of a HelmRepository is pulled from the repository (the version spec.helm.version
-selects, with the repository's credentials) and rendered, or rendered from --path.`,
+selects, with the repository's credentials) and rendered, or rendered from --path.
+SOPS-encrypted documents (spec.decryption) are printed as they are in Git, encrypted,
+unless --decrypt, which reads the decryption Secret with your own rights; decrypted
+values and variables from Secrets (spec.postBuild.substituteFrom) are masked unless
+both --decrypt and --show-secrets are given.`,
 		Example: `  gitsync build app web -n team-a
   gitsync build app web --from-file app.yaml --path ./apps/web`,
 		Args:              cobra.ExactArgs(2),
@@ -44,6 +51,7 @@ selects, with the repository's credentials) and rendered, or rendered from --pat
 	cmd.Flags().StringVar(&b.path, "path", "", "directory to render instead of the source's revision")
 	cmd.Flags().StringVar(&b.fromFile, "from-file", "", "read the Application from this YAML file instead of the cluster")
 	cmd.Flags().BoolVar(&b.showSecrets, "show-secrets", false, "print Secret values instead of ***")
+	cmd.Flags().BoolVar(&b.decrypt, "decrypt", false, "decrypt SOPS-encrypted documents with the decryption Secret, read with your rights")
 	return cmd
 }
 
@@ -83,44 +91,52 @@ func (b *buildOptions) run(ctx context.Context, args []string) error {
 	var r *rendered
 	switch {
 	case b.path != "":
-		r, err = renderLocal(ctx, b.path, app, clusterOf(b.config, c, app))
+		r, err = renderLocal(ctx, b.path, app, clusterOf(b.config, c, app, b.decrypt), b.decrypt)
 	case c == nil:
 		return fmt.Errorf("--from-file needs --path: the source's revision is read from the cluster")
 	default:
-		r, err = renderFromSource(ctx, c, app, pinnedRevision(app), clusterOf(b.config, c, app))
+		r, err = renderFromSource(ctx, c, app, pinnedRevision(app), clusterOf(b.config, c, app, b.decrypt), b.decrypt)
 	}
 	if err != nil {
 		return err
 	}
+	if len(r.encrypted) > 0 {
+		fmt.Fprintf(b.ErrOut, "# %d SOPS-encrypted files or documents left encrypted (--decrypt decrypts them): %s\n",
+			len(r.encrypted), strings.Join(r.encrypted, ", "))
+	}
+	w := io.Writer(b.Out)
+	if !b.decrypt || !b.showSecrets {
+		w = maskingWriter{w: b.Out, sensitive: r.sensitive}
+	}
 	owner := apply.Owner{Name: app.Name, Namespace: app.Namespace}
 	for i, obj := range r.objects {
-		out := obj.DeepCopy()
-		labels := out.GetLabels()
+		doc := obj.DeepCopy()
+		labels := doc.GetLabels()
 		if labels == nil {
 			labels = map[string]string{}
 		}
 		for k, v := range owner.Labels() {
 			labels[k] = v
 		}
-		out.SetLabels(labels)
+		doc.SetLabels(labels)
 		if !b.showSecrets {
-			drift.MaskSecret(out, nil)
+			drift.MaskSecret(doc, nil)
 		}
-		if err := writeDocument(b, i, out); err != nil {
+		if err := writeDocument(w, i, doc); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func writeDocument(b *buildOptions, i int, obj *unstructured.Unstructured) error {
+func writeDocument(w io.Writer, i int, obj *unstructured.Unstructured) error {
 	data, err := yaml.Marshal(obj.Object)
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", apply.Subject(obj), err)
 	}
 	if i > 0 {
-		fmt.Fprintln(b.Out, "---")
+		fmt.Fprintln(w, "---")
 	}
-	_, err = b.Out.Write(data)
+	_, err = w.Write(data)
 	return err
 }

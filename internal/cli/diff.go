@@ -14,6 +14,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
+	sops "github.com/gitsync-dev/gitsync/internal/decrypt"
 	"github.com/gitsync-dev/gitsync/internal/drift"
 	"github.com/gitsync-dev/gitsync/internal/render"
 )
@@ -22,6 +23,7 @@ type diffOptions struct {
 	*options
 	path     string
 	exitCode bool
+	decrypt  bool
 }
 
 func (o *options) newDiffCommand() *cobra.Command {
@@ -33,6 +35,9 @@ func (o *options) newDiffCommand() *cobra.Command {
 a sync does, and compares every object with the cluster by a server-side dry-run apply,
 field by field, with the same owner labels and ignoreDifferences as the drift detector.
 Secret values are never printed. Exit codes: 0 no change, 1 changes, 2 any error.
+SOPS-encrypted documents (spec.decryption) are left encrypted and not compared unless
+--decrypt, which reads the decryption Secret with your own rights; decrypted values and
+variables from Secrets (spec.postBuild.substituteFrom) are masked either way.
 A dry-run apply needs patch permission on the objects in Kubernetes. A chart of a
 HelmRepository is pulled from the repository (the version spec.helm.version selects).`,
 		Example: `  gitsync diff app web -n team-a
@@ -53,6 +58,7 @@ HelmRepository is pulled from the repository (the version spec.helm.version sele
 	}
 	cmd.Flags().StringVar(&d.path, "path", "", "directory to render instead of the source's revision (the kustomization or YAML directory itself; confined to its Git worktree)")
 	cmd.Flags().BoolVar(&d.exitCode, "exit-code", true, "exit 1 when there are changes; false: exit 0 unless an error occurs")
+	cmd.Flags().BoolVar(&d.decrypt, "decrypt", false, "decrypt SOPS-encrypted documents with the decryption Secret, read with your rights (values stay masked)")
 	return cmd
 }
 
@@ -69,57 +75,59 @@ func (d *diffOptions) run(ctx context.Context, args []string) (bool, error) {
 	if k, err := parseKind(args[0]); err != nil || k != kindApp {
 		return false, fmt.Errorf("diff works on apps: gitsync diff app NAME")
 	}
-	app, from, outcomes, err := d.diffApp(ctx, "", args[1], d.path, "")
+	app, r, outcomes, err := d.diffApp(ctx, "", args[1], d.path, "", d.decrypt)
 	if err != nil {
 		return false, err
 	}
-	return report(d.Out, app, from, outcomes), nil
+	return report(maskingWriter{w: d.Out, sensitive: r.sensitive}, app, r.from, outcomes), nil
 }
 
 // diffApp renders the Application ns/name (ns "": the kubeconfig's namespace) from dir,
 // else from revision (a commit or a branch of its GitRepository, see renderAtRevision),
 // else from its source's current (or pinned) revision, and compares it with the cluster.
-// It returns the Application, where the render came from and the outcomes.
-func (o *options) diffApp(ctx context.Context, ns, name, dir, revision string) (*gitsyncv1.Application, string, []outcome, error) {
+// With decrypt, SOPS-encrypted content is decrypted with the user's rights to the
+// decryption Secret (its values stay masked). It returns the Application, the render
+// (where it came from, what to mask) and the outcomes.
+func (o *options) diffApp(ctx context.Context, ns, name, dir, revision string, decrypt bool) (*gitsyncv1.Application, *rendered, []outcome, error) {
 	c, err := o.client()
 	if err != nil {
-		return nil, "", nil, err
+		return nil, nil, nil, err
 	}
 	if ns == "" {
 		if ns, err = o.namespace(); err != nil {
-			return nil, "", nil, err
+			return nil, nil, nil, err
 		}
 	}
 	app := &gitsyncv1.Application{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, app); err != nil {
-		return nil, "", nil, notFoundOr(err, kindApp, ns, name)
+		return nil, nil, nil, notFoundOr(err, kindApp, ns, name)
 	}
 	cfg, err := o.restConfig()
 	if err != nil {
-		return nil, "", nil, err
+		return nil, nil, nil, err
 	}
-	cluster := clusterOf(cfg, c, app)
+	cluster := clusterOf(cfg, c, app, decrypt)
 	var r *rendered
 	switch {
 	case dir != "":
-		r, err = renderLocal(ctx, dir, app, cluster)
+		r, err = renderLocal(ctx, dir, app, cluster, decrypt)
 	case revision != "":
-		r, err = renderAtRevision(ctx, c, app, revision, cluster)
+		r, err = renderAtRevision(ctx, c, app, revision, cluster, decrypt)
 	default:
-		r, err = renderFromSource(ctx, c, app, pinnedRevision(app), cluster)
+		r, err = renderFromSource(ctx, c, app, pinnedRevision(app), cluster, decrypt)
 	}
 	if err != nil {
-		return nil, "", nil, err
+		return nil, nil, nil, err
 	}
 	objs, err := render.MainSet(r.objects)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, nil, nil, err
 	}
 	outcomes, err := compare(ctx, c, app, objs)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, nil, nil, err
 	}
-	return app, r.from, outcomes, nil
+	return app, r, outcomes, nil
 }
 
 // compare dry-runs each object (as the Application's sync would, with its owner labels)
@@ -131,6 +139,11 @@ func compare(ctx context.Context, c client.Client, app *gitsyncv1.Application, o
 	for _, obj := range objs {
 		current = append(current, apply.EntryOf(obj))
 		subject := apply.Subject(obj)
+		if sops.IsEncrypted(obj) {
+			// Left encrypted (no --decrypt): its "sops" field makes a dry-run fail.
+			out = append(out, outcome{subject: subject, action: "encrypted"})
+			continue
+		}
 		ignore := render.IgnorePointers(app, obj)
 		o, err := drift.CompareObject(ctx, manager, subject, obj, ignore)
 		if err != nil {
@@ -192,6 +205,8 @@ func report(w io.Writer, app *gitsyncv1.Application, from string, outcomes []out
 		switch o.action {
 		case "created", "pruned":
 			fmt.Fprintf(w, "%-10s %s\n", o.action, o.subject)
+		case "encrypted":
+			fmt.Fprintf(w, "%-10s %s (SOPS-encrypted, not compared: --decrypt)\n", o.action, o.subject)
 		case "configured":
 			fmt.Fprintf(w, "%-10s %s\n", o.action, o.subject)
 			for _, f := range o.fields {

@@ -113,13 +113,13 @@ func (o *options) kindAndClient(k string) (kind, client.WithWatch, error) {
 
 // mcpDiff is `gitsync diff app NAME` (or at revision) as data and its printed report.
 func (o *options) mcpDiff(ctx context.Context, ns, name, revision string) (*mcp.DiffResult, error) {
-	app, from, outcomes, err := o.diffApp(ctx, ns, name, "", revision)
+	app, r, outcomes, err := o.diffApp(ctx, ns, name, "", revision, false)
 	if err != nil {
 		return nil, err
 	}
 	var out bytes.Buffer
-	changes := report(&out, app, from, outcomes)
-	return &mcp.DiffResult{From: from, Changes: changes, Report: out.String()}, nil
+	changes := report(maskingWriter{w: &out, sensitive: r.sensitive}, app, r.from, outcomes)
+	return &mcp.DiffResult{From: r.from, Changes: changes, Report: out.String()}, nil
 }
 
 // mcpEvents are the events `gitsync events app NAME` prints, as data.

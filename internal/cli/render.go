@@ -22,35 +22,54 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
+	sops "github.com/gitsync-dev/gitsync/internal/decrypt"
 	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/source"
+	"github.com/gitsync-dev/gitsync/internal/substitute"
 )
 
 // rendered is an Application's objects and where they came from.
 type rendered struct {
 	objects []*unstructured.Unstructured
 	// from describes the origin: "revision main@sha1:..." or "local path DIR", and
-	// says when the render had no cluster.
+	// says when the render had no cluster or left SOPS-encrypted content encrypted.
 	from string
+	// encrypted names what was left SOPS-encrypted (without --decrypt).
+	encrypted []string
+	// sensitive are the values every output masks (see render.Result.Sensitive).
+	sensitive []string
 }
 
 func newRendered(res *render.Result, from string) *rendered {
 	if res.Offline {
 		from += " (offline: no cluster; a chart saw Helm's default capabilities and lookup found nothing)"
 	}
-	return &rendered{objects: res.Objects, from: from}
+	if len(res.Encrypted) > 0 {
+		from += fmt.Sprintf(" (%d SOPS-encrypted files or documents left encrypted and not compared: %s; --decrypt decrypts them with your rights to the decryption Secret)",
+			len(res.Encrypted), strings.Join(res.Encrypted, ", "))
+	}
+	return &rendered{objects: res.Objects, from: from, encrypted: res.Encrypted, sensitive: res.Sensitive}
 }
 
 // clusterOf is what a render takes from the cluster, read as the person running the
-// command: capabilities from discovery (when cfg is known), valuesFrom and lookup with
-// the kubeconfig's identity, kinds' scopes from c's RESTMapper. A nil c renders offline.
-func clusterOf(cfg *rest.Config, c client.Client, app *gitsyncv1.Application) *render.Cluster {
+// command: capabilities from discovery (when cfg is known), valuesFrom, substituteFrom,
+// lookup and — with decrypt (--decrypt) — the decryption Secret with the kubeconfig's
+// identity, kinds' scopes from c's RESTMapper. A nil c renders offline.
+func clusterOf(cfg *rest.Config, c client.Client, app *gitsyncv1.Application, decrypt bool) *render.Cluster {
 	if c == nil {
 		return nil
 	}
 	cl := &render.Cluster{IsNamespaced: mapperScope(c.RESTMapper())}
 	cl.Values = func(ctx context.Context, ref gitsyncv1.ValuesReference) (map[string]any, error) {
 		return render.ReadValuesFrom(ctx, c, app.Namespace, ref)
+	}
+	cl.Variables = func(ctx context.Context, ref gitsyncv1.SubstituteReference) (*substitute.Source, error) {
+		return render.ReadSubstituteFrom(ctx, c, app.Namespace, ref)
+	}
+	if decrypt {
+		cl.Keys = func(ctx context.Context, name string) (sops.KeySource, error) {
+			return render.ReadKeys(ctx, c, app.Namespace, name)
+		}
 	}
 	if cfg != nil {
 		if dc, err := discovery.NewDiscoveryClientForConfig(cfg); err == nil {
@@ -63,7 +82,8 @@ func clusterOf(cfg *rest.Config, c client.Client, app *gitsyncv1.Application) *r
 
 // renderLocal renders dir (the directory to render, in place of spec.path), confined to
 // the Git worktree that holds dir (so an overlay may use ../base), or to dir itself.
-func renderLocal(ctx context.Context, dir string, app *gitsyncv1.Application, cluster *render.Cluster) (*rendered, error) {
+// Without decrypt, SOPS-encrypted content is left encrypted (render.Source.KeepEncrypted).
+func renderLocal(ctx context.Context, dir string, app *gitsyncv1.Application, cluster *render.Cluster, decrypt bool) (*rendered, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("resolving --path %s: %w", dir, err)
@@ -76,7 +96,7 @@ func renderLocal(ctx context.Context, dir string, app *gitsyncv1.Application, cl
 	if err != nil {
 		return nil, fmt.Errorf("resolving --path %s: %w", dir, err)
 	}
-	res, err := render.Render(ctx, app, render.Source{Root: root, Path: "./" + filepath.ToSlash(rel)}, cluster)
+	res, err := render.Render(ctx, app, render.Source{Root: root, Path: "./" + filepath.ToSlash(rel), KeepEncrypted: !decrypt}, cluster)
 	if err != nil {
 		return nil, fmt.Errorf("building %s: %w", dir, err)
 	}
@@ -99,8 +119,9 @@ func worktreeRoot(dir string) string {
 
 // renderFromSource fetches the commit of revision (default: the source's current
 // artifact) of the Application's GitRepository into a temporary directory, or its
-// HelmRepository chart into a temporary cache, and renders it as a sync would.
-func renderFromSource(ctx context.Context, c client.Client, app *gitsyncv1.Application, revision string, cluster *render.Cluster) (*rendered, error) {
+// HelmRepository chart into a temporary cache, and renders it as a sync would (without
+// decrypt, SOPS-encrypted content left encrypted).
+func renderFromSource(ctx context.Context, c client.Client, app *gitsyncv1.Application, revision string, cluster *render.Cluster, decrypt bool) (*rendered, error) {
 	key := render.SourceKey(app)
 	tmp, err := os.MkdirTemp("", "gitsync-cli-")
 	if err != nil {
@@ -119,7 +140,7 @@ func renderFromSource(ctx context.Context, c client.Client, app *gitsyncv1.Appli
 		if err != nil {
 			return nil, err
 		}
-		res, err := render.Render(ctx, app, render.Source{Archive: archive}, cluster)
+		res, err := render.Render(ctx, app, render.Source{Archive: archive, KeepEncrypted: !decrypt}, cluster)
 		if err != nil {
 			return nil, fmt.Errorf("rendering chart %s: %w", rev, err)
 		}
@@ -143,12 +164,12 @@ func renderFromSource(ctx context.Context, c client.Client, app *gitsyncv1.Appli
 	if repo.Spec.Ref != nil {
 		ref.Branch = repo.Spec.Ref.Branch
 	}
-	return renderGit(ctx, c, app, repo, ref, revision, tmp, cluster)
+	return renderGit(ctx, c, app, repo, ref, revision, tmp, cluster, decrypt)
 }
 
 // renderGit fetches ref of repo into tmp and renders the Application's path from it;
 // label names the revision in messages ("" for the fetched revision).
-func renderGit(ctx context.Context, c client.Client, app *gitsyncv1.Application, repo *gitsyncv1.GitRepository, ref source.Ref, label, tmp string, cluster *render.Cluster) (*rendered, error) {
+func renderGit(ctx context.Context, c client.Client, app *gitsyncv1.Application, repo *gitsyncv1.GitRepository, ref source.Ref, label, tmp string, cluster *render.Cluster, decrypt bool) (*rendered, error) {
 	key := client.ObjectKeyFromObject(repo)
 	request, err := render.GitRequest(ctx, c, repo, ref)
 	if err != nil {
@@ -168,7 +189,7 @@ func renderGit(ctx context.Context, c client.Client, app *gitsyncv1.Application,
 	if label == "" {
 		label = artifact.Revision
 	}
-	res, err := render.Render(ctx, app, render.Source{Root: artifact.Dir, Path: app.Spec.Path}, cluster)
+	res, err := render.Render(ctx, app, render.Source{Root: artifact.Dir, Path: app.Spec.Path, KeepEncrypted: !decrypt}, cluster)
 	if err != nil {
 		return nil, fmt.Errorf("building %s at %s: %w", pathOrDot(app.Spec.Path), label, err)
 	}
@@ -179,7 +200,7 @@ func renderGit(ctx context.Context, c client.Client, app *gitsyncv1.Application,
 // name (its head now), `<branch>@sha1:<commit>` (a commit of that branch) or a commit
 // alone (40 hex digits; it must be in the branch the GitRepository follows). A chart of
 // a HelmRepository has no such revision.
-func renderAtRevision(ctx context.Context, c client.Client, app *gitsyncv1.Application, revision string, cluster *render.Cluster) (*rendered, error) {
+func renderAtRevision(ctx context.Context, c client.Client, app *gitsyncv1.Application, revision string, cluster *render.Cluster, decrypt bool) (*rendered, error) {
 	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
 		return nil, fmt.Errorf("revision %q: a HelmRepository chart renders at the version spec.helm.version selects", revision)
 	}
@@ -205,7 +226,7 @@ func renderAtRevision(ctx context.Context, c client.Client, app *gitsyncv1.Appli
 		return nil, fmt.Errorf("creating a temporary directory: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	return renderGit(ctx, c, app, repo, ref, "", tmp, cluster)
+	return renderGit(ctx, c, app, repo, ref, "", tmp, cluster, decrypt)
 }
 
 func pathOrDot(p string) string {

@@ -7,10 +7,12 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	sops "github.com/gitsync-dev/gitsync/internal/decrypt"
 	"github.com/gitsync-dev/gitsync/internal/ui"
 )
 
@@ -77,9 +79,25 @@ func (o *options) runUI(ctx context.Context, address string) error {
 // compares the objects want selects with the cluster (apply.Manager.Compare +
 // drift.Diff), with Secret values masked. The web UI shows it.
 func UIDiff(ctx context.Context, cfg *rest.Config, c client.Client, app *gitsyncv1.Application, want func(subject string) bool) ([]ui.ObjectDiff, error) {
-	r, err := renderFromSource(ctx, c, app, pinnedRevision(app), clusterOf(cfg, c, app))
+	// The UI never decrypts: SOPS documents stay encrypted and are not compared.
+	r, err := renderFromSource(ctx, c, app, pinnedRevision(app), clusterOf(cfg, c, app, false), false)
 	if err != nil {
 		return nil, err
 	}
-	return ui.ObjectDiffs(ctx, c, app, r.objects, want)
+	// SOPS documents left encrypted (the UI never decrypts) are not compared.
+	objs := make([]*unstructured.Unstructured, 0, len(r.objects))
+	for _, o := range r.objects {
+		if !sops.IsEncrypted(o) {
+			objs = append(objs, o)
+		}
+	}
+	diffs, err := ui.ObjectDiffs(ctx, c, app, objs, want)
+	if err != nil {
+		return nil, err
+	}
+	for i := range diffs {
+		d := &diffs[i]
+		d.Git, d.Live, d.Diff = maskValues(d.Git, r.sensitive), maskValues(d.Live, r.sensitive), maskValues(d.Diff, r.sensitive)
+	}
+	return diffs, nil
 }

@@ -87,6 +87,8 @@ type ApplicationReconciler struct {
 	refreshes map[types.NamespacedName]refreshAsked
 	// written holds the version of each Application's last status write.
 	written writtenVersions
+	// refsChanged holds the Applications whose Secrets or ConfigMaps changed.
+	refsChanged changedRefs
 }
 
 // +kubebuilder:rbac:groups=gitsync.dev,resources=applications,verbs=get;list;watch;update;patch

@@ -6,11 +6,14 @@ import (
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/decrypt"
 	"github.com/gitsync-dev/gitsync/internal/render"
+	"github.com/gitsync-dev/gitsync/internal/substitute"
 )
 
 // cluster is what app's render takes from the cluster, as its sync does: capabilities
-// from discovery, valuesFrom read and lookup served with the Application's identity,
+// from discovery; valuesFrom, the decryption Secret and substituteFrom read (from its
+// namespace only) and lookup served with the Application's identity;
 // dependencies from the HelmRepositories of its namespace, kinds' scopes from the
 // RESTMapper.
 func (r *ApplicationReconciler) cluster(app *gitsyncv1.Application) *render.Cluster {
@@ -24,6 +27,20 @@ func (r *ApplicationReconciler) cluster(app *gitsyncv1.Application) *render.Clus
 			return nil, err
 		}
 		return render.ReadValuesFrom(ctx, manager.Client(), app.Namespace, ref)
+	}
+	c.Keys = func(ctx context.Context, name string) (decrypt.KeySource, error) {
+		manager, err := r.Applier(app)
+		if err != nil {
+			return nil, err
+		}
+		return render.ReadKeys(ctx, manager.Client(), app.Namespace, name)
+	}
+	c.Variables = func(ctx context.Context, ref gitsyncv1.SubstituteReference) (*substitute.Source, error) {
+		manager, err := r.Applier(app)
+		if err != nil {
+			return nil, err
+		}
+		return render.ReadSubstituteFrom(ctx, manager.Client(), app.Namespace, ref)
 	}
 	if r.Config != nil {
 		user := identity(app, r.DefaultServiceAccount)

@@ -79,6 +79,10 @@ func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager, opts Applicat
 		Watches(&gitsyncv1.HelmRepository{}, newRevisionFirst(handler.EnqueueRequestsFromMapFunc(r.applicationsForSource)),
 			builder.WithPredicates(artifactChanged{}))
 	b = requestedNow(b, &gitsyncv1.Application{})
+	b, err := r.watchReferences(mgr, b)
+	if err != nil {
+		return err
+	}
 	if r.Drift != nil {
 		b = b.WatchesRawSource(r.Drift.resyncSource())
 	}

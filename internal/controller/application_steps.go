@@ -132,7 +132,7 @@ func (r *ApplicationReconciler) reconcileBackstop(ctx context.Context, s *syncRu
 	app := s.app
 	key := client.ObjectKeyFromObject(app)
 	requested := app.GetAnnotations()[gitsyncv1.RequestedAtAnnotation]
-	quiet := r.Drift != nil && r.Drift.Tracked(key) &&
+	quiet := !r.refsChanged.take(key) && r.Drift != nil && r.Drift.Tracked(key) &&
 		s.revision == app.Status.LastAppliedRevision &&
 		app.Generation == app.Status.ObservedGeneration &&
 		conditions.IsReady(app) &&

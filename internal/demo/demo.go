@@ -117,7 +117,11 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 
 	repo := filepath.Join(o.Dir, "repo")
-	if err := createRepo(repo); err != nil {
+	config, err := newConfigApp()
+	if err != nil {
+		return err
+	}
+	if err := createRepo(repo, config.files); err != nil {
 		return fmt.Errorf("creating the demo Git repository: %w", err)
 	}
 
@@ -167,6 +171,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err := createObjects(ctx, c, repo, chartRepo); err != nil {
 		return err
 	}
+	if err := config.create(ctx, c); err != nil {
+		return err
+	}
 	say("created GitRepository %s/demo (file://%s), Application %s/demo (kustomize, apps/demo/overlays/dev: a PreSync hook, then waves),"+
 		" Application %s/hello (Helm chart apps/hello-chart in Git), and HelmRepository %s/charts (%s) with Application %s/hello-repo (its chart hello)",
 		Namespace, repo, Namespace, Namespace, Namespace, chartRepo, Namespace)
@@ -185,6 +192,10 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
+	configSynced, err := waitSynced(readyCtx, c, "config")
+	if err != nil {
+		return err
+	}
 	health := gitsyncv1.HealthStatusUnknown
 	if app.Status.Health != nil {
 		health = app.Status.Health.Status
@@ -195,6 +206,8 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	say("Application %s/hello is Synced: chart %s %s, %d objects", Namespace, chartApp.Status.Sync.Chart, chartApp.Status.Sync.ChartVersion, len(chartApp.Status.Inventory.Entries))
 	say("Application %s/hello-repo is Synced at %s from HelmRepository charts, %d objects", Namespace, repoApp.Status.LastAppliedRevision, len(repoApp.Status.Inventory.Entries))
+	say("Application %s/config is Synced: Secret db-credentials decrypted (SOPS, age key in Secret %s), ${CLUSTER_NAME} substituted, %d objects",
+		Namespace, ageKeySecret, len(configSynced.Status.Inventory.Entries))
 	uiURL := "http://" + uiAddr + "/"
 	token, err := uiToken(ctx, c)
 	if err != nil {
@@ -208,7 +221,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		return nil
 	}
 
-	say("%s", strings.NewReplacer("{kubeconfig}", kubeconfig, "{ns}", Namespace, "{repo}", repo, "{webhook}", webhookAddr, "{token}", webhookToken).Replace(`
+	say("%s", strings.NewReplacer("{kubeconfig}", kubeconfig, "{ns}", Namespace, "{repo}", repo, "{webhook}", webhookAddr, "{token}", webhookToken).Replace(strings.Replace(`
 The demo runs until Ctrl-C. Try, in another shell:
 
   export KUBECONFIG={kubeconfig}
@@ -238,6 +251,7 @@ The demo runs until Ctrl-C. Try, in another shell:
   kubectl get gsapp hello-repo -n {ns}     # Ready False: no version of chart "hello" matches
   kubectl patch gsapp hello-repo -n {ns} --type merge -p '{"spec":{"helm":{"version":"~0.3"}}}'
 
+{config}
   # drift: an edit outside Git is reverted at once, and reported
   kubectl set image deployment/web web=nginx:drifted -n demo-app
   kubectl get deployment web -n demo-app -o jsonpath='{.spec.template.spec.containers[0].image}'
@@ -247,7 +261,7 @@ The demo runs until Ctrl-C. Try, in another shell:
   kubectl get gsapp demo -n {ns} -o jsonpath='{.status.drift}'
 
 (No kubelet runs here: the demo marks Deployments Available and hook Jobs Complete itself.)
-`))
+`, "{config}\n", configHints, 1)))
 	<-ctx.Done()
 	say("stopping")
 	return nil
@@ -342,9 +356,12 @@ func waitSynced(ctx context.Context, c client.Client, name string) (*gitsyncv1.A
 	return app, nil
 }
 
-// createRepo makes a Git repository with the demo app on branch main.
-func createRepo(dir string) error {
+// createRepo makes a Git repository with the demo app (and extra files) on branch main.
+func createRepo(dir string, extra map[string]string) error {
 	files := map[string]string{}
+	for path, content := range extra {
+		files[path] = content
+	}
 	for path, content := range appFiles {
 		files[path] = content
 	}

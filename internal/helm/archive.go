@@ -54,13 +54,23 @@ func LoadArchive(file string) (*chart.Chart, error) {
 // ChartValuesFile reads a values file shipped inside a loaded chart (a path relative to
 // the chart's root, e.g. values-prod.yaml).
 func ChartValuesFile(c *chart.Chart, name string) (map[string]any, error) {
+	data, err := ChartValuesData(c, name)
+	if err != nil {
+		return nil, err
+	}
+	return ParseValues(name, data)
+}
+
+// ChartValuesData returns the bytes of a values file shipped inside a loaded chart, as
+// ChartValuesFile finds it, unparsed.
+func ChartValuesData(c *chart.Chart, name string) ([]byte, error) {
 	clean := path.Clean(strings.ReplaceAll(name, "\\", "/"))
 	if path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
 		return nil, fmt.Errorf("values file %s is outside the chart", name)
 	}
 	for _, f := range c.Raw {
 		if f.Name == clean {
-			return ParseValues(name, f.Data)
+			return f.Data, nil
 		}
 	}
 	return nil, fmt.Errorf("values file %s: not in chart %s %s", name, c.Name(), c.Metadata.Version)

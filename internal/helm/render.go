@@ -151,6 +151,15 @@ func mergeValues(dst, src map[string]any) map[string]any {
 // ReadValuesFile reads a values file named relative to the chart directory, confined to
 // root (no symlink, no path leaving the checkout).
 func ReadValuesFile(root, chartDir, name string) (map[string]any, error) {
+	data, err := ReadValuesData(root, chartDir, name)
+	if err != nil {
+		return nil, err
+	}
+	return ParseValues(name, data)
+}
+
+// ReadValuesData reads the bytes of a values file as ReadValuesFile does, unparsed.
+func ReadValuesData(root, chartDir, name string) ([]byte, error) {
 	rootAbs, _ := filepath.Abs(root)
 	p, err := filepath.Abs(filepath.Join(chartDir, name))
 	if err != nil {
@@ -179,7 +188,7 @@ func ReadValuesFile(root, chartDir, name string) (map[string]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("values file %s: %w", name, err)
 	}
-	return ParseValues(name, data)
+	return data, nil
 }
 
 // ParseValues reads YAML values; the error names what they came from, never their content.

@@ -37,16 +37,16 @@ func (c Chart) Watched(objs []*unstructured.Unstructured) []*unstructured.Unstru
 // from a chart repository.
 type chartSource struct {
 	load func() (*chart.Chart, error)
-	// valuesFile reads one of spec.helm.valuesFiles.
-	valuesFile func(c *chart.Chart, name string) (map[string]any, error)
+	// valuesFile reads one of spec.helm.valuesFiles, unparsed.
+	valuesFile func(c *chart.Chart, name string) ([]byte, error)
 }
 
 // dirChart is the chart in chartDir, confined to the checkout at root.
 func dirChart(root, chartDir string) chartSource {
 	return chartSource{
 		load: func() (*chart.Chart, error) { return helm.LoadDir(root, chartDir) },
-		valuesFile: func(_ *chart.Chart, name string) (map[string]any, error) {
-			return helm.ReadValuesFile(root, chartDir, name)
+		valuesFile: func(_ *chart.Chart, name string) ([]byte, error) {
+			return helm.ReadValuesData(root, chartDir, name)
 		},
 	}
 }
@@ -55,7 +55,7 @@ func dirChart(root, chartDir string) chartSource {
 func archiveChart(file string) chartSource {
 	return chartSource{
 		load:       func() (*chart.Chart, error) { return helm.LoadArchive(file) },
-		valuesFile: helm.ChartValuesFile,
+		valuesFile: helm.ChartValuesData,
 	}
 }
 
@@ -63,8 +63,13 @@ func archiveChart(file string) chartSource {
 // valuesFrom, then inline values, over the chart's values.yaml; capabilities, lookup,
 // valuesFrom and dependencies from cluster. The chart's crds/ come first unless
 // spec.helm.crds is Skip; the returned Chart names them all. .Release.IsUpgrade is set
-// once the Application has an inventory.
-func renderChart(ctx context.Context, app *gitsyncv1.Application, src chartSource, cluster *Cluster) ([]*unstructured.Unstructured, Chart, error) {
+// once the Application has an inventory. filter, when set, sees the values files and
+// the rendered templates (decryption: an encrypted valuesFile, a template that is a
+// SOPS document).
+func renderChart(ctx context.Context, app *gitsyncv1.Application, src chartSource, cluster *Cluster, filter build.Filter) ([]*unstructured.Unstructured, Chart, error) {
+	if filter == nil {
+		filter = func(_ string, data []byte) ([]byte, error) { return data, nil }
+	}
 	var none Chart
 	spec := app.Spec.Helm
 	if spec == nil {
@@ -84,7 +89,14 @@ func renderChart(ctx context.Context, app *gitsyncv1.Application, src chartSourc
 	}
 	var values []map[string]any
 	for _, f := range spec.ValuesFiles {
-		v, err := src.valuesFile(c, f)
+		data, err := src.valuesFile(c, f)
+		if err != nil {
+			return nil, none, err
+		}
+		if data, err = filter(f, data); err != nil {
+			return nil, none, err
+		}
+		v, err := helm.ParseValues(f, data)
 		if err != nil {
 			return nil, none, err
 		}
@@ -136,7 +148,11 @@ func renderChart(ctx context.Context, app *gitsyncv1.Application, src chartSourc
 	info := Chart{Name: rendered.Chart, Version: rendered.Version}
 	files := make([]build.File, 0, len(rendered.Templates))
 	for _, m := range rendered.Templates {
-		files = append(files, build.File{Name: m.Name, Data: m.Data})
+		data, err := filter(m.Name, m.Data)
+		if err != nil {
+			return nil, none, err
+		}
+		files = append(files, build.File{Name: m.Name, Data: data})
 	}
 	objs, err := build.Decode(files)
 	if err != nil {

@@ -19,8 +19,10 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/build"
+	"github.com/gitsync-dev/gitsync/internal/decrypt"
 	"github.com/gitsync-dev/gitsync/internal/helm"
 	"github.com/gitsync-dev/gitsync/internal/phase"
+	"github.com/gitsync-dev/gitsync/internal/substitute"
 )
 
 // Cluster is what a render takes from the cluster, for one Application. Any field may
@@ -41,6 +43,14 @@ type Cluster struct {
 	// IsNamespaced tells the scope of a kind the render does not define itself; the
 	// built-in kinds' scopes (any other kind namespaced) without it.
 	IsNamespaced func(schema.GroupKind) (bool, error)
+	// Keys reads the keys of spec.decryption.secretRef (a Secret of the Application's
+	// namespace, see ReadKeys) with the Application's identity; without it an
+	// encrypted file or document fails the render, unless Source.KeepEncrypted.
+	Keys func(ctx context.Context, secret string) (decrypt.KeySource, error)
+	// Variables reads one spec.postBuild.substituteFrom reference (see
+	// ReadSubstituteFrom) with the Application's identity; without it substituteFrom
+	// is an error and only spec.postBuild.substitute renders.
+	Variables func(context.Context, gitsyncv1.SubstituteReference) (*substitute.Source, error)
 }
 
 // Source is where the Application's files are: a directory (a checkout, or a local
@@ -52,6 +62,10 @@ type Source struct {
 	Root, Path string
 	// Archive is a chart archive (.tgz) of a HelmRepository, in place of Root and Path.
 	Archive string
+	// KeepEncrypted renders without decrypting (a preview that may not read the keys):
+	// SOPS-encrypted files and documents are left as they are and Result.Encrypted
+	// names them.
+	KeepEncrypted bool
 }
 
 // Result is what an Application renders to.
@@ -64,6 +78,13 @@ type Result struct {
 	// Offline tells that the render had no cluster: a chart saw Helm's default
 	// Capabilities and lookup found nothing.
 	Offline bool
+	// Encrypted names the files and objects left SOPS-encrypted (Source.KeepEncrypted).
+	Encrypted []string
+	// Sensitive are the values to mask wherever Objects are shown: plain values of
+	// decrypted files and of decrypted documents other than Secrets (whose data are
+	// masked as a whole), and variables substituted from Secrets; values shorter than
+	// 6 bytes are left out.
+	Sensitive []string
 }
 
 // Chart names a rendered chart and the CRDs of its crds/ folders, which spec.helm.crds
@@ -98,24 +119,37 @@ func IsValuesError(err error) bool { var v *ValuesError; return errors.As(err, &
 func IsRetryable(err error) bool   { var r *RetryableError; return errors.As(err, &r) }
 
 // Render renders app from src: a chart when src is an archive or its path holds a
-// Chart.yaml, kustomize or plain YAML otherwise; then namespaced objects that name no
-// namespace go to DefaultNamespace(app). cluster may be nil (offline).
+// Chart.yaml, kustomize or plain YAML otherwise — SOPS-encrypted files decrypted as the
+// render reads them (spec.decryption) —, then post-processes the objects (postProcess:
+// decryption, spec.postBuild substitution, spec.patches, spec.images,
+// spec.commonMetadata); then namespaced objects that name no namespace go to
+// DefaultNamespace(app). cluster may be nil (offline).
 func Render(ctx context.Context, app *gitsyncv1.Application, src Source, cluster *Cluster) (*Result, error) {
 	c := cluster
 	if c == nil {
 		c = &Cluster{}
 	}
 	out := &Result{Offline: cluster == nil}
-	var err error
+	dec, err := newDecryption(ctx, app, c, src.KeepEncrypted)
+	if err != nil {
+		return nil, err
+	}
+	var filter build.Filter
+	if dec != nil {
+		filter = dec.file
+	}
 	switch {
 	case src.Archive != "":
-		out.Objects, out.Chart, err = renderChart(ctx, app, archiveChart(src.Archive), c)
+		out.Objects, out.Chart, err = renderChart(ctx, app, archiveChart(src.Archive), c, filter)
 	case helm.IsChart(filepath.Join(src.Root, pathOr(src.Path))):
-		out.Objects, out.Chart, err = renderChart(ctx, app, dirChart(src.Root, filepath.Join(src.Root, pathOr(src.Path))), c)
+		out.Objects, out.Chart, err = renderChart(ctx, app, dirChart(src.Root, filepath.Join(src.Root, pathOr(src.Path))), c, filter)
 	default:
-		out.Objects, err = build.Build(src.Root, pathOr(src.Path))
+		out.Objects, err = build.BuildWith(src.Root, pathOr(src.Path), build.Options{Filter: filter})
 	}
 	if err != nil {
+		return nil, err
+	}
+	if out.Objects, err = postProcess(ctx, app, out.Objects, dec, c, out); err != nil {
 		return nil, err
 	}
 	scope := c.IsNamespaced

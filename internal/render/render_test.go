@@ -13,7 +13,7 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 )
 
-func write(t *testing.T, root string, files map[string]string) {
+func write(t testing.TB, root string, files map[string]string) {
 	t.Helper()
 	for name, data := range files {
 		p := filepath.Join(root, name)
