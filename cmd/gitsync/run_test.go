@@ -60,6 +60,7 @@ func TestRunAgainstACluster(t *testing.T) {
 		"--leader-elect", "--leader-election-namespace", ns,
 		"--storage-path", t.TempDir(),
 		"--deny-egress=", // the Git server is on loopback
+		"--min-interval=0", // the test polls every second
 	})).To(Succeed())
 
 	ctx, cancel := context.WithCancel(context.Background())
