@@ -59,7 +59,7 @@ func TestRunAgainstACluster(t *testing.T) {
 		"--ui-bind-address", uiAddr,
 		"--leader-elect", "--leader-election-namespace", ns,
 		"--storage-path", t.TempDir(),
-		"--deny-egress=", // the Git server is on loopback
+		"--deny-egress=",   // the Git server is on loopback
 		"--min-interval=0", // the test polls every second
 	})).To(Succeed())
 

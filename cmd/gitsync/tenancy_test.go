@@ -34,7 +34,7 @@ func startRun(t *testing.T, flags ...string) {
 		"--kubeconfig", kubeconfigPath,
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--webhook-bind-address", "0",
 		"--storage-path", t.TempDir(),
-		"--deny-egress=", // the Git server is on loopback
+		"--deny-egress=",   // the Git server is on loopback
 		"--min-interval=0", // the test polls every second
 	}, flags...))).To(Succeed())
 	ctx, cancel := context.WithCancel(context.Background())

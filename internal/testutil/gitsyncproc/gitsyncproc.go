@@ -100,7 +100,7 @@ func Run(o Options) (*Process, error) {
 		"--metrics-bind-address", "0",
 		"--health-probe-bind-address", "0",
 		"--webhook-bind-address", "0",
-		"--deny-egress=", // the test servers are on loopback; a later --deny-egress in Args wins
+		"--deny-egress=",   // the test servers are on loopback; a later --deny-egress in Args wins
 		"--min-interval=0", // the tests poll every second or faster
 	}, o.Args...)
 	cmd := exec.Command(o.Binary, args...)
