@@ -36,6 +36,8 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/source"
 	"github.com/gitsync-dev/gitsync/internal/ui"
 	"github.com/gitsync-dev/gitsync/internal/webhook"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 )
 
 // Options configure the operator. Zero values take the defaults of `gitsync run`.
@@ -139,7 +141,13 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		RetryPeriod:             durationOrNil(opts.RetryPeriod),
 		// Secret data is read uncached, when a repository needs it: the cache keeps only
 		// the metadata of Secrets.
-		Client:     client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		// Secrets and ConfigMaps are watched as metadata only, to re-sync the Applications
+		// whose render reads one: their managedFields (most of their metadata) are not kept.
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			metadataOf("ConfigMap"): {Transform: cache.TransformStripManagedFields()},
+			metadataOf("Secret"):    {Transform: cache.TransformStripManagedFields()},
+		}},
 		Controller: config.Controller{SkipNameValidation: &opts.SkipNameValidation},
 	})
 	if err != nil {
@@ -241,6 +249,11 @@ func LeaderElectionID(s shard.Shard) string {
 		return "gitsync-leader.gitsync.dev"
 	}
 	return fmt.Sprintf("gitsync-leader-shard-%d-of-%d.gitsync.dev", s.Index, s.Count)
+}
+
+// metadataOf is the metadata-only cache key of a core kind.
+func metadataOf(kind string) *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: kind}}
 }
 
 func durationOrNil(d time.Duration) *time.Duration {
