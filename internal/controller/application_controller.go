@@ -26,6 +26,7 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/phase"
 	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/shard"
+	"github.com/go-logr/logr"
 )
 
 // Checkouts locates the stored checkout of a commit (internal/source's Fetcher).
@@ -144,7 +145,7 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 
 	patcher := newStatusPatcher(app, r.Client)
-	s := &syncRun{app: app, started: metav1.NewTime(start), previous: inventoryEntries(app)}
+	s := &syncRun{app: app, started: metav1.NewTime(start), previous: inventoryEntries(app), log: ctrl.LoggerFrom(ctx)}
 	s.saveProgress = func(ctx context.Context) { patcher.PatchSoon(ctx, app) }
 	defer func() {
 		// With autoSync off, a sync request stays pending until a sync ran (applied, or
@@ -184,7 +185,9 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 
 // syncRun carries what one reconcile learned from step to step.
 type syncRun struct {
-	app      *gitsyncv1.Application
+	app *gitsyncv1.Application
+	// log is the reconcile's logger: one info line per sync, hook and failure.
+	log      logr.Logger
 	started  metav1.Time
 	revision string
 	// previous is the inventory of the last sync.

@@ -108,6 +108,7 @@ func (r *ApplicationReconciler) recordHooks(s *syncRun, runs []phase.HookRun) {
 			Result: h.Result, Message: h.Message, Revision: s.revision, FinishedAt: &now,
 		})
 		subject := h.Kind + "/" + h.Name
+		s.log.Info("hook", "phase", h.Phase, "object", subject, "result", h.Result, "revision", s.revision)
 		if h.Result == phase.HookSucceeded {
 			r.Recorder.Eventf(s.app, nil, corev1.EventTypeNormal, "HookSucceeded", "Sync", "%s hook %s succeeded", h.Phase, subject)
 		} else {

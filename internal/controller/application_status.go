@@ -37,6 +37,10 @@ func (s *syncRun) finish(r *ApplicationReconciler, err error) {
 		conditions.Delete(app, gitsyncv1.StalledCondition)
 		conditions.MarkTrue(app, gitsyncv1.ReadyCondition, gitsyncv1.SucceededReason, "applied revision %s", s.revision)
 	}
+	if !failed && (changed || len(app.Status.History) == 0 || app.Status.History[0].Revision != s.revision) {
+		s.log.Info("synced", "revision", s.revision, "created", s.result.Count("created"), "configured", s.result.Count("configured"),
+			"unchanged", s.result.Count("unchanged"), "pruned", len(s.pruned), "duration", r.now().Sub(s.started.Time).Round(time.Millisecond).String())
+	}
 	if changed {
 		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "Applied", "Sync", "revision %s\n%s", s.revision, changeSummary(s.result.Changes, s.pruned))
 		for _, c := range s.result.Changes {
@@ -103,6 +107,7 @@ func (r *ApplicationReconciler) warn(s *syncRun, reason, msg string) {
 	if !conditions.IsFalse(app, gitsyncv1.ReadyCondition) || conditions.GetReason(app, gitsyncv1.ReadyCondition) != reason ||
 		conditions.GetMessage(app, gitsyncv1.ReadyCondition) != msg {
 		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, reason, "Sync", "%s", msg)
+		s.log.Info("sync failed", "reason", reason, "revision", s.revision, "message", msg)
 	}
 	conditions.MarkFalse(app, gitsyncv1.ReadyCondition, reason, "%s", msg)
 	conditions.Delete(app, gitsyncv1.ReconcilingCondition)

@@ -237,6 +237,7 @@ func (r *DriftReconciler) check(ctx context.Context, app *gitsyncv1.Application,
 		entry.DetectedAt = existing.DetectedAt
 	} else {
 		driftDetectedTotal.Inc()
+		ctrl.LoggerFrom(ctx).Info("drift detected", "object", subject, "fields", entry.Fields, "writers", entry.Managers)
 		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, "DriftDetected", "Drift",
 			"%s: %s (by %s)", subject, strings.Join(entry.Fields, ", "), managersText(entry.Managers))
 	}
@@ -270,6 +271,7 @@ func (r *DriftReconciler) check(ctx context.Context, app *gitsyncv1.Application,
 			strings.Join(entry.Fields, ", "), verdict.Reason, verdict.Delay)
 	}
 	driftCorrectedTotal.Inc()
+	ctrl.LoggerFrom(ctx).Info("drift corrected", "object", subject, "fields", entry.Fields, "writers", entry.Managers)
 	driftCorrectionSeconds.Observe(r.now().Sub(entry.DetectedAt.Time).Seconds())
 	r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "DriftCorrected", "Drift",
 		"%s: %s restored from Git", subject, strings.Join(entry.Fields, ", "))
