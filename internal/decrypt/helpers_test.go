@@ -2,24 +2,18 @@ package decrypt
 
 import (
 	"bytes"
-	"crypto/rand"
 	"io"
 	"strings"
 	"testing"
-	"time"
 
 	"filippo.io/age"
 	"github.com/ProtonMail/go-crypto/openpgp"
 	pgparmor "github.com/ProtonMail/go-crypto/openpgp/armor"
-	"github.com/ProtonMail/go-crypto/openpgp/packet"
-	"github.com/getsops/sops/v3"
-	"github.com/getsops/sops/v3/aes"
-	sopsage "github.com/getsops/sops/v3/age"
 	"github.com/getsops/sops/v3/cmd/sops/formats"
-	"github.com/getsops/sops/v3/keys"
-	"github.com/getsops/sops/v3/pgp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/gitsync-dev/gitsync/internal/sopsenc"
 )
 
 // The secret value every test encrypts; no error may ever contain it.
@@ -39,104 +33,36 @@ func ageKey(t testing.TB) (*age.X25519Identity, []byte) {
 // armored private key.
 func pgpKey(t testing.TB) (*openpgp.Entity, []byte) {
 	t.Helper()
-	e, err := openpgp.NewEntity("gitsync test", "", "test@gitsync.dev", &packet.Config{Algorithm: packet.PubKeyAlgoEdDSA})
+	e, armored, err := sopsenc.PGPKey("gitsync test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	w, err := pgparmor.Encode(&buf, openpgp.PrivateKeyType, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.SerializePrivate(w, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return e, buf.Bytes()
+	return e, armored
 }
 
-// ageMaster is an age master key of a SOPS document for id's recipient.
-func ageMaster(t testing.TB, id *age.X25519Identity) func(dataKey []byte) keys.MasterKey {
-	return func(dataKey []byte) keys.MasterKey {
-		mk := &sopsage.MasterKey{Recipient: id.Recipient().String()}
-		if err := mk.Encrypt(dataKey); err != nil {
-			t.Fatal(err)
-		}
-		return mk
-	}
+// recipient adds one recipient to an encryption (see encrypt).
+type recipient func(*sopsenc.Options)
+
+// ageMaster is the age recipient of id.
+func ageMaster(_ testing.TB, id *age.X25519Identity) recipient {
+	return func(o *sopsenc.Options) { o.Age = append(o.Age, id.Recipient().String()) }
 }
 
-// pgpMaster is an OpenPGP master key of a SOPS document for e, encrypted here with
-// go-crypto (SOPS' own would look for the public key in a GnuPG home).
-func pgpMaster(t testing.TB, e *openpgp.Entity) func(dataKey []byte) keys.MasterKey {
-	return func(dataKey []byte) keys.MasterKey {
-		var buf bytes.Buffer
-		aw, err := pgparmor.Encode(&buf, "PGP MESSAGE", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := openpgp.Encrypt(aw, []*openpgp.Entity{e}, nil, nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Write(dataKey); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if err := aw.Close(); err != nil {
-			t.Fatal(err)
-		}
-		mk := pgp.NewMasterKeyFromFingerprint(fingerprint(e))
-		mk.EncryptedKey = buf.String()
-		return mk
-	}
+// pgpMaster is the OpenPGP recipient e.
+func pgpMaster(_ testing.TB, e *openpgp.Entity) recipient {
+	return func(o *sopsenc.Options) { o.PGP = append(o.PGP, e) }
 }
 
-// encrypt encrypts plain (in format) as `sops --encrypt` would, for the master keys
-// that masters make; encryptedRegex limits what is encrypted ("" = every value).
-func encrypt(t testing.TB, format formats.Format, plain []byte, encryptedRegex string, masters ...func([]byte) keys.MasterKey) []byte {
+// encrypt encrypts plain (in format) as `sops --encrypt` would (sopsenc.Encrypt), for
+// the recipients; encryptedRegex limits what is encrypted ("" = every value).
+func encrypt(t testing.TB, format formats.Format, plain []byte, encryptedRegex string, recipients ...recipient) []byte {
 	t.Helper()
-	st := newStore(format)
-	loader, ok := st.(sops.PlainFileLoader)
-	if !ok {
-		t.Fatalf("store %T loads no plain files", st)
+	opts := sopsenc.Options{EncryptedRegex: encryptedRegex}
+	for _, r := range recipients {
+		r(&opts)
 	}
-	branches, err := loader.LoadPlainFile(plain)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dataKey := make([]byte, 32)
-	if _, err := rand.Read(dataKey); err != nil {
-		t.Fatal(err)
-	}
-	var group sops.KeyGroup
-	for _, m := range masters {
-		group = append(group, m(dataKey))
-	}
-	tree := sops.Tree{Branches: branches, Metadata: sops.Metadata{
-		KeyGroups:      []sops.KeyGroup{group},
-		EncryptedRegex: encryptedRegex,
-		Version:        "3.13.3",
-	}}
-	cipher := aes.NewCipher()
-	mac, err := tree.Encrypt(dataKey, cipher)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tree.Metadata.LastModified = time.Now().UTC().Truncate(time.Second)
-	tree.Metadata.MessageAuthenticationCode, err = cipher.Encrypt(mac, dataKey, tree.Metadata.LastModified.Format(time.RFC3339))
-	if err != nil {
-		t.Fatal(err)
-	}
-	emitter, ok := st.(sops.EncryptedFileEmitter)
-	if !ok {
-		t.Fatalf("store %T emits no encrypted files", st)
-	}
-	out, err := emitter.EmitEncryptedFile(tree)
+	name := map[formats.Format]string{formats.Yaml: "f.yaml", formats.Json: "f.json", formats.Dotenv: "f.env", formats.Ini: "f.ini", formats.Binary: "f.bin"}[format]
+	out, err := sopsenc.Encrypt(name, plain, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/getsops/sops/v3/keys"
 	"github.com/getsops/sops/v3/pgp"
 	"github.com/getsops/sops/v3/stores/dotenv"
+	"github.com/getsops/sops/v3/stores/ini"
 	sopsjson "github.com/getsops/sops/v3/stores/json"
 	sopsyaml "github.com/getsops/sops/v3/stores/yaml"
 )
@@ -42,7 +43,8 @@ type Options struct {
 	EncryptedRegex string
 }
 
-// Encrypt encrypts plain, a file in format (by name: .yaml/.yml, .json, .env), for the
+// Encrypt encrypts plain, a file in format (by name: .yaml/.yml, .json, .env, .ini, any
+// other name a binary file), for the
 // recipients of opts, as SOPS writes it: values encrypted with a fresh data key, the
 // data key encrypted for each recipient, a MAC over the values.
 func Encrypt(name string, plain []byte, opts Options) ([]byte, error) {
@@ -58,8 +60,10 @@ func Encrypt(name string, plain []byte, opts Options) ([]byte, error) {
 		st = sopsjson.NewStore(&config.JSONStoreConfig{})
 	case formats.Dotenv:
 		st = dotenv.NewStore(&config.DotenvStoreConfig{})
+	case formats.Ini:
+		st = ini.NewStore(&config.INIStoreConfig{})
 	default:
-		return nil, fmt.Errorf("encrypting %s: only YAML, JSON and dotenv files", name)
+		st = sopsjson.NewBinaryStore(&config.JSONBinaryStoreConfig{})
 	}
 	branches, err := st.LoadPlainFile(plain)
 	if err != nil {
