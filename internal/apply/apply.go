@@ -102,11 +102,6 @@ type Options struct {
 	// names another owner; one the cache does not know but that exists is checked again
 	// on the live copy the apply reads to compare it (the cache may lag).
 	Owners OwnerLookup
-	// CreateOnly, when set, names objects that are created when missing and never
-	// updated (a chart's crds/ under spec.helm.crds Create, as helm install treats
-	// them): one that exists is not sent at all (no dry-run, no apply) and is not in the
-	// Result; the caller keeps it in the inventory (it is still in Git).
-	CreateOnly func(*unstructured.Unstructured) bool
 }
 
 // Apply applies objs as one unit; objs themselves are not modified.
@@ -134,10 +129,6 @@ type Options struct {
 // When the error comes from a stage that failed after an earlier stage was written,
 // the returned Result holds what was applied; otherwise it is nil.
 func (m *Manager) Apply(ctx context.Context, objs []*unstructured.Unstructured, opts Options) (*Result, error) {
-	objs, err := m.withoutExisting(ctx, objs, opts.CreateOnly)
-	if err != nil {
-		return nil, err
-	}
 	set := make([]*unstructured.Unstructured, len(objs))
 	for i, o := range objs {
 		set[i] = o.DeepCopy()

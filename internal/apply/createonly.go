@@ -10,38 +10,26 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// withoutExisting returns objs without the objects createOnly names that exist already
-// (one metadata GET each); objs is returned as is when createOnly is nil or names none.
-func (m *Manager) withoutExisting(ctx context.Context, objs []*unstructured.Unstructured, createOnly func(*unstructured.Unstructured) bool) ([]*unstructured.Unstructured, error) {
-	if createOnly == nil {
-		return objs, nil
-	}
-	var out []*unstructured.Unstructured
-	for i, o := range objs {
-		if !createOnly(o) {
-			if out != nil {
-				out = append(out, o)
-			}
+// Existing returns the IDs of the objects of objs that pick selects and that exist in the
+// cluster (one metadata GET each, through the Manager's client): for objects that are
+// created when missing and never updated (a chart's crds/ under spec.helm.crds Create,
+// as helm install treats them), which a sync then leaves out of its apply.
+func (m *Manager) Existing(ctx context.Context, objs []*unstructured.Unstructured, pick func(*unstructured.Unstructured) bool) (map[string]bool, error) {
+	existing := map[string]bool{}
+	for _, o := range objs {
+		if !pick(o) {
 			continue
 		}
-		existing := &metav1.PartialObjectMetadata{}
-		existing.SetGroupVersionKind(o.GroupVersionKind())
-		err := m.client.Get(ctx, client.ObjectKeyFromObject(o), existing)
+		meta := &metav1.PartialObjectMetadata{}
+		meta.SetGroupVersionKind(o.GroupVersionKind())
+		err := m.client.Get(ctx, client.ObjectKeyFromObject(o), meta)
 		switch {
 		case apierrors.IsNotFound(err):
-			if out != nil {
-				out = append(out, o)
-			}
 		case err != nil:
 			return nil, fmt.Errorf("reading %s: %w", Subject(o), err)
-		default: // exists: never updated
-			if out == nil {
-				out = append(make([]*unstructured.Unstructured, 0, len(objs)), objs[:i]...)
-			}
+		default:
+			existing[EntryOf(o).ID] = true
 		}
 	}
-	if out == nil {
-		return objs, nil
-	}
-	return out, nil
+	return existing, nil
 }

@@ -35,10 +35,6 @@ func (m *Manager) Client() client.Client { return m.client }
 // defined by the same set are skipped when the definition does not exist yet: they are
 // dry-run again when Apply reaches them.
 func (m *Manager) DryRun(ctx context.Context, objs []*unstructured.Unstructured, opts Options) error {
-	objs, err := m.withoutExisting(ctx, objs, opts.CreateOnly)
-	if err != nil {
-		return err
-	}
 	set := make([]*unstructured.Unstructured, len(objs))
 	for i, o := range objs {
 		set[i] = o.DeepCopy()
@@ -47,7 +43,7 @@ func (m *Manager) DryRun(ctx context.Context, objs []*unstructured.Unstructured,
 	if _, err := m.checkOwners(ctx, set, entryIDs(opts.Previous), nil, opts.OwnerReleased); err != nil {
 		return err
 	}
-	_, err = m.dryRunAll(ctx, set, definitionsOf(set), opts.Force)
+	_, err := m.dryRunAll(ctx, set, definitionsOf(set), opts.Force)
 	return err
 }
 

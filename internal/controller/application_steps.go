@@ -211,6 +211,16 @@ func (r *ApplicationReconciler) reconcileApply(ctx context.Context, s *syncRun) 
 		return r.failRevision(s, gitsyncv1.ApplyFailedReason, err)
 	}
 	s.manager = manager
+	if s.chartCRDs.CreateOnly {
+		// A chart's CRDs under crds: Create that exist are never updated: they leave this
+		// sync's apply (one GET each, once) and stay in the inventory (see reconcilePrune).
+		existing, err := manager.Existing(ctx, s.objects, s.chartCRDs.IsCreateOnly)
+		if err != nil {
+			return r.failRevision(s, gitsyncv1.ApplyFailedReason, err)
+		}
+		s.plan.Without(existing)
+		s.objects = s.plan.Objects()
+	}
 	who := identity(app, r.DefaultServiceAccount)
 	app.Status.ServiceAccount = who
 
@@ -223,7 +233,6 @@ func (r *ApplicationReconciler) reconcileApply(ctx context.Context, s *syncRun) 
 	s.applyTried = true
 	result, err := r.applyLocked(ctx, s, apply.Options{Force: app.Spec.Force, Previous: previous,
 		OwnerReleased: r.ownerReleased(app),
-		CreateOnly:    s.chartCRDs.IsCreateOnly,
 		Ignore:        func(o *unstructured.Unstructured) []string { return render.IgnorePointers(app, o) }})
 	if err != nil && result != nil {
 		// Part of the set (its first stage: CRDs, Namespaces) was written before the

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/apply"
 )
 
 // Plan is the order of one sync.
@@ -62,6 +63,27 @@ func (p *Plan) Objects() []*unstructured.Unstructured {
 		out = append(out, w.Objects...)
 	}
 	return out
+}
+
+// Without drops from the waves the objects whose inventory ID is in ids (and the waves
+// left empty); hooks are kept.
+func (p *Plan) Without(ids map[string]bool) {
+	if len(ids) == 0 {
+		return
+	}
+	waves := p.Waves[:0]
+	for _, w := range p.Waves {
+		kept := w.Objects[:0:0]
+		for _, o := range w.Objects {
+			if !ids[apply.EntryOf(o).ID] {
+				kept = append(kept, o)
+			}
+		}
+		if len(kept) > 0 {
+			waves = append(waves, Wave{Number: w.Number, Objects: kept})
+		}
+	}
+	p.Waves = waves
 }
 
 // Hooks returns the hooks of every phase.
