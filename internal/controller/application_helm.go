@@ -6,9 +6,12 @@ import (
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/decrypt"
 	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/substitute"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sync"
 )
 
 // cluster is what app's render takes from the cluster, as its sync does: capabilities
@@ -21,26 +24,41 @@ func (r *ApplicationReconciler) cluster(app *gitsyncv1.Application) *render.Clus
 	c.Dependencies = func(ctx context.Context, ch *chart.Chart) error {
 		return r.chartDependencies(ctx, app, ch, 0)
 	}
+	// The Application's client (its identity), made once per render, on first use.
+	var (
+		once   sync.Once
+		reader client.Client
+		err    error
+	)
+	appClient := func() (client.Client, error) {
+		once.Do(func() {
+			var manager *apply.Manager
+			if manager, err = r.Applier(app); err == nil {
+				reader = manager.Client()
+			}
+		})
+		return reader, err
+	}
 	c.Values = func(ctx context.Context, ref gitsyncv1.ValuesReference) (map[string]any, error) {
-		manager, err := r.Applier(app)
+		cl, err := appClient()
 		if err != nil {
 			return nil, err
 		}
-		return render.ReadValuesFrom(ctx, manager.Client(), app.Namespace, ref)
+		return render.ReadValuesFrom(ctx, cl, app.Namespace, ref)
 	}
 	c.Keys = func(ctx context.Context, name string) (decrypt.KeySource, error) {
-		manager, err := r.Applier(app)
+		cl, err := appClient()
 		if err != nil {
 			return nil, err
 		}
-		return render.ReadKeys(ctx, manager.Client(), app.Namespace, name)
+		return render.ReadKeys(ctx, cl, app.Namespace, name)
 	}
 	c.Variables = func(ctx context.Context, ref gitsyncv1.SubstituteReference) (*substitute.Source, error) {
-		manager, err := r.Applier(app)
+		cl, err := appClient()
 		if err != nil {
 			return nil, err
 		}
-		return render.ReadSubstituteFrom(ctx, manager.Client(), app.Namespace, ref)
+		return render.ReadSubstituteFrom(ctx, cl, app.Namespace, ref)
 	}
 	if r.Config != nil {
 		user := identity(app, r.DefaultServiceAccount)

@@ -79,7 +79,17 @@ func (r *ApplicationReconciler) pruneOptions(app *gitsyncv1.Application) apply.P
 		siblings []*gitsyncv1.Application
 		listErr  error
 	)
-	return apply.PruneOptions{CRDs: app.Spec.PruneCRDs, NamespacedKinds: r.namespacedKinds, Claimed: func(ctx context.Context, id string) (bool, error) {
+	// The namespaced kinds (discovery) are read once per prune, not per stale Namespace.
+	var (
+		kindsOnce sync.Once
+		kinds     []schema.GroupVersionKind
+		kindsErr  error
+	)
+	namespacedKinds := func(ctx context.Context) ([]schema.GroupVersionKind, error) {
+		kindsOnce.Do(func() { kinds, kindsErr = r.namespacedKinds(ctx) })
+		return kinds, kindsErr
+	}
+	return apply.PruneOptions{CRDs: app.Spec.PruneCRDs, NamespacedKinds: namespacedKinds, Claimed: func(ctx context.Context, id string) (bool, error) {
 		once.Do(func() {
 			apps := &gitsyncv1.ApplicationList{}
 			if listErr = r.List(ctx, apps, client.InNamespace(app.Namespace)); listErr != nil {
