@@ -69,10 +69,43 @@ func (o *Outcome) Display(obj *unstructured.Unstructured, ignore []string) (live
 		return nil, git
 	}
 	live, git = ForDisplay(o.Live, ignore), ForDisplay(o.Desired, ignore)
-	shownLive := live.DeepCopy()
-	MaskSecret(shownLive, nil)
-	MaskSecret(git, live)
-	return shownLive, git
+	MaskSecret(git, live) // against live's values, before live is masked
+	MaskSecret(live, nil)
+	return live, git
+}
+
+// Shown is an outcome as people see it: both sides as YAML, Secret values masked, and
+// for a configured object the unified diff from live to git.
+type Shown struct {
+	Live, Git, Diff string
+}
+
+// Show renders the outcome of obj (Git's version) for people (see Display), once.
+func (o *Outcome) Show(obj *unstructured.Unstructured, ignore []string) (Shown, error) {
+	var shown Shown
+	live, git := o.Display(obj, ignore)
+	if live != nil {
+		b, err := yaml.Marshal(live.Object)
+		if err != nil {
+			return shown, fmt.Errorf("encoding %s: %w", o.Subject, err)
+		}
+		shown.Live = string(b)
+	}
+	b, err := yaml.Marshal(git.Object)
+	if err != nil {
+		return shown, fmt.Errorf("encoding %s: %w", o.Subject, err)
+	}
+	shown.Git = string(b)
+	if o.Action == Configured {
+		shown.Diff, err = difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+			A: difflib.SplitLines(shown.Live), B: difflib.SplitLines(shown.Git),
+			FromFile: "live", ToFile: "git", Context: 3,
+		})
+		if err != nil {
+			return shown, fmt.Errorf("comparing %s: %w", o.Subject, err)
+		}
+	}
+	return shown, nil
 }
 
 // UnifiedDiff is a unified YAML diff of the two sides of a configured object (live →
@@ -81,17 +114,6 @@ func (o *Outcome) UnifiedDiff(ignore []string) (string, error) {
 	if o.Action != Configured {
 		return "", nil
 	}
-	live, git := o.Display(nil, ignore)
-	ay, err := yaml.Marshal(live.Object)
-	if err != nil {
-		return "", err
-	}
-	by, err := yaml.Marshal(git.Object)
-	if err != nil {
-		return "", err
-	}
-	return difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(string(ay)), B: difflib.SplitLines(string(by)),
-		FromFile: "live", ToFile: "git", Context: 3,
-	})
+	shown, err := o.Show(nil, ignore)
+	return shown.Diff, err
 }

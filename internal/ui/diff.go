@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
@@ -61,26 +60,10 @@ func DiffOf(o *drift.Outcome, obj *unstructured.Unstructured, ignore []string) (
 	for _, f := range o.Fields {
 		d.Fields = append(d.Fields, f.Path)
 	}
-	var err error
-	if d.Diff, err = o.UnifiedDiff(ignore); err != nil {
-		return d, fmt.Errorf("comparing %s: %w", o.Subject, err)
-	}
-	live, git := o.Display(obj, ignore)
-	if live != nil {
-		if d.Live, err = toYAML(live); err != nil {
-			return d, err
-		}
-	}
-	if d.Git, err = toYAML(git); err != nil {
+	shown, err := o.Show(obj, ignore)
+	if err != nil {
 		return d, err
 	}
+	d.Live, d.Git, d.Diff = shown.Live, shown.Git, shown.Diff
 	return d, nil
-}
-
-func toYAML(obj *unstructured.Unstructured) (string, error) {
-	b, err := yaml.Marshal(obj.Object)
-	if err != nil {
-		return "", fmt.Errorf("encoding %s: %w", obj.GetName(), err)
-	}
-	return string(b), nil
 }
