@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/fluxcd/pkg/ssa/utils"
 	"github.com/getsops/sops/v3"
 	"github.com/getsops/sops/v3/cmd/sops/formats"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -34,7 +35,7 @@ func IsEncrypted(obj *unstructured.Unstructured) bool {
 // partly decrypted: the caller must not use them.
 func (d *Decryptor) Objects(objs []*unstructured.Unstructured, origin func(i int) string) error {
 	for i, obj := range objs {
-		what := describe(obj)
+		what := utils.FmtUnstructured(obj)
 		if origin != nil {
 			if o := origin(i); o != "" {
 				what = o + ": " + what
@@ -122,12 +123,4 @@ func (d *Decryptor) secretEntries(what string, obj *unstructured.Unstructured) e
 		}
 	}
 	return nil
-}
-
-// describe names an object as Kind/namespace/name (Kind/name without namespace).
-func describe(obj *unstructured.Unstructured) string {
-	if ns := obj.GetNamespace(); ns != "" {
-		return fmt.Sprintf("%s/%s/%s", obj.GetKind(), ns, obj.GetName())
-	}
-	return fmt.Sprintf("%s/%s", obj.GetKind(), obj.GetName())
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fluxcd/pkg/ssa/utils"
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/decrypt"
 )
@@ -126,12 +127,12 @@ func (d *decryption) objects(objs []*unstructured.Unstructured) error {
 	}
 	if d.keep {
 		for _, i := range left {
-			d.note(describe(objs[i]))
+			d.note(utils.FmtUnstructured(objs[i]))
 		}
 		return nil
 	}
 	if d.dec == nil {
-		return d.offline(describe(objs[left[0]]))
+		return d.offline(utils.FmtUnstructured(objs[left[0]]))
 	}
 	some := make([]*unstructured.Unstructured, len(left))
 	for j, i := range left {
@@ -168,7 +169,7 @@ func (d *decryption) note(what string) {
 func refuseEncrypted(objs []*unstructured.Unstructured) error {
 	for _, obj := range objs {
 		if decrypt.IsEncrypted(obj) {
-			return fmt.Errorf("%s is SOPS-encrypted and spec.decryption is not set", describe(obj))
+			return fmt.Errorf("%s is SOPS-encrypted and spec.decryption is not set", utils.FmtUnstructured(obj))
 		}
 	}
 	return nil
@@ -193,14 +194,6 @@ func secretHoldsSOPS(obj *unstructured.Unstructured) bool {
 		}
 	}
 	return false
-}
-
-// describe names an object as Kind/namespace/name (Kind/name without namespace).
-func describe(obj *unstructured.Unstructured) string {
-	if ns := obj.GetNamespace(); ns != "" {
-		return fmt.Sprintf("%s/%s/%s", obj.GetKind(), ns, obj.GetName())
-	}
-	return fmt.Sprintf("%s/%s", obj.GetKind(), obj.GetName())
 }
 
 // sorted returns the keys of set, sorted.

@@ -10,6 +10,7 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/fluxcd/pkg/ssa/utils"
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/sopsenc"
 	"github.com/gitsync-dev/gitsync/internal/substitute"
@@ -101,7 +102,7 @@ func TestRenderDecrypts(t *testing.T) {
 			tc.check(t, res.Objects)
 			for _, o := range res.Objects {
 				if _, ok := o.Object["sops"]; ok {
-					t.Fatalf("%s keeps its sops metadata", describe(o))
+					t.Fatalf("%s keeps its sops metadata", utils.FmtUnstructured(o))
 				}
 			}
 			// A Secret's values are masked with its data; other decrypted values

@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/kustomize/api/provider"
 	"sigs.k8s.io/kustomize/api/resource"
 
+	"github.com/fluxcd/pkg/ssa/utils"
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 )
 
@@ -131,7 +132,7 @@ func Objects(objs []*unstructured.Unstructured, vars *Variables) error {
 			continue
 		}
 		if err := one(factory, ks, obj); err != nil {
-			return fmt.Errorf("substituting variables in %s: %w", describe(obj), redact(err, secrets))
+			return fmt.Errorf("substituting variables in %s: %w", utils.FmtUnstructured(obj), redact(err, secrets))
 		}
 	}
 	return nil
@@ -187,12 +188,4 @@ func redact(err error, secrets []string) error {
 		}
 	}
 	return err
-}
-
-// describe names an object as Kind/namespace/name (Kind/name without namespace).
-func describe(obj *unstructured.Unstructured) string {
-	if ns := obj.GetNamespace(); ns != "" {
-		return fmt.Sprintf("%s/%s/%s", obj.GetKind(), ns, obj.GetName())
-	}
-	return fmt.Sprintf("%s/%s", obj.GetKind(), obj.GetName())
 }

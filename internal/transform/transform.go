@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/fluxcd/pkg/ssa/utils"
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 )
 
@@ -58,7 +59,7 @@ func Apply(objs []*unstructured.Unstructured, opts Options) ([]*unstructured.Uns
 	for _, obj := range objs {
 		n, err := toNode(obj)
 		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", describe(obj), err)
+			return nil, fmt.Errorf("reading %s: %w", utils.FmtUnstructured(obj), err)
 		}
 		nodes = append(nodes, n)
 	}
@@ -139,15 +140,7 @@ func fromNode(n *yaml.RNode) (*unstructured.Unstructured, error) {
 	return &unstructured.Unstructured{Object: m}, nil
 }
 
-// describe names an object as Kind/namespace/name (Kind/name without namespace).
-func describe(obj *unstructured.Unstructured) string {
-	if ns := obj.GetNamespace(); ns != "" {
-		return fmt.Sprintf("%s/%s/%s", obj.GetKind(), ns, obj.GetName())
-	}
-	return fmt.Sprintf("%s/%s", obj.GetKind(), obj.GetName())
-}
-
-// describeNode names a node as describe does.
+// describeNode names a node as utils.FmtUnstructured names an object.
 func describeNode(n *yaml.RNode) string {
 	if ns := n.GetNamespace(); ns != "" {
 		return fmt.Sprintf("%s/%s/%s", n.GetKind(), ns, n.GetName())
