@@ -3,7 +3,6 @@ package render
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -82,37 +81,8 @@ func substituteStep(ctx context.Context, app *gitsyncv1.Application, objs []*uns
 	if err != nil {
 		return nil, err
 	}
-	// Only objects with a "$" can change (substitution works on the object's text);
-	// the others skip the conversion to and from kustomize's resources.
-	var some []*unstructured.Unstructured
-	for _, obj := range objs {
-		if hasDollar(obj.Object) {
-			some = append(some, obj)
-		}
-	}
-	if err := substitute.Objects(some, vars); err != nil {
+	if err := substitute.Objects(objs, vars); err != nil {
 		return nil, err
 	}
 	return vars.SecretValues(), nil
-}
-
-// hasDollar tells whether a "$" is in any key or string of v.
-func hasDollar(v any) bool {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, x := range t {
-			if strings.Contains(k, "$") || hasDollar(x) {
-				return true
-			}
-		}
-	case []any:
-		for _, x := range t {
-			if hasDollar(x) {
-				return true
-			}
-		}
-	case string:
-		return strings.Contains(t, "$")
-	}
-	return false
 }

@@ -128,7 +128,9 @@ func Objects(objs []*unstructured.Unstructured, vars *Variables) error {
 	factory := provider.NewDefaultDepProvider().GetResourceFactory()
 	secrets := vars.SecretValues()
 	for _, obj := range objs {
-		if Disabled(obj) {
+		// Only an object with a "$" can change (substitution works on its text): the
+		// others skip the conversion to and from kustomize's resources.
+		if Disabled(obj) || !hasDollar(obj.Object) {
 			continue
 		}
 		if err := one(factory, ks, obj); err != nil {
@@ -188,4 +190,25 @@ func redact(err error, secrets []string) error {
 		}
 	}
 	return err
+}
+
+// hasDollar tells whether a "$" is in any key or string of v.
+func hasDollar(v any) bool {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			if strings.Contains(k, "$") || hasDollar(x) {
+				return true
+			}
+		}
+	case []any:
+		for _, x := range t {
+			if hasDollar(x) {
+				return true
+			}
+		}
+	case string:
+		return strings.Contains(t, "$")
+	}
+	return false
 }
