@@ -17,29 +17,8 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
 	"github.com/gitsync-dev/gitsync/internal/egress"
 	"github.com/gitsync-dev/gitsync/internal/testutil/chartserver"
+	"github.com/gitsync-dev/gitsync/internal/testutil/receiver"
 )
-
-// countingListener counts the connections made to a raw listener on 127.0.0.1.
-func countingListener(t *testing.T) (string, *atomic.Int32) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	var n atomic.Int32
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			n.Add(1)
-			c.Close()
-		}
-	}()
-	return ln.Addr().String(), &n
-}
 
 // A HelmRepository at a listener on 127.0.0.1 (index over http(s), or an OCI registry,
 // which loopback serves over plain http) is refused by the default guard: the listener
@@ -47,7 +26,8 @@ func countingListener(t *testing.T) (string, *atomic.Int32) {
 func TestHelmRepositoryLoopbackRefused(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	addr, accepted := countingListener(t)
+	ln := receiver.Listen(t)
+	addr := ln.Addr().String()
 	_, port, _ := net.SplitHostPort(addr)
 	store, err := chartrepo.NewWithOptions(t.TempDir(), chartrepo.Options{Egress: egress.New(egress.DefaultDeny)})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -62,7 +42,7 @@ func TestHelmRepositoryLoopbackRefused(t *testing.T) {
 		&chartrepo.ChartVersion{Name: "shop", Version: "1.0.0", URLs: []string{"http://" + addr + "/shop-1.0.0.tgz"}})
 	g.Expect(errors.Is(err, egress.ErrDenied)).To(BeTrue(), "%v", err)
 	time.Sleep(50 * time.Millisecond)
-	g.Expect(accepted.Load()).To(BeZero())
+	g.Expect(ln.Accepted()).To(BeZero())
 }
 
 // A repository's basic auth does not follow its redirect to another port, nor from the

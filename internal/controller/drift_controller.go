@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -166,7 +165,7 @@ func (r *DriftReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 			continue // no longer in Git: prune's business
 		}
 		delay, err := r.check(ctx, app, manager, ref, obj)
-		if drift.KindNotServed(err) || meta.IsNoMatchError(err) {
+		if drift.KindNotServed(err) {
 			// Its CRD is gone: nothing to compare with, nothing to correct until a sync
 			// applies it again. Reported once, not retried.
 			r.checkSucceeded(ref)

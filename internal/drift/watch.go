@@ -224,7 +224,7 @@ func (w *Watches) revive(ctx context.Context, kinds map[schema.GroupVersionKind]
 			continue
 		}
 		_, err = w.client.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1, LabelSelector: gitsyncv1.ApplicationLabel})
-		if KindNotServed(err) || meta.IsNoMatchError(err) {
+		if KindNotServed(err) {
 			continue
 		}
 		w.mu.Lock()
@@ -258,8 +258,12 @@ func (w *Watches) vanish(gvk schema.GroupVersionKind, wt *watch) {
 // KindNotServed tells whether err says that the API server does not serve the kind of
 // the request at all (its CRD is gone, or going: the 404 of an unknown resource, which
 // client-go words "the server could not find the requested resource", or the refusal
-// of a create while the CRD terminates), rather than that one object does not exist.
+// of a create while the CRD terminates, or a RESTMapper that no longer maps it), rather
+// than that one object does not exist.
 func KindNotServed(err error) bool {
+	if meta.IsNoMatchError(err) { // the RESTMapper no longer knows it
+		return true
+	}
 	var status apierrors.APIStatus
 	if err == nil || !errors.As(err, &status) {
 		return false

@@ -113,14 +113,6 @@ func New(deny []netip.Prefix) *Guard {
 	return &Guard{deny: append([]netip.Prefix(nil), deny...)}
 }
 
-// Deny lists the refused ranges.
-func (g *Guard) Deny() []netip.Prefix {
-	if g == nil {
-		return nil
-	}
-	return append([]netip.Prefix(nil), g.deny...)
-}
-
 // Check returns a *DeniedError when addr is in a denied range.
 func (g *Guard) Check(addr netip.Addr) error {
 	if g == nil {

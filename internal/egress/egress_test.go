@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/gitsync-dev/gitsync/internal/egress"
+	"github.com/gitsync-dev/gitsync/internal/testutil/receiver"
 )
 
 // The default ranges, as a pure function of the address: the link-local and metadata
@@ -68,31 +69,11 @@ func TestParseCIDRs(t *testing.T) {
 	g.Expect(egress.ParseCIDRs(egress.FormatCIDRs(egress.DefaultDeny))).To(Equal(egress.DefaultDeny))
 }
 
-// countingListener counts the connections it accepts.
-func countingListener(t *testing.T) (addr string, accepted *atomic.Int32) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	accepted = &atomic.Int32{}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
-	return ln.Addr().String(), accepted
-}
-
 // A name that resolves to loopback is refused at connect time: the listener sees nothing.
 func TestTransportRefusesLoopbackByName(t *testing.T) {
 	g := NewWithT(t)
-	addr, accepted := countingListener(t)
+	ln := receiver.Listen(t)
+	addr := ln.Addr().String()
 	_, port, _ := net.SplitHostPort(addr)
 	hc := egress.New(egress.DefaultDeny).Client(nil, 5*time.Second)
 	for _, target := range []string{"http://localhost:" + port + "/", "http://" + addr + "/"} {
@@ -103,14 +84,14 @@ func TestTransportRefusesLoopbackByName(t *testing.T) {
 		g.Expect(errors.As(err, &de)).To(BeTrue())
 	}
 	time.Sleep(50 * time.Millisecond)
-	g.Expect(accepted.Load()).To(BeZero())
+	g.Expect(ln.Accepted()).To(BeZero())
 
 	// Without a guard the same request goes through.
 	var none *egress.Guard
 	conn, err := none.Dialer().DialContext(context.Background(), "tcp", addr)
 	g.Expect(err).NotTo(HaveOccurred())
 	conn.Close()
-	g.Eventually(accepted.Load).Should(BeEquivalentTo(1))
+	g.Eventually(ln.Accepted).Should(BeEquivalentTo(1))
 }
 
 // A redirect from an allowed host to a denied one is refused, and the denied listener
