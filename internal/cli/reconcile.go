@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/render"
 )
 
 type reconcileOptions struct {
@@ -74,10 +75,7 @@ func (r *reconcileOptions) reconcileObject(ctx context.Context, c client.WithWat
 		if err := c.Get(ctx, key, app); err != nil {
 			return notFoundOr(err, kindApp, ns, key.Name)
 		}
-		srcKey := client.ObjectKey{Namespace: app.Spec.SourceRef.Namespace, Name: app.Spec.SourceRef.Name}
-		if srcKey.Namespace == "" {
-			srcKey.Namespace = ns
-		}
+		srcKey := render.SourceKey(app)
 		srcKind := sourceKind(app)
 		indexBefore := helmIndex(ctx, c, srcKind, srcKey)
 		src, err := r.reconcile(ctx, c, srcKind, srcKey)

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/render"
 )
 
 // Explanation says why an Application is not Ready, Synced or Healthy.
@@ -133,10 +134,7 @@ func (s *Server) dependencies(ctx context.Context, app *gitsyncv1.Application) [
 // sourceState reads the state of app's source.
 func (s *Server) sourceState(ctx context.Context, app *gitsyncv1.Application) *Status {
 	ref := app.Spec.SourceRef
-	key := client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}
-	if key.Namespace == "" {
-		key.Namespace = app.Namespace
-	}
+	key := render.SourceKey(app)
 	var obj client.Object = &gitsyncv1.GitRepository{}
 	if ref.Kind == gitsyncv1.HelmRepositoryKind {
 		obj = &gitsyncv1.HelmRepository{}

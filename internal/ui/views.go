@@ -13,6 +13,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/redact"
+	"github.com/gitsync-dev/gitsync/internal/render"
 )
 
 // AppRow is one line of the applications view.
@@ -257,15 +258,12 @@ func (s *Server) listable(ctx context.Context, kind string) func(namespace strin
 // appDetail builds the application view from the cache.
 func (s *Server) appDetail(ctx context.Context, app *gitsyncv1.Application) (*AppDetail, error) {
 	d := &AppDetail{AppRow: rowOfApp(app), Path: app.Spec.Path, History: app.Status.History, DriftItems: app.Status.Drift}
-	ns := app.Spec.SourceRef.Namespace
-	if ns == "" {
-		ns = app.Namespace
-	}
+	key := render.SourceKey(app)
 	kind := app.Spec.SourceRef.Kind
 	if kind == "" {
 		kind = gitsyncv1.GitRepositoryKind
 	}
-	d.Source = kind + "/" + ns + "/" + app.Spec.SourceRef.Name
+	d.Source = kind + "/" + key.Namespace + "/" + key.Name
 	d.SourceLink = "/sources#" + d.Source
 	if kind == gitsyncv1.HelmRepositoryKind {
 		d.Path = "" // a chart of the repository: spec.path does not apply
