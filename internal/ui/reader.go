@@ -41,8 +41,14 @@ func (s *Server) mayList(ctx context.Context, who *caller, gvk schema.GroupVersi
 	return s.mayDo(ctx, who, "list", gvk, namespace, "")
 }
 
+// mayGet asks first whether who may get every object of the kind in the namespace (one
+// review, cached per caller, kind and namespace, covers a whole tree), and only when not,
+// about the object by name.
 func (s *Server) mayGet(ctx context.Context, who *caller, gvk schema.GroupVersionKind, namespace, name string) bool {
-	return s.mayDo(ctx, who, "get", gvk, namespace, name)
+	if s.mayDo(ctx, who, "get", gvk, namespace, "") {
+		return true
+	}
+	return name != "" && s.mayDo(ctx, who, "get", gvk, namespace, name)
 }
 
 // callerReader reads the Server's cache for one caller: a Get needs the caller's `get`
