@@ -79,7 +79,7 @@ type ApplicationReconciler struct {
 	// here at its artifact's commit.
 	Shard shard.Shard
 	// Caps bound spec.timeout and spec.interval (gitsync run --max-timeout,
-	// --min-interval); a spec over them gets the cap and a Warning on its new generation.
+	// --min-interval); a spec over them gets the cap, and a Warning at each apply.
 	Caps caps.Caps
 
 	// refreshes remembers, per Application, the missing checkout it asked its source to

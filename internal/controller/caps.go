@@ -18,7 +18,8 @@ func (r *ApplicationReconciler) timeout(app *gitsyncv1.Application) time.Duratio
 }
 
 // capped emits a Warning (reason LimitApplied) for each note of a spec field the
-// operator's caps lowered or raised, when tell (a new generation: once per spec).
+// operator's caps lowered or raised, when tell: the sources tell on a new generation, an
+// Application on each apply (a routine resync stops before it).
 func capped(rec recorder.EventRecorder, obj runtime.Object, tell bool, notes ...string) {
 	if !tell || rec == nil {
 		return
