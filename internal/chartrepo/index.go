@@ -24,8 +24,14 @@ var ErrIndexInvalid = errors.New("not a chart repository index")
 // ErrChartNotFound is a chart, or a version of it, that the index does not hold.
 var ErrChartNotFound = errors.New("chart not found")
 
-// storeIndex validates an index and keeps it under its digest.
+// storeIndex validates an index and keeps it under its digest; an index the store holds
+// already costs no write.
 func (s *Store) storeIndex(data []byte, what string) (string, error) {
+	sum := sha256.Sum256(data)
+	if digest := "sha256:" + hex.EncodeToString(sum[:]); exists(s.indexPath(digest)) {
+		touch(s.indexPath(digest))
+		return digest, nil
+	}
 	tmp, _, digest, err := s.download(bytes.NewReader(data), int64(len(data)), "index", "storing the index")
 	if err != nil {
 		return "", err
