@@ -6,6 +6,7 @@ import (
 	"fmt"
 	gitsyncscheme "github.com/gitsync-dev/gitsync/internal/scheme"
 	"io"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -48,14 +49,23 @@ type options struct {
 	Streams
 	flags         *genericclioptions.ConfigFlags
 	allNamespaces bool
-	// newClient is set by tests that need a client of their own; nil builds one from flags.
-	scheme *runtime.Scheme
+	scheme        *runtime.Scheme
+	// conn is the one client of the process (made on first use): a long-running command
+	// (gitsync mcp, gitsync ui) reuses it and its RESTMapper for every request.
+	conn *connection
+}
+
+// connection is a client made once.
+type connection struct {
+	once sync.Once
+	c    client.WithWatch
+	err  error
 }
 
 // NewRootCommand returns `gitsync` with every CLI verb; extra adds commands that are not
 // the CLI's (`run`, `demo`).
 func NewRootCommand(streams Streams, extra ...*cobra.Command) *cobra.Command {
-	o := &options{Streams: streams, flags: genericclioptions.NewConfigFlags(true), scheme: gitsyncscheme.New()}
+	o := &options{Streams: streams, flags: genericclioptions.NewConfigFlags(true), scheme: gitsyncscheme.New(), conn: &connection{}}
 	root := &cobra.Command{
 		Use:           "gitsync",
 		Short:         "GitOps operator: keeps a Kubernetes cluster equal to Git",
@@ -122,15 +132,17 @@ func (o *options) restConfig() (*rest.Config, error) {
 
 // client returns a direct (uncached) client that can also watch.
 func (o *options) client() (client.WithWatch, error) {
-	cfg, err := o.restConfig()
-	if err != nil {
-		return nil, err
-	}
-	c, err := client.NewWithWatch(cfg, client.Options{Scheme: o.scheme})
-	if err != nil {
-		return nil, fmt.Errorf("connecting to the cluster: %w", err)
-	}
-	return c, nil
+	o.conn.once.Do(func() {
+		cfg, err := o.restConfig()
+		if err != nil {
+			o.conn.err = err
+			return
+		}
+		if o.conn.c, err = client.NewWithWatch(cfg, client.Options{Scheme: o.scheme}); err != nil {
+			o.conn.err = fmt.Errorf("connecting to the cluster: %w", err)
+		}
+	})
+	return o.conn.c, o.conn.err
 }
 
 // namespace is -n, else the kubeconfig context's namespace, else "default".
