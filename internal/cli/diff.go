@@ -162,7 +162,7 @@ func compare(ctx context.Context, c client.Client, app *gitsyncv1.Application, o
 		}
 		out = append(out, outcome{subject: subject, action: o.Action, fields: o.Fields, diff: text})
 	}
-	if previous := apply.EntriesOf(app.Status.Inventory); len(objs) == 0 && app.Spec.Prune && len(previous) > 0 && !app.Spec.AllowEmpty {
+	if previous := apply.EntriesOf(app.Status.Inventory); render.RefusesEmpty(app, len(objs), len(previous)) {
 		return nil, fmt.Errorf("the render has no objects: a sync refuses it rather than prune all %d objects of the inventory (set allowEmpty: true to allow it)", len(previous))
 	}
 	if app.Spec.Prune {

@@ -197,7 +197,7 @@ func (r *ApplicationReconciler) render(ctx context.Context, dir string, app *git
 func (r *ApplicationReconciler) reconcileApply(ctx context.Context, s *syncRun) (ctrl.Result, error) {
 	app := s.app
 	previous := s.previous
-	if len(s.objects) == 0 && app.Spec.Prune && len(previous) > 0 && !app.Spec.AllowEmpty {
+	if render.RefusesEmpty(app, len(s.objects), len(previous)) {
 		return r.stalledRevision(s, gitsyncv1.PruneFailedReason, fmt.Sprintf(
 			"%s rendered no objects at %s: refusing to prune all %d objects (set allowEmpty: true to allow it)",
 			pathOf(app), s.revision, len(previous)))
