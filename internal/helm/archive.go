@@ -51,18 +51,8 @@ func LoadArchive(file string) (*chart.Chart, error) {
 	return c, nil
 }
 
-// ChartValuesFile reads a values file shipped inside a loaded chart (a path relative to
-// the chart's root, e.g. values-prod.yaml).
-func ChartValuesFile(c *chart.Chart, name string) (map[string]any, error) {
-	data, err := ChartValuesData(c, name)
-	if err != nil {
-		return nil, err
-	}
-	return ParseValues(name, data)
-}
-
-// ChartValuesData returns the bytes of a values file shipped inside a loaded chart, as
-// ChartValuesFile finds it, unparsed.
+// ChartValuesData returns the bytes of a values file shipped inside a loaded chart (a
+// path relative to the chart's root, e.g. values-prod.yaml), unparsed.
 func ChartValuesData(c *chart.Chart, name string) ([]byte, error) {
 	clean := path.Clean(strings.ReplaceAll(name, "\\", "/"))
 	if path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
