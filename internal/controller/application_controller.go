@@ -19,14 +19,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
+	"github.com/go-logr/logr"
+
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/caps"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
+	"github.com/gitsync-dev/gitsync/internal/desired"
 	"github.com/gitsync-dev/gitsync/internal/phase"
 	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/shard"
-	"github.com/go-logr/logr"
 )
 
 // Checkouts locates the stored checkout of a commit (internal/source's Fetcher).
@@ -54,9 +56,10 @@ type ApplicationReconciler struct {
 	Now func() time.Time
 	// Jitter returns the extra delay added to an interval; none when nil.
 	Jitter func(time.Duration) time.Duration
-	// Drift, when set, watches what was applied and corrects drift between syncs; with
-	// it, a quiet interval resync makes no API request (see reconcileBackstop).
-	Drift *DriftReconciler
+	// Desired, when set, records what was applied for the drift controller, which
+	// watches it and corrects drift between syncs; with it, a quiet interval resync makes
+	// no API request (see reconcileBackstop).
+	Desired *desired.Store
 	// Discovery reads the cluster's capabilities for Helm charts; Config makes the
 	// clients of Helm's lookup (impersonating the Application's identity). SetupWithManager
 	// sets both from the manager.
@@ -120,8 +123,8 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 	}
 	if !r.Shard.Owns(app) { // its gitsync.dev/shard label moved it to another replica
-		if r.Drift != nil {
-			r.Drift.Forget(ctx, req.NamespacedName)
+		if r.Desired != nil {
+			r.Desired.Forget(ctx, req.NamespacedName)
 		}
 		return ctrl.Result{}, nil
 	}
@@ -138,8 +141,8 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	if app.Spec.Suspend {
 		ctrl.LoggerFrom(ctx).V(1).Info("suspended, skipping")
-		if r.Drift != nil {
-			r.Drift.Forget(ctx, req.NamespacedName)
+		if r.Desired != nil {
+			r.Desired.Forget(ctx, req.NamespacedName)
 		}
 		return ctrl.Result{}, nil
 	}
@@ -153,9 +156,9 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		if autoSync(app) || s.applyTried {
 			app.Status.LastHandledReconcileAt = requestHandled(app, app.Status.LastHandledReconcileAt)
 		}
-		if s.restored && s.result == nil && r.Drift != nil {
+		if s.restored && s.result == nil && r.Desired != nil {
 			// Protected by the last applied revision only: check it all once now.
-			r.Drift.CheckAll(req.NamespacedName)
+			r.Desired.CheckAll(req.NamespacedName)
 		}
 		retErr = errors.Join(retErr, patchStatus(ctx, patcher, app, applicationOwnedConditions, true))
 		r.written.remember(req.NamespacedName, app.ResourceVersion)

@@ -24,9 +24,9 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *gitsyncv1.App
 		return nil
 	}
 	r.refreshDone(client.ObjectKeyFromObject(app))
-	if r.Drift != nil {
+	if r.Desired != nil {
 		// Before the prune: its deletions are not drift.
-		r.Drift.Forget(ctx, client.ObjectKeyFromObject(app))
+		r.Desired.Forget(ctx, client.ObjectKeyFromObject(app))
 	}
 	if app.Spec.Prune && !app.Spec.Suspend {
 		if entries := inventoryEntries(app); len(entries) > 0 {

@@ -5,13 +5,15 @@ import (
 
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 
+	"sync"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/decrypt"
 	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/substitute"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sync"
 )
 
 // cluster is what app's render takes from the cluster, as its sync does: capabilities

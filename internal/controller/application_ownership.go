@@ -19,7 +19,6 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
-	"github.com/gitsync-dev/gitsync/internal/drift"
 	"github.com/gitsync-dev/gitsync/internal/render"
 )
 
@@ -187,18 +186,6 @@ func (r *ApplicationReconciler) renderCurrent(ctx context.Context, app *gitsyncv
 		return nil, fmt.Errorf("building %s: %w", pathOf(app), err)
 	}
 	return res.Objects, nil
-}
-
-// owners is the apply.OwnerLookup of the drift watches: they hold the metadata of every
-// object of the watched kinds that carries an owner label, so the owner check of a
-// sync's new objects makes no request unless one is labelled for another Application.
-func (r *DriftReconciler) owners(gvk schema.GroupVersionKind, namespace, name string) (apply.Owner, bool, bool) {
-	m, synced := r.Watches.Lookup(drift.ObjectRef{GVK: gvk, Namespace: namespace, Name: name})
-	if m == nil {
-		return apply.Owner{}, false, synced
-	}
-	owner, labelled := apply.OwnerOf(m.GetLabels())
-	return owner, labelled, synced
 }
 
 // namespacedKinds lists the namespaced kinds the cluster serves that can be listed, for

@@ -25,7 +25,7 @@ import (
 func (r *ApplicationReconciler) reconcileRestore(ctx context.Context, s *syncRun) (ctrl.Result, error) {
 	app := s.app
 	key := client.ObjectKeyFromObject(app)
-	if r.Drift == nil || app.Status.LastAppliedRevision == "" || r.Drift.Tracked(key) {
+	if r.Desired == nil || app.Status.LastAppliedRevision == "" || r.Desired.Tracked(key) {
 		return ctrl.Result{}, nil
 	}
 	dir, ok := r.lastAppliedAtHand(ctx, app)
@@ -48,11 +48,11 @@ func (r *ApplicationReconciler) reconcileRestore(ctx context.Context, s *syncRun
 		log.V(1).Info("last applied revision renders another inventory; drift protection waits for a sync")
 		return ctrl.Result{}, nil
 	}
-	if err := r.Drift.Applied(ctx, key, res.Chart.Watched(objs)); err != nil {
+	if err := r.Desired.Applied(ctx, key, res.Chart.Watched(objs)); err != nil {
 		log.Error(err, "starting drift watches")
 	}
 	if !conditions.IsReady(app) || app.Status.LastAttemptedRevision != app.Status.LastAppliedRevision {
-		r.Drift.Unsure(key) // a later attempt may have written part of its revision
+		r.Desired.Unsure(key) // a later attempt may have written part of its revision
 	}
 	s.restored = true
 	return ctrl.Result{}, nil

@@ -83,8 +83,8 @@ func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager, opts Applicat
 	if err != nil {
 		return err
 	}
-	if r.Drift != nil {
-		b = b.WatchesRawSource(r.Drift.resyncSource())
+	if r.Desired != nil {
+		b = b.WatchesRawSource(channelAt(r.Desired.SyncRequests(), highPriority))
 	}
 	return b.
 		WithOptions(controller.Options{

@@ -132,7 +132,7 @@ func (r *ApplicationReconciler) reconcileBackstop(ctx context.Context, s *syncRu
 	app := s.app
 	key := client.ObjectKeyFromObject(app)
 	requested := app.GetAnnotations()[gitsyncv1.RequestedAtAnnotation]
-	quiet := !r.refsChanged.take(key) && r.Drift != nil && r.Drift.Tracked(key) &&
+	quiet := !r.refsChanged.take(key) && r.Desired != nil && r.Desired.Tracked(key) &&
 		s.revision == app.Status.LastAppliedRevision &&
 		app.Generation == app.Status.ObservedGeneration &&
 		conditions.IsReady(app) &&
@@ -141,7 +141,7 @@ func (r *ApplicationReconciler) reconcileBackstop(ctx context.Context, s *syncRu
 		return ctrl.Result{}, nil
 	}
 	s.stop = true
-	r.Drift.Backstop(key)
+	r.Desired.Backstop(key)
 	if app.Status.Health != nil && app.Status.Health.Status != gitsyncv1.HealthStatusHealthy {
 		manager, err := r.Applier(app)
 		if err != nil {
@@ -225,8 +225,8 @@ func (r *ApplicationReconciler) reconcileApply(ctx context.Context, s *syncRun) 
 	app.Status.ServiceAccount = who
 
 	s.markProgress(ctx, "applying revision %s", s.revision)
-	if r.Drift != nil {
-		r.Drift.Prepare(ctx, client.ObjectKeyFromObject(app), s.chartCRDs.Watched(s.objects))
+	if r.Desired != nil {
+		r.Desired.Prepare(ctx, client.ObjectKeyFromObject(app), s.chartCRDs.Watched(s.objects))
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.timeout(app))
 	defer cancel()
@@ -265,22 +265,22 @@ func (r *ApplicationReconciler) reconcileApply(ctx context.Context, s *syncRun) 
 // over the new one. The desired state switches before the prune, so that the deletions
 // it makes are not taken for drift and undone.
 func (r *ApplicationReconciler) applyLocked(ctx context.Context, s *syncRun, opts apply.Options) (*apply.Result, error) {
-	if r.Drift == nil {
+	if r.Desired == nil {
 		return r.applyPlan(ctx, s, s.manager, opts)
 	}
 	key := client.ObjectKeyFromObject(s.app)
-	unlock := r.Drift.Lock(key)
+	unlock := r.Desired.Lock(key)
 	defer unlock()
 	// What the last sync left untouched is not sent again; until this one is recorded,
 	// nothing is vouched for (a failed apply may have written part of the set).
-	opts.Unchanged = r.Drift.Unchanged(key)
-	opts.Owners = r.Drift.owners
-	r.Drift.Unsure(key)
+	opts.Unchanged = r.Desired.Unchanged(key)
+	opts.Owners = r.Desired.Owners
+	r.Desired.Unsure(key)
 	result, err := r.applyPlan(ctx, s, s.manager, opts)
 	if err != nil {
 		return result, err
 	}
-	if err := r.Drift.Applied(ctx, key, s.chartCRDs.Watched(s.objects)); err != nil {
+	if err := r.Desired.Applied(ctx, key, s.chartCRDs.Watched(s.objects)); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "starting drift watches")
 	}
 	return result, nil

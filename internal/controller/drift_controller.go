@@ -11,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,6 +19,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/desired"
 	"github.com/gitsync-dev/gitsync/internal/drift"
 	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/shard"
@@ -46,27 +46,18 @@ type DriftReconciler struct {
 	// report other shards' objects, which are left to their replica.
 	Shard shard.Shard
 
+	// Desired is what was last applied per Application (the sync records it); the
+	// drift reconciler is its Listener.
+	Desired *desired.Store
+
 	// wake asks for a drift reconcile of an Application (high priority: an object
 	// changed), wakeLater for one at low priority (checks after a restart, part of the
-	// cold start); resync asks the Application controller for a full sync (when no
-	// render of the Application is in memory).
+	// cold start).
 	wake      chan event.GenericEvent
 	wakeLater chan event.GenericEvent
-	resync    chan event.GenericEvent
 
 	mu      sync.Mutex
-	desired map[types.NamespacedName]map[string]storedObject // by inventory ID
-	// desiredKinds holds the kinds of each Application's desired objects; kindUsers
-	// counts, per kind, the entries of desiredKinds and prepared that name it (see
-	// setKinds), so that the kinds to watch are known without going over every object.
-	desiredKinds map[types.NamespacedName]map[schema.GroupVersionKind]bool
-	kindUsers    map[schema.GroupVersionKind]int
-	// unsure holds the Applications whose objects may differ from desired (see Unsure).
-	unsure map[types.NamespacedName]bool
-	// prepared holds the kinds of a sync under way, watched from before its apply until
-	// its Applied (or Forget), so that other Applications' syncs do not stop them.
-	prepared map[types.NamespacedName]map[schema.GroupVersionKind]bool
-	pending  map[types.NamespacedName]map[drift.ObjectRef]bool
+	pending map[types.NamespacedName]map[drift.ObjectRef]bool
 	// drifted holds the objects reported in some status.drift now: any change of theirs
 	// is checked (a writer undoing its own edit must clear the report).
 	drifted map[drift.ObjectRef]bool
@@ -78,30 +69,23 @@ type DriftReconciler struct {
 	// retryAt says when the next may run (exponential backoff, see checkFailed).
 	failures map[drift.ObjectRef]int
 	retryAt  map[drift.ObjectRef]time.Time
-	// locks serialize, per Application, drift checks with the apply of a sync (Lock).
-	locks map[types.NamespacedName]*sync.Mutex
 	// beforeCorrect, when set (tests), runs between the comparison and the correction.
 	beforeCorrect atomic.Pointer[func(app types.NamespacedName, subject string)]
 }
 
-// NewDriftReconciler returns a DriftReconciler; SetupWithManager completes it.
-func NewDriftReconciler() *DriftReconciler {
+// NewDriftReconciler returns a DriftReconciler of the desired state store;
+// SetupWithManager completes it (and attaches it to the store).
+func NewDriftReconciler(store *desired.Store) *DriftReconciler {
 	return &DriftReconciler{
-		wake:         make(chan event.GenericEvent, 4096),
-		wakeLater:    make(chan event.GenericEvent, 4096),
-		resync:       make(chan event.GenericEvent, 1024),
-		desired:      map[types.NamespacedName]map[string]storedObject{},
-		desiredKinds: map[types.NamespacedName]map[schema.GroupVersionKind]bool{},
-		kindUsers:    map[schema.GroupVersionKind]int{},
-		unsure:       map[types.NamespacedName]bool{},
-		prepared:     map[types.NamespacedName]map[schema.GroupVersionKind]bool{},
-		drifted:      map[drift.ObjectRef]bool{},
-		pending:      map[types.NamespacedName]map[drift.ObjectRef]bool{},
-		seen:         map[drift.ObjectRef]string{},
-		notBefore:    map[string]time.Time{},
-		failures:     map[drift.ObjectRef]int{},
-		retryAt:      map[drift.ObjectRef]time.Time{},
-		locks:        map[types.NamespacedName]*sync.Mutex{},
+		Desired:   store,
+		wake:      make(chan event.GenericEvent, 4096),
+		wakeLater: make(chan event.GenericEvent, 4096),
+		drifted:   map[drift.ObjectRef]bool{},
+		pending:   map[types.NamespacedName]map[drift.ObjectRef]bool{},
+		seen:      map[drift.ObjectRef]string{},
+		notBefore: map[string]time.Time{},
+		failures:  map[drift.ObjectRef]int{},
+		retryAt:   map[drift.ObjectRef]time.Time{},
 	}
 }
 
@@ -129,7 +113,7 @@ func (r *DriftReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	// a correction never writes the object of a revision a sync has just replaced. While
 	// a sync applies, the checks wait for it (after it, they compare with its revision,
 	// also when it is the Application's first).
-	unlock, ok := r.tryLock(req.NamespacedName)
+	unlock, ok := r.Desired.TryLock(req.NamespacedName)
 	if !ok {
 		for _, ref := range refs {
 			r.markPendingQuiet(req.NamespacedName, ref)
@@ -137,9 +121,9 @@ func (r *DriftReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		return ctrl.Result{RequeueAfter: syncBusyRetry}, nil
 	}
 	defer unlock()
-	if !r.Tracked(req.NamespacedName) {
+	if !r.Desired.Tracked(req.NamespacedName) {
 		// No render in memory (a restart): a full sync rebuilds it.
-		r.resync <- event.GenericEvent{Object: app}
+		r.Desired.RequestSync(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	manager, err := r.Applier(app)
@@ -160,7 +144,7 @@ func (r *DriftReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 			later(ref, wait)
 			continue
 		}
-		obj, _ := r.desiredObject(req.NamespacedName, ref)
+		obj, _ := r.Desired.Object(req.NamespacedName, ref)
 		if obj == nil {
 			continue // no longer in Git: prune's business
 		}
@@ -250,7 +234,7 @@ func (r *DriftReconciler) check(ctx context.Context, app *gitsyncv1.Application,
 	if wait := r.backoffLeft(key, now); wait > 0 {
 		return wait, nil // fighting: the next correction waits
 	}
-	if current, _ := r.desiredObject(client.ObjectKeyFromObject(app), ref); current == nil {
+	if current, _ := r.Desired.Object(client.ObjectKeyFromObject(app), ref); current == nil {
 		return 0, nil // a sync removed it from Git meanwhile: a prune, not drift
 	}
 	if hook := r.beforeCorrect.Load(); hook != nil {

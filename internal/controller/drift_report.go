@@ -1,13 +1,11 @@
 package controller
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/drift"
@@ -81,13 +79,4 @@ func managersText(managers []string) string {
 		return "unknown manager"
 	}
 	return strings.Join(managers, ", ")
-}
-
-func objectRef(obj *unstructured.Unstructured) drift.ObjectRef {
-	return drift.ObjectRef{GVK: obj.GroupVersionKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}
-}
-
-// refID is the inventory ID of a reference ("<namespace>_<name>_<group>_<kind>").
-func refID(ref drift.ObjectRef) string {
-	return fmt.Sprintf("%s_%s_%s_%s", ref.Namespace, ref.Name, ref.GVK.Group, ref.GVK.Kind)
 }

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/desired"
 	"github.com/gitsync-dev/gitsync/internal/drift"
 	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/source"
@@ -93,11 +94,11 @@ func TestDriftProtectionIsRestoredFromTheLastAppliedRevision(t *testing.T) {
 	key := types.NamespacedName{Namespace: f.ns, Name: "app"}
 
 	// What a restart loses: the desired state held in memory.
-	driftReconciler.Forget(context.Background(), key)
-	g.Expect(driftReconciler.Tracked(key)).To(BeFalse())
+	driftReconciler.Desired.Forget(context.Background(), key)
+	g.Expect(driftReconciler.Desired.Tracked(key)).To(BeFalse())
 	f.repo.Commit("main", "broken", map[string]string{"broken.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [unclosed\n"})
 	f.waitNotReady("app", gitsyncv1.BuildFailedReason)
-	g.Eventually(func() bool { return driftReconciler.Tracked(key) }).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(BeTrue())
+	g.Eventually(func() bool { return driftReconciler.Desired.Tracked(key) }).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(BeTrue())
 
 	f.setValue(g, "a", "edited")
 	g.Eventually(func(g Gomega) string { return f.configMap(g, "a").Data["value"] }).
@@ -140,7 +141,7 @@ func TestMissingCheckoutAsksTheSourceOnce(t *testing.T) {
 func TestDriftCheckFailuresBackOff(t *testing.T) {
 	g := NewWithT(t)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	r := NewDriftReconciler()
+	r := NewDriftReconciler(desired.New())
 	r.Now = func() time.Time { return now }
 	ref := drift.ObjectRef{Namespace: "ns", Name: "a"}
 	other := drift.ObjectRef{Namespace: "ns", Name: "b"}

@@ -10,7 +10,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/gitsync-dev/gitsync/internal/drift"
 )
@@ -61,15 +60,11 @@ func (r *DriftReconciler) SetupWithManager(mgr ctrl.Manager, concurrent int) err
 			return err
 		}
 	}
+	r.Desired.Attach(r.Watches, r)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("drift").
 		WatchesRawSource(channelAt(r.wake, highPriority)).
 		WatchesRawSource(channelAt(r.wakeLater, lowPriority)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrent}).
 		Complete(r)
-}
-
-// resyncSource feeds the Application controller the full syncs the drift controller asks for.
-func (r *DriftReconciler) resyncSource() source.Source {
-	return channelAt(r.resync, highPriority)
 }

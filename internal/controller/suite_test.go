@@ -21,6 +21,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
+	"github.com/gitsync-dev/gitsync/internal/desired"
 	"github.com/gitsync-dev/gitsync/internal/shard"
 	"github.com/gitsync-dev/gitsync/internal/source"
 	"github.com/gitsync-dev/gitsync/internal/testutil/testenv"
@@ -74,7 +75,7 @@ func runSuite(m *testing.M) int {
 		}); err != nil {
 			return nil, err
 		}
-		drift := NewDriftReconciler()
+		drift := NewDriftReconciler(desired.New())
 		drift.Client = mgr.GetClient()
 		drift.Recorder = events
 		if err := drift.SetupWithManager(mgr, 4); err != nil {
@@ -85,7 +86,7 @@ func runSuite(m *testing.M) int {
 		if err != nil {
 			return nil, err
 		}
-		apps := &ApplicationReconciler{Client: mgr.GetClient(), Storage: fetcher, Charts: charts, Drift: drift, RetryInterval: 300 * time.Millisecond}
+		apps := &ApplicationReconciler{Client: mgr.GetClient(), Storage: fetcher, Charts: charts, Desired: drift.Desired, RetryInterval: 300 * time.Millisecond}
 		apps.Recorder = events
 		if err := apps.SetupWithManager(mgr, ApplicationOptions{
 			MaxConcurrentReconciles: 4,

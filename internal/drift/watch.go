@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
@@ -32,6 +33,17 @@ type ObjectRef struct {
 	GVK       schema.GroupVersionKind
 	Namespace string
 	Name      string
+}
+
+// RefOf is the reference of an object.
+func RefOf(obj *unstructured.Unstructured) ObjectRef {
+	return ObjectRef{GVK: obj.GroupVersionKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}
+
+// ID is the inventory ID of the reference ("<namespace>_<name>_<group>_<kind>", as
+// apply.EntryOf's).
+func (r ObjectRef) ID() string {
+	return r.Namespace + "_" + r.Name + "_" + r.GVK.Group + "_" + r.GVK.Kind
 }
 
 // Event says that a managed object changed in a way gitsync did not make, or went away

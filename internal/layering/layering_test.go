@@ -44,6 +44,9 @@ var rules = []rule{
 	{from: []string{"internal/drift/..."},
 		to:  []string{"internal/apply/...", "internal/phase/..."},
 		why: "leaf packages do not import each other: a small interface at the consumer instead"},
+	{from: []string{"internal/desired/..."},
+		to:  []string{"internal/controller/...", "internal/render/...", "internal/cli/...", "internal/ui/...", "internal/operator/..."},
+		why: "the desired state is below the controllers it links"},
 }
 
 // noDeps lists packages whose whole dependency graph (not only direct imports) must not

@@ -24,9 +24,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+
 	"github.com/gitsync-dev/gitsync/internal/caps"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
 	"github.com/gitsync-dev/gitsync/internal/controller"
+	"github.com/gitsync-dev/gitsync/internal/desired"
 	"github.com/gitsync-dev/gitsync/internal/egress"
 	"github.com/gitsync-dev/gitsync/internal/helm"
 	"github.com/gitsync-dev/gitsync/internal/monitoring"
@@ -36,8 +40,6 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/source"
 	"github.com/gitsync-dev/gitsync/internal/ui"
 	"github.com/gitsync-dev/gitsync/internal/webhook"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 )
 
 // Options configure the operator. Zero values take the defaults of `gitsync run`.
@@ -188,7 +190,8 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	if err != nil {
 		return nil, err
 	}
-	drift := controller.NewDriftReconciler()
+	store := desired.New()
+	drift := controller.NewDriftReconciler(store)
 	drift.Client = mgr.GetClient()
 	drift.Recorder = events
 	drift.Applier = applier
@@ -204,7 +207,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		Client:  mgr.GetClient(),
 		Storage: fetcher,
 		Charts:  charts,
-		Drift:   drift,
+		Desired: store,
 		Applier: applier,
 		Jitter:  controller.Jitter(0.1),
 		Caps:    opts.Caps,
@@ -236,7 +239,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	if err := mgr.Add(chartGC(mgr.GetClient(), charts, opts.GCInterval)); err != nil {
 		return nil, err
 	}
-	if err := addUI(mgr, cfg, mgr.GetScheme(), opts, ui.DesiredDiffer(drift.Desired)); err != nil {
+	if err := addUI(mgr, cfg, mgr.GetScheme(), opts, ui.DesiredDiffer(store.Objects)); err != nil {
 		return nil, err
 	}
 	return mgr, nil

@@ -1,7 +1,8 @@
-package controller
+package desired
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/client-go/metadata"
 
 	"github.com/gitsync-dev/gitsync/internal/drift"
+	"github.com/gitsync-dev/gitsync/internal/testutil/testenv"
 )
 
 // A sync prepares the watches of its kinds before it applies; another Application's
@@ -22,15 +24,16 @@ func TestPreparedKindsSurviveAnotherApplicationsSync(t *testing.T) {
 	ns := env.Namespace(t)
 	mc, err := metadata.NewForConfig(env.Config)
 	g.Expect(err).NotTo(HaveOccurred())
-	r := NewDriftReconciler()
-	r.Watches = drift.NewWatches(mc, func(gvk schema.GroupVersionKind) (schema.GroupVersionResource, error) {
+	r := New()
+	w := drift.NewWatches(mc, func(gvk schema.GroupVersionKind) (schema.GroupVersionResource, error) {
 		m, err := env.Client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
 		if err != nil {
 			return schema.GroupVersionResource{}, err
 		}
 		return m.Resource, nil
 	}, func(drift.Event) {})
-	defer r.Watches.Stop()
+	defer w.Stop()
+	r.Attach(w, nil)
 
 	obj := func(apiVersion, kind, name string) *unstructured.Unstructured {
 		o := &unstructured.Unstructured{}
@@ -45,12 +48,16 @@ func TestPreparedKindsSurviveAnotherApplicationsSync(t *testing.T) {
 	second := types.NamespacedName{Namespace: ns, Name: "second"}
 
 	r.Prepare(ctx, first, []*unstructured.Unstructured{obj("v1", "Service", "web")})
-	g.Expect(r.Watches.Kinds()).To(ContainElement(service))
+	g.Expect(w.Kinds()).To(ContainElement(service))
 	// The other Application (ConfigMaps only) finishes its sync while the first applies.
 	g.Expect(r.Applied(ctx, second, []*unstructured.Unstructured{obj("v1", "ConfigMap", "cm")})).To(Succeed())
-	g.Expect(r.Watches.Kinds()).To(ContainElement(service), "the first sync's kinds are still being prepared")
+	g.Expect(w.Kinds()).To(ContainElement(service), "the first sync's kinds are still being prepared")
 
 	// Once the first sync is recorded, its kinds are its desired ones.
 	g.Expect(r.Applied(ctx, first, []*unstructured.Unstructured{obj("v1", "ConfigMap", "other")})).To(Succeed())
-	g.Expect(r.Watches.Kinds()).NotTo(ContainElement(service))
+	g.Expect(w.Kinds()).NotTo(ContainElement(service))
 }
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m, &env, nil)) }

@@ -1,0 +1,168 @@
+package desired
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/drift"
+)
+
+// Prepare starts the watches of the kinds of objs (those the API server knows already)
+// before they are applied, so that the first change after the apply is seen. The kinds
+// stay watched until the Application's Applied or Forget, so that another Application's
+// sync meanwhile does not stop them. The wait for the watches is bounded.
+func (s *Store) Prepare(ctx context.Context, app types.NamespacedName, objs []*unstructured.Unstructured) {
+	prepared := map[schema.GroupVersionKind]bool{}
+	for _, o := range objs {
+		prepared[o.GroupVersionKind()] = true
+	}
+	s.mu.Lock()
+	s.setKinds(s.prepared, app, prepared)
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, prepareTimeout)
+	defer cancel()
+	// Kinds whose CRD is in this very render fail until it is applied; Applied retries.
+	_ = s.syncWatches(ctx)
+}
+
+// prepareTimeout bounds Prepare's wait for new watches to list their objects.
+const prepareTimeout = 30 * time.Second
+
+// Applied records the objects of a successful sync as the Application's desired state,
+// makes the watched kinds those of every recorded Application, and tells the listener.
+func (s *Store) Applied(ctx context.Context, app types.NamespacedName, objs []*unstructured.Unstructured) error {
+	byID := make(map[string]stored, len(objs))
+	kinds := map[schema.GroupVersionKind]bool{}
+	refs := make([]drift.ObjectRef, 0, len(objs))
+	for _, o := range objs {
+		raw, err := o.MarshalJSON()
+		if err != nil {
+			return fmt.Errorf("recording %s: %w", apply.Subject(o), err)
+		}
+		ref := drift.RefOf(o)
+		byID[ref.ID()] = stored{ref: ref, raw: raw}
+		kinds[o.GroupVersionKind()] = true
+		refs = append(refs, ref)
+	}
+	s.mu.Lock()
+	s.objects[app] = byID
+	s.setKinds(s.desiredKinds, app, kinds)
+	delete(s.unsure, app)
+	s.setKinds(s.prepared, app, nil)
+	s.mu.Unlock()
+	err := s.syncWatches(ctx)
+	if s.listener != nil {
+		s.listener.Applied(app, refs)
+	}
+	return err
+}
+
+// Forget drops an Application (deleted, suspended, or failed to render) and stops the
+// watches of kinds no other Application has.
+func (s *Store) Forget(ctx context.Context, app types.NamespacedName) {
+	s.mu.Lock()
+	refs := make([]drift.ObjectRef, 0, len(s.objects[app]))
+	for _, d := range s.objects[app] {
+		refs = append(refs, d.ref)
+	}
+	delete(s.objects, app)
+	s.setKinds(s.desiredKinds, app, nil)
+	delete(s.unsure, app)
+	s.setKinds(s.prepared, app, nil)
+	s.mu.Unlock()
+	if s.listener != nil {
+		s.listener.Forgotten(app, refs)
+	}
+	_ = s.syncWatches(ctx)
+}
+
+// CheckAll asks for a check of the Application's desired objects (after its desired
+// state was restored from the last applied revision, whose objects may have drifted while
+// no one watched), at low priority: part of a cold start. An object whose cached
+// metadata shows it untouched since gitsync applied it (drift.Untouched) needs no check:
+// a restart with nothing changed reads no object.
+func (s *Store) CheckAll(app types.NamespacedName) {
+	if s.listener == nil || s.watches == nil {
+		return
+	}
+	s.mu.Lock()
+	var refs []drift.ObjectRef
+	for _, d := range s.objects[app] {
+		if m, ok := s.watches.Cached(d.ref); ok {
+			if o, err := d.object(); err == nil && drift.Untouched(o, m, app) {
+				continue
+			}
+		}
+		refs = append(refs, d.ref)
+	}
+	s.mu.Unlock()
+	if len(refs) > 0 {
+		s.listener.CheckAll(app, refs)
+	}
+}
+
+// Backstop asks the listener to compare the watch cache with what the last checks saw
+// for the Application's objects (no API request); it returns the number of objects
+// marked for a check.
+func (s *Store) Backstop(app types.NamespacedName) int {
+	if s.listener == nil {
+		return 0
+	}
+	return s.listener.Backstop(app, s.Refs(app))
+}
+
+// RequestSync asks the Application controller for a full sync of app (the drift checks
+// found no desired state in memory: a restart).
+func (s *Store) RequestSync(app types.NamespacedName) {
+	s.syncs <- event.GenericEvent{Object: &gitsyncv1.Application{ObjectMeta: metav1.ObjectMeta{Name: app.Name, Namespace: app.Namespace}}}
+}
+
+// SyncRequests is what RequestSync sends, for the Application controller's queue.
+func (s *Store) SyncRequests() <-chan event.GenericEvent { return s.syncs }
+
+// Kinds returns the kinds to watch: those of some Application's desired objects or of a
+// sync under way.
+func (s *Store) Kinds() map[schema.GroupVersionKind]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kinds := make(map[schema.GroupVersionKind]bool, len(s.kindUsers))
+	for gvk := range s.kindUsers {
+		kinds[gvk] = true
+	}
+	return kinds
+}
+
+func (s *Store) syncWatches(ctx context.Context) error {
+	if s.watches == nil {
+		return nil
+	}
+	return s.watches.Sync(ctx, s.Kinds())
+}
+
+// setKinds makes kinds the Application's entry of byApp (desiredKinds or prepared; nil
+// removes it) and keeps kindUsers, the number of entries naming each kind, in step.
+// The caller holds s.mu.
+func (s *Store) setKinds(byApp map[types.NamespacedName]map[schema.GroupVersionKind]bool, app types.NamespacedName, kinds map[schema.GroupVersionKind]bool) {
+	for gvk := range byApp[app] {
+		if s.kindUsers[gvk]--; s.kindUsers[gvk] <= 0 {
+			delete(s.kindUsers, gvk)
+		}
+	}
+	delete(byApp, app)
+	if kinds == nil {
+		return
+	}
+	byApp[app] = kinds
+	for gvk := range kinds {
+		s.kindUsers[gvk]++
+	}
+}
