@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/applier"
 	"github.com/gitsync-dev/gitsync/internal/apply"
 )
 
@@ -45,7 +46,7 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *gitsyncv1.App
 			if len(orphaned) > 0 {
 				r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, gitsyncv1.OrphanedReason, "Delete",
 					"%s may not delete them any more: left in place\n%s",
-					identity(app, r.DefaultServiceAccount), changeSummary(nil, orphaned))
+					applier.Identity(app, r.DefaultServiceAccount), changeSummary(nil, orphaned))
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/applier"
 	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/decrypt"
 	"github.com/gitsync-dev/gitsync/internal/render"
@@ -63,8 +64,8 @@ func (r *ApplicationReconciler) cluster(app *gitsyncv1.Application) *render.Clus
 		return render.ReadSubstituteFrom(ctx, cl, app.Namespace, ref)
 	}
 	if r.Config != nil {
-		user := identity(app, r.DefaultServiceAccount)
-		if user == operatorIdentity {
+		user := applier.Identity(app, r.DefaultServiceAccount)
+		if user == applier.OperatorIdentity {
 			user = ""
 		}
 		c.Lookup = r.lookups.Provider(r.Config, r.Mapper, user)

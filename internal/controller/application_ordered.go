@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
-	"sync"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
@@ -29,7 +27,7 @@ func (r *ApplicationReconciler) planSync(s *syncRun) error {
 	if err != nil {
 		return fmt.Errorf("ordering the objects: %w", err)
 	}
-	if _, err := compileHealthChecks(s.app); err != nil {
+	if _, err := celhealth.ForApplication(s.app); err != nil {
 		return err
 	}
 	s.plan = plan
@@ -171,49 +169,4 @@ func reverseWaves(entries []apply.Entry, waves []int) [][]apply.Entry {
 		out = append(out, byWave[n])
 	}
 	return out
-}
-
-// compileHealthChecks compiles spec.healthChecks (nil when there are none).
-func compileHealthChecks(app *gitsyncv1.Application) (*celhealth.Checks, error) {
-	return celhealth.ForApplication(app)
-}
-
-// withHealthChecks makes the manager judge the kinds of spec.healthChecks with their
-// CEL expressions (kstatus for the others). An expression that does not compile is
-// left to planSync, which stalls the revision with the compiler's message.
-func withHealthChecks(app *gitsyncv1.Application, m *apply.Manager) *apply.Manager {
-	if len(app.Spec.HealthChecks) == 0 {
-		return m
-	}
-	checks, err := compiledHealthChecks(app)
-	if err != nil || checks == nil {
-		return m
-	}
-	m.SetHealthCheck(checks.Has, checks.Judge)
-	return m
-}
-
-// compiled caches the compiled spec.healthChecks per Application generation: the applier
-// is asked for a Manager on every sync and every drift check.
-var compiled sync.Map // "<uid>/<generation>" -> *celhealth.Checks
-
-func compiledHealthChecks(app *gitsyncv1.Application) (*celhealth.Checks, error) {
-	key := fmt.Sprintf("%s/%d", app.UID, app.Generation)
-	if c, ok := compiled.Load(key); ok {
-		return c.(*celhealth.Checks), nil
-	}
-	checks, err := compileHealthChecks(app)
-	if err != nil || app.UID == "" {
-		return checks, err
-	}
-	// Keep one entry per Application: drop its older generations.
-	prefix := string(app.UID) + "/"
-	compiled.Range(func(k, _ any) bool {
-		if ks := k.(string); strings.HasPrefix(ks, prefix) {
-			compiled.Delete(ks)
-		}
-		return true
-	})
-	compiled.Store(key, checks)
-	return checks, nil
 }

@@ -3,15 +3,9 @@ package controller
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime"
-
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
-	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/applier"
 )
 
 // applicationSourceIndex indexes Applications by "<namespace>/<name>" of their GitRepository
@@ -59,7 +53,7 @@ func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager, opts Applicat
 		r.Discovery = dc
 	}
 	if r.Applier == nil {
-		applier, err := NewApplierWith(mgr.GetConfig(), mgr, ApplierOptions{DefaultServiceAccount: r.DefaultServiceAccount})
+		applier, err := applier.NewWith(mgr.GetConfig(), mgr, applier.Options{DefaultServiceAccount: r.DefaultServiceAccount})
 		if err != nil {
 			return err
 		}
@@ -112,77 +106,6 @@ func (r *ApplicationReconciler) applicationsForSource(ctx context.Context, repo 
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&apps.Items[i])})
 	}
 	return reqs
-}
-
-// ClusterAccess is what NewApplier needs of the manager.
-type ClusterAccess interface {
-	GetScheme() *runtime.Scheme
-	GetRESTMapper() meta.RESTMapper
-	GetHTTPClient() *http.Client
-}
-
-// ApplierOptions tune NewApplierWith.
-type ApplierOptions struct {
-	// DefaultServiceAccount, when set, is impersonated (in the Application's own
-	// namespace) by every Application without spec.serviceAccountName: gitsync run
-	// --default-service-account. Empty: such Applications use the operator's identity.
-	DefaultServiceAccount string
-}
-
-// NewApplier is NewApplierWith without a default service account.
-func NewApplier(cfg *rest.Config, cluster ClusterAccess) (func(*gitsyncv1.Application) (*apply.Manager, error), error) {
-	return NewApplierWith(cfg, cluster, ApplierOptions{})
-}
-
-// NewApplierWith returns a function making the apply.Manager of an Application. Applies
-// go through an uncached client (a cache would start a watch on every applied kind); with
-// spec.serviceAccountName (or else opts.DefaultServiceAccount) the client impersonates
-// that ServiceAccount, so the API server's RBAC decides what the Application may change.
-// Impersonating clients are made once per service account and reused: drift checks and
-// syncs ask for one every time.
-func NewApplierWith(cfg *rest.Config, cluster ClusterAccess, opts ApplierOptions) (func(*gitsyncv1.Application) (*apply.Manager, error), error) {
-	options := client.Options{Scheme: cluster.GetScheme(), Mapper: cluster.GetRESTMapper()}
-	direct, err := client.New(cfg, client.Options{Scheme: options.Scheme, Mapper: options.Mapper, HTTPClient: cluster.GetHTTPClient()})
-	if err != nil {
-		return nil, fmt.Errorf("creating the apply client: %w", err)
-	}
-	var mu sync.Mutex
-	impersonating := map[string]client.Client{}
-	return func(app *gitsyncv1.Application) (*apply.Manager, error) {
-		owner := apply.Owner{Name: app.Name, Namespace: app.Namespace}
-		user := identity(app, opts.DefaultServiceAccount)
-		if user == operatorIdentity {
-			return withHealthChecks(app, apply.New(direct, direct, owner)), nil
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		c, ok := impersonating[user]
-		if !ok {
-			impersonated := rest.CopyConfig(cfg)
-			impersonated.Impersonate = rest.ImpersonationConfig{UserName: user}
-			if c, err = client.New(impersonated, options); err != nil {
-				return nil, fmt.Errorf("creating a client for %s: %w", user, err)
-			}
-			impersonating[user] = c
-		}
-		return withHealthChecks(app, apply.New(c, c, owner)), nil
-	}, nil
-}
-
-// operatorIdentity is status.serviceAccount when no service account is impersonated.
-const operatorIdentity = "operator"
-
-// identity names who applies for the Application: the user name of the service account
-// it impersonates (spec.serviceAccountName, or else defaultSA), or operatorIdentity.
-func identity(app *gitsyncv1.Application, defaultSA string) string {
-	sa := app.Spec.ServiceAccountName
-	if sa == "" {
-		sa = defaultSA
-	}
-	if sa == "" {
-		return operatorIdentity
-	}
-	return fmt.Sprintf("system:serviceaccount:%s:%s", app.Namespace, sa)
 }
 
 // artifactChanged passes source updates whose artifact revision or digest changed.

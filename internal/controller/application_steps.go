@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/applier"
 	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/render"
 )
@@ -221,7 +222,7 @@ func (r *ApplicationReconciler) reconcileApply(ctx context.Context, s *syncRun) 
 		s.plan.Without(existing)
 		s.objects = s.plan.Objects()
 	}
-	who := identity(app, r.DefaultServiceAccount)
+	who := applier.Identity(app, r.DefaultServiceAccount)
 	app.Status.ServiceAccount = who
 
 	s.markProgress(ctx, "applying revision %s", s.revision)
@@ -250,7 +251,7 @@ func (r *ApplicationReconciler) reconcileApply(ctx context.Context, s *syncRun) 
 			return r.stalledRevision(s, gitsyncv1.HookFailedReason, fmt.Sprintf("revision %s: %v", s.revision, err))
 		}
 		doing := "applying revision " + s.revision
-		if who != operatorIdentity {
+		if who != applier.OperatorIdentity {
 			doing += " as " + who
 		}
 		return r.failRevision(s, gitsyncv1.ApplyFailedReason, fmt.Errorf("%s: %w", doing, err))

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/gitsync-dev/gitsync/internal/applier"
 	"github.com/gitsync-dev/gitsync/internal/drift"
 )
 
@@ -27,7 +28,7 @@ func (r *DriftReconciler) SetupWithManager(mgr ctrl.Manager, concurrent int) err
 		r.Fights = drift.NewFights(time.Now)
 	}
 	if r.Applier == nil {
-		applier, err := NewApplier(mgr.GetConfig(), mgr)
+		applier, err := applier.New(mgr.GetConfig(), mgr)
 		if err != nil {
 			return err
 		}

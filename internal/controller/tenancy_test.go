@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/applier"
 	"github.com/gitsync-dev/gitsync/internal/apply"
 )
 
@@ -26,7 +27,7 @@ func TestApplicationRefusesCrossNamespaceReferences(t *testing.T) {
 	other, _ := newAppFixture(t, map[string]string{"cm.yaml": configMapYAML("private", "secret-ish")})
 	other.app("owner")
 	otherApp := other.waitApplied("owner", other.repo.Head("main"))
-	g.Expect(otherApp.Status.ServiceAccount).To(Equal(operatorIdentity))
+	g.Expect(otherApp.Status.ServiceAccount).To(Equal(applier.OperatorIdentity))
 	before := getRepo(g, other.ns, "repo").Annotations[gitsyncv1.RequestedAtAnnotation]
 
 	f, sha := newAppFixture(t, map[string]string{"cm.yaml": configMapYAML("mine", "1")})

@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
+	"github.com/gitsync-dev/gitsync/internal/applier"
 	"github.com/gitsync-dev/gitsync/internal/caps"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
 	"github.com/gitsync-dev/gitsync/internal/controller"
@@ -186,7 +187,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		return nil, fmt.Errorf("setting up the GitRepository controller: %w", err)
 	}
 	// One applier (and one set of apply clients) for the sync and the drift controllers.
-	applier, err := controller.NewApplierWith(mgr.GetConfig(), mgr, controller.ApplierOptions{DefaultServiceAccount: opts.DefaultServiceAccount})
+	applyFor, err := applier.NewWith(mgr.GetConfig(), mgr, applier.Options{DefaultServiceAccount: opts.DefaultServiceAccount})
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +195,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	drift := controller.NewDriftReconciler(store)
 	drift.Client = mgr.GetClient()
 	drift.Recorder = events
-	drift.Applier = applier
+	drift.Applier = applyFor
 	drift.Shard = opts.Shard
 	if err := drift.SetupWithManager(mgr, opts.Concurrent); err != nil {
 		return nil, fmt.Errorf("setting up the drift controller: %w", err)
@@ -208,7 +209,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		Storage: fetcher,
 		Charts:  charts,
 		Desired: store,
-		Applier: applier,
+		Applier: applyFor,
 		Jitter:  controller.Jitter(0.1),
 		Caps:    opts.Caps,
 
