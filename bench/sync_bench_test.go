@@ -17,7 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
-	"github.com/gitsync-dev/gitsync/internal/controller"
+	"github.com/gitsync-dev/gitsync/internal/applier"
+	"github.com/gitsync-dev/gitsync/internal/controller/application"
 	"github.com/gitsync-dev/gitsync/internal/operator"
 	"github.com/gitsync-dev/gitsync/internal/source"
 	"github.com/gitsync-dev/gitsync/internal/testutil/apicount"
@@ -144,13 +145,13 @@ func BenchmarkApply100(b *testing.B) {
 
 // resyncReconciler is an Application reconciler like the manager's, with its requests
 // going through the counted config.
-func resyncReconciler(b *testing.B, cfg *rest.Config, mgr manager.Manager, storage string) *controller.ApplicationReconciler {
+func resyncReconciler(b *testing.B, cfg *rest.Config, mgr manager.Manager, storage string) *application.Reconciler {
 	b.Helper()
 	c, err := client.New(cfg, client.Options{Scheme: env.Scheme, Mapper: mgr.GetRESTMapper()})
 	if err != nil {
 		b.Fatal(err)
 	}
-	applier, err := controller.NewApplier(cfg, mgr)
+	applier, err := applier.New(cfg, mgr)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func resyncReconciler(b *testing.B, cfg *rest.Config, mgr manager.Manager, stora
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &controller.ApplicationReconciler{
+	return &application.Reconciler{
 		Client: c, APIReader: c, Applier: applier, Mapper: mgr.GetRESTMapper(),
 		Storage: fetcher, Recorder: mgr.GetEventRecorder("bench"),
 	}

@@ -18,11 +18,23 @@ const module = "github.com/gitsync-dev/gitsync/"
 // "x/..." for x and everything below it.
 type rule struct {
 	from, to []string
-	why      string
+	// except lists packages matching from that the rule does not apply to.
+	except []string
+	why    string
 }
+
+// controllerKinds are the controllers, one package per kind; kit is their shared runtime.
+var controllerKinds = []string{"internal/controller/application", "internal/controller/sources", "internal/controller/drift", "internal/controller/notification"}
 
 // rules are the design's arrows that must never point the other way.
 var rules = []rule{
+	{from: []string{"..."}, except: []string{"internal/operator", "internal/controller/..."},
+		to:  []string{"internal/controller/..."},
+		why: "only internal/operator composes the controllers"},
+	{from: controllerKinds, to: controllerKinds,
+		why: "controllers do not call each other: they meet through status and internal/desired"},
+	{from: []string{"internal/controller/kit"}, to: controllerKinds,
+		why: "the shared runtime is below the controllers"},
 	{from: []string{"internal/cli/...", "internal/ui/...", "internal/mcp/..."},
 		to:  []string{"internal/controller/...", "internal/operator/..."},
 		why: "people's tools work over render, compare and tree, never over a controller"},
@@ -55,7 +67,7 @@ var rules = []rule{
 // noDeps lists packages whose whole dependency graph (not only direct imports) must not
 // reach the given packages: test helpers and envtest stay out of the operator.
 var noDeps = []rule{
-	{from: []string{"internal/operator", "internal/controller/...", "internal/render/...", "internal/cli/..."},
+	{from: []string{"internal/operator", "internal/controller/...", "internal/render/...", "internal/cli/...", "internal/desired", "internal/applier"},
 		to:  []string{"internal/testutil/...", "internal/localcluster/...", "sigs.k8s.io/controller-runtime/pkg/envtest"},
 		why: "nothing of the tests (or envtest) is linked into the operator's code path"},
 }
@@ -90,6 +102,9 @@ func goList(t *testing.T, deps bool) map[string][]string {
 
 // matches tells whether pkg (a full import path) matches a pattern.
 func matches(pkg string, pattern string) bool {
+	if pattern == "..." { // every package of the module
+		return strings.HasPrefix(pkg, module)
+	}
 	full := pattern
 	if !strings.Contains(strings.SplitN(pattern, "/", 2)[0], ".") {
 		full = module + pattern
@@ -114,11 +129,11 @@ func violations(graph map[string][]string, rules []rule) []string {
 	var out []string
 	for from, tos := range graph {
 		for _, r := range rules {
-			if !matchesAny(from, r.from) {
+			if !matchesAny(from, r.from) || matchesAny(from, r.except) {
 				continue
 			}
 			for _, to := range tos {
-				if matchesAny(to, r.to) && !matchesAny(to, r.from) {
+				if matchesAny(to, r.to) && to != from {
 					out = append(out, fmt.Sprintf("%s -> %s (%s)", strings.TrimPrefix(from, module), strings.TrimPrefix(to, module), r.why))
 				}
 			}
@@ -141,13 +156,21 @@ func TestImportBoundaries(t *testing.T) {
 // where the operator links envtest through a helper.
 func TestImportBoundariesCatchAForbiddenEdge(t *testing.T) {
 	graph := map[string][]string{
-		module + "internal/cli":        {module + "internal/render", module + "internal/controller/application"},
-		module + "internal/render":     {module + "internal/helm"},
-		module + "internal/controller": {module + "internal/render"},
+		module + "internal/cli":                    {module + "internal/render", module + "internal/controller/application"},
+		module + "internal/render":                 {module + "internal/helm"},
+		module + "internal/controller/application": {module + "internal/render", module + "internal/controller/kit", module + "internal/desired"},
+		module + "internal/operator":               {module + "internal/controller/application", module + "internal/controller/drift"},
 	}
 	v := violations(graph, rules)
-	if len(v) != 1 || !strings.HasPrefix(v[0], "internal/cli -> internal/controller/application") {
-		t.Fatalf("violations = %v, want the one edge cli -> controller/application", v)
+	if len(v) != 2 || !strings.HasPrefix(v[0], "internal/cli -> internal/controller/application") {
+		t.Fatalf("violations = %v, want the edge cli -> controller/application (twice: a tool, and not the operator)", v)
+	}
+	// A controller calling another controller.
+	graph[module+"internal/controller/drift"] = []string{module + "internal/controller/application"}
+	delete(graph, module+"internal/cli")
+	v = violations(graph, rules)
+	if len(v) != 1 || !strings.HasPrefix(v[0], "internal/controller/drift -> internal/controller/application") {
+		t.Fatalf("violations = %v, want the one edge controller/drift -> controller/application", v)
 	}
 	deps := map[string][]string{module + "internal/operator": {"sigs.k8s.io/controller-runtime/pkg/envtest", path.Join(module, "internal/source")}}
 	if v := violations(deps, noDeps); len(v) != 1 {

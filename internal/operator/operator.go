@@ -30,7 +30,11 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/applier"
 	"github.com/gitsync-dev/gitsync/internal/caps"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
-	"github.com/gitsync-dev/gitsync/internal/controller"
+	"github.com/gitsync-dev/gitsync/internal/controller/application"
+	driftctl "github.com/gitsync-dev/gitsync/internal/controller/drift"
+	"github.com/gitsync-dev/gitsync/internal/controller/kit"
+	"github.com/gitsync-dev/gitsync/internal/controller/notification"
+	"github.com/gitsync-dev/gitsync/internal/controller/sources"
 	"github.com/gitsync-dev/gitsync/internal/desired"
 	"github.com/gitsync-dev/gitsync/internal/egress"
 	"github.com/gitsync-dev/gitsync/internal/helm"
@@ -170,20 +174,20 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		return nil, fmt.Errorf("preparing the storage path: %w", err)
 	}
 	// Every event of the reconcilers is also routed to the matching Alerts (notifications).
-	events, _, err := controller.SetupNotifications(mgr, notify.Options{Egress: guard}, opts.Shard)
+	events, _, err := notification.Setup(mgr, notify.Options{Egress: guard}, opts.Shard)
 	if err != nil {
 		return nil, err
 	}
 	monitoring.Default.Observe(mgr.GetClient()) // gitsync_resource_ready, read from the cache
-	repos := &controller.GitRepositoryReconciler{
+	repos := &sources.GitRepositoryReconciler{
 		Client:  mgr.GetClient(),
 		Fetcher: fetcher,
-		Jitter:  controller.Jitter(0.1),
+		Jitter:  kit.Jitter(0.1),
 		Shard:   opts.Shard,
 		Caps:    opts.Caps,
 	}
 	repos.Recorder = events
-	if err := repos.SetupWithManager(mgr, controller.GitRepositoryOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
+	if err := repos.SetupWithManager(mgr, sources.GitRepositoryOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
 		return nil, fmt.Errorf("setting up the GitRepository controller: %w", err)
 	}
 	// One applier (and one set of apply clients) for the sync and the drift controllers.
@@ -192,7 +196,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		return nil, err
 	}
 	store := desired.New()
-	drift := controller.NewDriftReconciler(store)
+	drift := driftctl.New(store)
 	drift.Client = mgr.GetClient()
 	drift.Recorder = events
 	drift.Applier = applyFor
@@ -204,13 +208,13 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	if err != nil {
 		return nil, err
 	}
-	apps := &controller.ApplicationReconciler{
+	apps := &application.Reconciler{
 		Client:  mgr.GetClient(),
 		Storage: fetcher,
 		Charts:  charts,
 		Desired: store,
 		Applier: applyFor,
-		Jitter:  controller.Jitter(0.1),
+		Jitter:  kit.Jitter(0.1),
 		Caps:    opts.Caps,
 
 		DefaultServiceAccount:   opts.DefaultServiceAccount,
@@ -218,16 +222,16 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		Shard:                   opts.Shard,
 	}
 	apps.Recorder = events
-	if err := apps.SetupWithManager(mgr, controller.ApplicationOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
+	if err := apps.SetupWithManager(mgr, application.Options{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
 		return nil, fmt.Errorf("setting up the Application controller: %w", err)
 	}
-	helmRepos := &controller.HelmRepositoryReconciler{Client: mgr.GetClient(), Charts: charts, Jitter: controller.Jitter(0.1), Shard: opts.Shard, Caps: opts.Caps}
+	helmRepos := &sources.HelmRepositoryReconciler{Client: mgr.GetClient(), Charts: charts, Jitter: kit.Jitter(0.1), Shard: opts.Shard, Caps: opts.Caps}
 	helmRepos.Recorder = events
-	if err := helmRepos.SetupWithManager(mgr, controller.HelmRepositoryOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
+	if err := helmRepos.SetupWithManager(mgr, sources.HelmRepositoryOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
 		return nil, fmt.Errorf("setting up the HelmRepository controller: %w", err)
 	}
 	if opts.WebhookBindAddress != "" && opts.WebhookBindAddress != "0" {
-		receiver := webhook.NewHandler(&controller.WebhookCluster{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
+		receiver := webhook.NewHandler(&sources.WebhookCluster{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
 			SecretMetadata: mgr.GetCache()},
 			webhook.Options{SharedSecret: opts.WebhookSecret})
 		if err := mgr.Add(webhookServer(opts.WebhookBindAddress, receiver)); err != nil {
@@ -306,7 +310,7 @@ func withRateLimit(cfg *rest.Config, qps float32, burst int) *rest.Config {
 // points at any more. It runs on the leader only, like the controllers.
 func checkoutGC(c client.Client, fetcher *source.Fetcher, interval time.Duration) manager.Runnable {
 	return gc("checkout-gc", interval, func(ctx context.Context) (int, error) {
-		keep, err := controller.CheckoutsInUse(ctx, c)
+		keep, err := sources.CheckoutsInUse(ctx, c)
 		if err != nil {
 			return 0, fmt.Errorf("listing checkouts in use: %w", err)
 		}
@@ -318,7 +322,7 @@ func checkoutGC(c client.Client, fetcher *source.Fetcher, interval time.Duration
 // points at, and chart archives unused for a day. It runs on the leader only.
 func chartGC(c client.Client, charts *chartrepo.Store, interval time.Duration) manager.Runnable {
 	return gc("chart-gc", interval, func(ctx context.Context) (int, error) {
-		keep, err := controller.IndexesInUse(ctx, c)
+		keep, err := sources.IndexesInUse(ctx, c)
 		if err != nil {
 			return 0, fmt.Errorf("listing indexes in use: %w", err)
 		}

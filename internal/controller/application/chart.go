@@ -1,0 +1,155 @@
+package application
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/chartrepo"
+	"github.com/gitsync-dev/gitsync/internal/render"
+)
+
+// chartLocation is a resolved chart of a HelmRepository, or why it is not at hand.
+type chartLocation struct {
+	repo     *gitsyncv1.HelmRepository
+	version  *chartrepo.ChartVersion
+	revision string
+	// reason and msg say why not, with stalled for what waiting cannot fix.
+	reason, msg string
+	stalled     bool
+}
+
+// resolveChart picks the chart version of spec.helm.version in the HelmRepository's
+// current index, with no download.
+func (r *Reconciler) resolveChart(ctx context.Context, app *gitsyncv1.Application) (*chartLocation, error) {
+	key := render.SourceKey(app)
+	loc := &chartLocation{repo: &gitsyncv1.HelmRepository{}}
+	if err := r.Get(ctx, key, loc.repo); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("reading source %s: %w", key, err)
+		}
+		loc.reason, loc.msg = gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("source HelmRepository %s does not exist", key)
+		return loc, nil
+	}
+	spec := app.Spec.Helm
+	if spec == nil || spec.Chart == "" {
+		loc.reason, loc.msg, loc.stalled = gitsyncv1.ChartNotFoundReason, "spec.helm.chart is required with a HelmRepository source", true
+		return loc, nil
+	}
+	artifact := loc.repo.Status.Artifact
+	if artifact == nil || r.Charts == nil {
+		loc.reason, loc.msg = gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("source HelmRepository %s has no index yet", key)
+		return loc, nil
+	}
+	digest := artifact.Digest
+	if !r.Charts.HasIndex(digest) {
+		if !r.Shard.Enabled() || r.Shard.Owns(loc.repo) {
+			loc.reason, loc.msg = gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("source HelmRepository %s has no index yet", key)
+			return loc, nil
+		}
+		// The repository is polled by another shard's replica, whose disk holds the
+		// index: read it here too.
+		own, err := r.pollIndex(ctx, loc.repo, spec.Chart)
+		if err != nil {
+			return nil, fmt.Errorf("reading the index of HelmRepository %s (polled by another shard): %w", key, err)
+		}
+		digest = own
+	}
+	cv, err := r.Charts.Resolve(digest, spec.Chart, spec.Version)
+	if err != nil {
+		if idx, ierr := r.Charts.Index(digest); ierr == nil && chartrepo.IsOCI(loc.repo.Spec.URL) {
+			if _, listed := idx.Entries[spec.Chart]; !listed {
+				// The repository lists the tags of the charts its Applications name; this
+				// one is new to it (its watch of Applications asks for a poll).
+				loc.reason, loc.msg = gitsyncv1.ArtifactNotReadyReason,
+					fmt.Sprintf("HelmRepository %s has not listed the tags of chart %s yet", key, spec.Chart)
+				return loc, nil
+			}
+		}
+		loc.reason, loc.msg, loc.stalled = gitsyncv1.ChartNotFoundReason, fmt.Sprintf("HelmRepository %s: %v", key, err), true
+		return loc, nil
+	}
+	loc.version = cv
+	loc.revision = render.ChartRevision(cv.Name, cv.Version)
+	return loc, nil
+}
+
+// reconcileChartSource is reconcileSource for a HelmRepository source: the chart version
+// that spec.helm.version selects in the repository's index is the revision, and its
+// archive (downloaded once, then from the cache) is what reconcileBuild renders. Sets
+// Ready=False with ArtifactNotReady (no index yet), ChartNotFound (stalled until the index
+// or the spec changes), AuthenticationFailed or ChartPullFailed; nothing is applied then
+// and the last applied chart stays.
+func (r *Reconciler) reconcileChartSource(ctx context.Context, s *syncRun) (ctrl.Result, error) {
+	app := s.app
+	if app.Spec.PinnedRevision != "" {
+		return r.stalledRevision(s, gitsyncv1.ChartNotFoundReason,
+			"spec.pinnedRevision pins a Git commit: with a HelmRepository source, pin the chart with spec.helm.version")
+	}
+	loc, err := r.resolveChart(ctx, app)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if loc.reason != "" {
+		if loc.stalled {
+			s.revision = ""
+			res, err := r.stalledRevision(s, loc.reason, loc.msg)
+			conditions.MarkStalled(app, loc.reason, "%s", loc.msg)
+			return res, err
+		}
+		return r.notReady(s, loc.reason, loc.msg)
+	}
+	s.revision = loc.revision
+	if awaitingSyncRequest(s) {
+		return ctrl.Result{}, nil
+	}
+	if path, ok := r.Charts.CachedVersion(render.ChartKey(loc.repo), loc.version); ok {
+		s.dir = path // a resync: no download, and no read of the repository's Secret
+		return ctrl.Result{}, nil
+	}
+	src, err := render.HelmSource(ctx, r.APIReader, loc.repo)
+	if err != nil {
+		return r.failRevision(s, gitsyncv1.SecretNotFoundReason, err)
+	}
+	path, _, err := r.Charts.Fetch(ctx, src, loc.version)
+	switch {
+	case err == nil:
+	case chartrepo.IsUnauthorized(err):
+		return r.failRevision(s, gitsyncv1.AuthenticationFailedReason, fmt.Errorf("pulling chart %s: %w", loc.revision, err))
+	case errors.Is(err, chartrepo.ErrTooLarge) || errors.Is(err, chartrepo.ErrDigestMismatch):
+		res, err2 := r.stalledRevision(s, gitsyncv1.ChartPullFailedReason, fmt.Sprintf("pulling chart %s: %v", loc.revision, err))
+		conditions.MarkStalled(app, gitsyncv1.ChartPullFailedReason, "pulling chart %s: %v", loc.revision, err)
+		return res, err2
+	default:
+		return r.failRevision(s, gitsyncv1.ChartPullFailedReason, fmt.Errorf("pulling chart %s: %w", loc.revision, err))
+	}
+	s.dir = path
+	return ctrl.Result{}, nil
+}
+
+// cachedChart is the stored archive of a revision of a HelmRepository chart, if the
+// cache holds it (no request).
+func (r *Reconciler) cachedChart(ctx context.Context, app *gitsyncv1.Application, revision string) (string, bool) {
+	name, version, ok := strings.Cut(revision, "@")
+	if !ok || r.Charts == nil {
+		return "", false
+	}
+	repo := &gitsyncv1.HelmRepository{}
+	if err := r.Get(ctx, render.SourceKey(app), repo); err != nil {
+		return "", false
+	}
+	return r.Charts.Cached(render.ChartKey(repo), name, version)
+}
+
+// pollIndex reads a HelmRepository's index as its own poll would (for oci://, the tags of
+// chart) and returns its digest.
+func (r *Reconciler) pollIndex(ctx context.Context, repo *gitsyncv1.HelmRepository, chart string) (string, error) {
+	digest, _, err := render.ReadIndex(ctx, r.Charts, r.APIReader, repo, chart)
+	return digest, err
+}

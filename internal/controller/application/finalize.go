@@ -1,0 +1,87 @@
+package application
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/applier"
+	"github.com/gitsync-dev/gitsync/internal/apply"
+)
+
+// finalize prunes the inventory when spec.prune is set (orphans it otherwise), then
+// removes the finalizer. Objects the Application's identity may no longer delete (its
+// service account or RoleBinding went first, as in a namespace deletion) are orphaned
+// with a Warning event naming them, so that a deletion never hangs; other errors retry.
+func (r *Reconciler) finalize(ctx context.Context, app *gitsyncv1.Application) error {
+	if !controllerutil.ContainsFinalizer(app, gitsyncv1.Finalizer) {
+		return nil
+	}
+	r.refreshDone(client.ObjectKeyFromObject(app))
+	if r.Desired != nil {
+		// Before the prune: its deletions are not drift.
+		r.Desired.Forget(ctx, client.ObjectKeyFromObject(app))
+	}
+	if app.Spec.Prune && !app.Spec.Suspend {
+		if entries := inventoryEntries(app); len(entries) > 0 {
+			manager, err := r.Applier(app)
+			if err != nil {
+				return err
+			}
+			pruned, orphaned, err := pruneOrOrphan(ctx, manager, apply.Stale(entries, nil), r.pruneOptions(app))
+			if err != nil {
+				r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, gitsyncv1.PruneFailedReason, "Delete", "pruning on deletion: %v", err)
+				return fmt.Errorf("pruning on deletion: %w", err)
+			}
+			if len(pruned) > 0 {
+				r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "Pruned", "Delete", "%s", changeSummary(nil, pruned))
+			}
+			if len(orphaned) > 0 {
+				r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, gitsyncv1.OrphanedReason, "Delete",
+					"%s may not delete them any more: left in place\n%s",
+					applier.Identity(app, r.DefaultServiceAccount), changeSummary(nil, orphaned))
+			}
+		}
+	}
+	patchBase := client.MergeFrom(app.DeepCopy())
+	controllerutil.RemoveFinalizer(app, gitsyncv1.Finalizer)
+	return client.IgnoreNotFound(r.Patch(ctx, app, patchBase))
+}
+
+// pruneOrOrphan deletes the entries one by one; those refused as Forbidden or
+// Unauthorized (the identity lost its rights, or its service account is gone) come back
+// as orphaned (Action "orphaned"), other failures as the error.
+func pruneOrOrphan(ctx context.Context, manager *apply.Manager, entries []apply.Entry, opts apply.PruneOptions) (pruned, orphaned []apply.Change, err error) {
+	var errs []error
+	for _, e := range entries {
+		changes, err := manager.Prune(ctx, []apply.Entry{e}, opts)
+		pruned = append(pruned, changes...)
+		switch {
+		case err == nil:
+		case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
+			orphaned = append(orphaned, apply.Change{Entry: e, Subject: e.Subject(), Action: "orphaned"})
+		default:
+			errs = append(errs, err)
+		}
+	}
+	return pruned, orphaned, errors.Join(errs...)
+}
+
+// requestSourceRefresh sets gitsync.dev/requested-at on the source.
+func (r *Reconciler) requestSourceRefresh(ctx context.Context, repo client.Object) error {
+	patchBase := client.MergeFrom(repo.DeepCopyObject().(client.Object))
+	annotations := repo.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[gitsyncv1.RequestedAtAnnotation] = r.now().UTC().Format(time.RFC3339Nano)
+	repo.SetAnnotations(annotations)
+	return client.IgnoreNotFound(r.Patch(ctx, repo, patchBase))
+}

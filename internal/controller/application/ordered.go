@@ -1,0 +1,172 @@
+package application
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/celhealth"
+	"github.com/gitsync-dev/gitsync/internal/phase"
+)
+
+// planSync sorts the render into hooks and waves and checks spec.healthChecks; the
+// main set (s.objects) is what goes in the inventory and the drift watch. A wave or
+// hook annotation it cannot read, or a health check that does not compile, stalls the
+// revision (nothing is applied).
+func (r *Reconciler) planSync(s *syncRun) error {
+	plan, err := phase.New(s.objects)
+	if err != nil {
+		return fmt.Errorf("ordering the objects: %w", err)
+	}
+	if _, err := celhealth.ForApplication(s.app); err != nil {
+		return err
+	}
+	s.plan = plan
+	s.objects = plan.Objects()
+	return nil
+}
+
+// runHooks tells whether this sync runs the plan's hooks: once per revision (a
+// rollback's pin is one new revision: one run), and again only on a sync request that
+// asks for them (gitsync.dev/run-hooks equal to the new gitsync.dev/requested-at). A
+// plain request, a resume or a spec change at the same revision runs none.
+func runHooks(s *syncRun) bool {
+	app := s.app
+	requested := app.GetAnnotations()[gitsyncv1.RequestedAtAnnotation]
+	newRequest := requested != "" && requested != app.Status.LastHandledReconcileAt
+	asked := newRequest && app.GetAnnotations()[gitsyncv1.RunHooksAnnotation] == requested
+	return app.Status.HooksRevision != s.revision || asked
+}
+
+// applyPlan applies the main set: in one call when nothing orders it, otherwise through
+// the phases (PreSync hooks, waves each waiting for the one before, Sync and PostSync
+// hooks, SyncFail on failure). What the phases wait for shows in the Reconciling
+// condition; the hooks run go in status.hooks, each with an event.
+func (r *Reconciler) applyPlan(ctx context.Context, s *syncRun, manager *apply.Manager, opts apply.Options) (*apply.Result, error) {
+	if s.plan == nil || !s.plan.Ordered() {
+		return manager.Apply(ctx, s.objects, opts)
+	}
+	app := s.app
+	hooks := runHooks(s)
+	runner := &phase.Runner{
+		Client:             manager.Client(),
+		Applier:            manager,
+		Health:             manager.ObjectHealth,
+		HealthyOnceApplied: manager.HealthyOnceApplied,
+		HookLabels: map[string]string{
+			gitsyncv1.HookApplicationLabel:          app.Name,
+			gitsyncv1.HookApplicationNamespaceLabel: app.Namespace,
+		},
+		Timeout: r.timeout(app),
+		Progress: func(ctx context.Context, msg string) {
+			conditions.MarkReconciling(app, gitsyncv1.ProgressingReason, "%s", msg)
+			conditions.MarkUnknown(app, gitsyncv1.ReadyCondition, gitsyncv1.ProgressingReason, "%s", msg)
+			s.saveProgress(ctx)
+		},
+	}
+	out, err := runner.Run(ctx, s.plan, phase.Options{Hooks: hooks, Apply: opts})
+	if hooks {
+		r.recordHooks(s, out.Hooks)
+		if err == nil {
+			app.Status.HooksRevision = s.revision
+		}
+	}
+	if err != nil && len(out.Hooks) > 0 && out.Phase != "dry-run" && isHookPhase(out.Phase) {
+		return out.Result, &hookError{err: err}
+	}
+	return out.Result, err
+}
+
+func isHookPhase(p string) bool {
+	return p == gitsyncv1.HookPreSync || p == gitsyncv1.HookSync || p == gitsyncv1.HookPostSync
+}
+
+// hookError is a failed hook: the revision fails with reason HookFailed.
+type hookError struct{ err error }
+
+func (e *hookError) Error() string { return e.err.Error() }
+func (e *hookError) Unwrap() error { return e.err }
+
+// recordHooks puts the hooks run in status.hooks and emits an event for each.
+func (r *Reconciler) recordHooks(s *syncRun, runs []phase.HookRun) {
+	now := metav1.NewTime(r.now())
+	hooks := make([]gitsyncv1.HookStatus, 0, len(runs))
+	for _, h := range runs {
+		hooks = append(hooks, gitsyncv1.HookStatus{
+			Kind: h.Kind, Namespace: h.Namespace, Name: h.Name, Phase: h.Phase,
+			Result: h.Result, Message: h.Message, Revision: s.revision, FinishedAt: &now,
+		})
+		subject := h.Kind + "/" + h.Name
+		s.log.Info("hook", "phase", h.Phase, "object", subject, "result", h.Result, "revision", s.revision)
+		if h.Result == phase.HookSucceeded {
+			r.Recorder.Eventf(s.app, nil, corev1.EventTypeNormal, "HookSucceeded", "Sync", "%s hook %s succeeded", h.Phase, subject)
+		} else {
+			r.Recorder.Eventf(s.app, nil, corev1.EventTypeWarning, gitsyncv1.HookFailedReason, "Sync", "%s hook %s failed: %s", h.Phase, subject, h.Message)
+		}
+	}
+	if len(hooks) == 0 {
+		hooks = nil
+	}
+	s.app.Status.Hooks = hooks
+}
+
+// pruneInWaveOrder prunes the stale objects in reverse wave order (the wave read from
+// each live object's annotations: a stale object is no longer in Git).
+func pruneInWaveOrder(ctx context.Context, manager *apply.Manager, stale []apply.Entry, opts apply.PruneOptions) ([]apply.Change, error) {
+	waves := make([]int, len(stale))
+	for i, e := range stale {
+		gvk, err := e.GroupVersionKind()
+		if err != nil {
+			continue
+		}
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(gvk)
+		key, _ := e.ObjMetadata()
+		err = manager.Client().Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: key.Name}, m)
+		switch {
+		case err == nil:
+			u := &unstructured.Unstructured{}
+			u.SetAnnotations(m.GetAnnotations())
+			waves[i] = phase.WaveOf(u)
+		case !apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("pruning %s: %w", e.Subject(), err)
+		}
+	}
+	var pruned []apply.Change
+	for _, group := range reverseWaves(stale, waves) {
+		changes, err := manager.Prune(ctx, group, opts)
+		pruned = append(pruned, changes...)
+		if err != nil {
+			return pruned, err
+		}
+	}
+	return pruned, nil
+}
+
+// reverseWaves groups entries by wave (waves[i] is the wave of entries[i]), highest
+// wave first.
+func reverseWaves(entries []apply.Entry, waves []int) [][]apply.Entry {
+	byWave := map[int][]apply.Entry{}
+	var numbers []int
+	for i, e := range entries {
+		if _, ok := byWave[waves[i]]; !ok {
+			numbers = append(numbers, waves[i])
+		}
+		byWave[waves[i]] = append(byWave[waves[i]], e)
+	}
+	sort.Sort(sort.Reverse(sort.IntSlice(numbers)))
+	out := make([][]apply.Entry, 0, len(numbers))
+	for _, n := range numbers {
+		out = append(out, byWave[n])
+	}
+	return out
+}

@@ -1,0 +1,243 @@
+// Package application reconciles Applications: a sync is a list of named steps (locate
+// and render through internal/render, plan, dry-run, apply in order with hooks, prune,
+// health, status); it records what it applied in internal/desired.
+package application
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/go-logr/logr"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/caps"
+	"github.com/gitsync-dev/gitsync/internal/chartrepo"
+	"github.com/gitsync-dev/gitsync/internal/controller/kit"
+	"github.com/gitsync-dev/gitsync/internal/desired"
+	"github.com/gitsync-dev/gitsync/internal/phase"
+	"github.com/gitsync-dev/gitsync/internal/render"
+	"github.com/gitsync-dev/gitsync/internal/shard"
+)
+
+// Checkouts locates the stored checkout of a commit (internal/source's Fetcher).
+type Checkouts interface {
+	CheckoutDir(key, commit string, ignore []string) string
+	// Acquire keeps a checkout from GC until release is called.
+	Acquire(dir string) (release func())
+}
+
+// Reconciler builds an Application's path from its source's artifact, applies
+// it, prunes what left Git and reports sync and health.
+type Reconciler struct {
+	client.Client
+	// APIReader reads sources and dependencies uncached where freshness matters.
+	APIReader client.Reader
+	// Applier makes the apply.Manager of an Application: it goes through an uncached
+	// client, impersonating spec.serviceAccountName when set.
+	Applier func(app *gitsyncv1.Application) (*apply.Manager, error)
+	Mapper  meta.RESTMapper
+	Storage Checkouts
+	// Charts holds the indexes and chart archives of HelmRepository sources.
+	Charts   *chartrepo.Store
+	Recorder recorder.EventRecorder
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+	// Jitter returns the extra delay added to an interval; none when nil.
+	Jitter func(time.Duration) time.Duration
+	// Desired, when set, records what was applied for the drift controller, which
+	// watches it and corrects drift between syncs; with it, a quiet interval resync makes
+	// no API request (see reconcileBackstop).
+	Desired *desired.Store
+	// Discovery reads the cluster's capabilities for Helm charts; Config makes the
+	// clients of Helm's lookup (impersonating the Application's identity). SetupWithManager
+	// sets both from the manager.
+	Discovery discovery.DiscoveryInterface
+	Config    *rest.Config
+	lookups   render.LookupClients
+	// RetryInterval is how often an Application waiting for its source's artifact or for
+	// its dependencies looks again (5s when zero). The watches usually come first; this
+	// covers an event that reached the cache before the Application did.
+	RetryInterval time.Duration
+	// DefaultServiceAccount is what Applier impersonates for an Application without
+	// spec.serviceAccountName (gitsync run --default-service-account); it is recorded in
+	// status.serviceAccount. Set both, or leave Applier nil to have it made from this.
+	DefaultServiceAccount string
+	// AllowCrossNamespaceRefs lets sourceRef and dependsOn name another namespace
+	// (gitsync run --allow-cross-namespace-refs); refused with AccessDenied otherwise.
+	AllowCrossNamespaceRefs bool
+	// Shard is the part of the Applications this replica reconciles (gitsync run
+	// --shard); the zero Shard is all of them. A source of another shard is fetched
+	// here at its artifact's commit.
+	Shard shard.Shard
+	// Caps bound spec.timeout and spec.interval (gitsync run --max-timeout,
+	// --min-interval); a spec over them gets the cap, and a Warning at each apply.
+	Caps caps.Caps
+
+	// refreshes remembers, per Application, the missing checkout it asked its source to
+	// fetch again, so that it asks once per revision and then backs off.
+	refreshMu sync.Mutex
+	refreshes map[types.NamespacedName]refreshAsked
+	// written holds the version of each Application's last status write.
+	written kit.WrittenVersions
+	// refsChanged holds the Applications whose Secrets or ConfigMaps changed.
+	refsChanged changedRefs
+}
+
+// +kubebuilder:rbac:groups=gitsync.dev,resources=applications,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=gitsync.dev,resources=applications/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=gitsync.dev,resources=applications/finalizers,verbs=update
+// +kubebuilder:rbac:groups=*,resources=*,verbs=*
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=impersonate
+
+var applicationOwnedConditions = []string{
+	gitsyncv1.ReadyCondition, gitsyncv1.ReconcilingCondition, gitsyncv1.StalledCondition, gitsyncv1.HealthyCondition,
+}
+
+// Reconcile runs the steps of a sync; status is written by the deferred patch (and once
+// before the apply, to show progress).
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	start := r.now()
+	app := &gitsyncv1.Application{}
+	if err := r.Get(ctx, req.NamespacedName, app); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.written.Forget(req.NamespacedName)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if r.written.Stale(req.NamespacedName, app.ResourceVersion) {
+		// The cache has not seen the status this reconciler wrote last (see kit.WrittenVersions).
+		if err := r.APIReader.Get(ctx, req.NamespacedName, app); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+	}
+	if !r.Shard.Owns(app) { // its gitsync.dev/shard label moved it to another replica
+		if r.Desired != nil {
+			r.Desired.Forget(ctx, req.NamespacedName)
+		}
+		return ctrl.Result{}, nil
+	}
+
+	if !app.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, app)
+	}
+	if !controllerutil.ContainsFinalizer(app, gitsyncv1.Finalizer) {
+		patchBase := client.MergeFrom(app.DeepCopy())
+		controllerutil.AddFinalizer(app, gitsyncv1.Finalizer)
+		if err := r.Patch(ctx, app, patchBase); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+	}
+	if app.Spec.Suspend {
+		ctrl.LoggerFrom(ctx).V(1).Info("suspended, skipping")
+		if r.Desired != nil {
+			r.Desired.Forget(ctx, req.NamespacedName)
+		}
+		return ctrl.Result{}, nil
+	}
+
+	patcher := kit.NewStatusPatcher(app, r.Client)
+	s := &syncRun{app: app, started: metav1.NewTime(start), previous: inventoryEntries(app), log: ctrl.LoggerFrom(ctx)}
+	s.saveProgress = func(ctx context.Context) { patcher.PatchSoon(ctx, app) }
+	defer func() {
+		// With autoSync off, a sync request stays pending until a sync ran (applied, or
+		// failed at the apply): waiting for a dependency or a failed build does not use it up.
+		if autoSync(app) || s.applyTried {
+			app.Status.LastHandledReconcileAt = kit.RequestHandled(app, app.Status.LastHandledReconcileAt)
+		}
+		if s.restored && s.result == nil && r.Desired != nil {
+			// Protected by the last applied revision only: check it all once now.
+			r.Desired.CheckAll(req.NamespacedName)
+		}
+		retErr = errors.Join(retErr, kit.PatchStatus(ctx, patcher, app, applicationOwnedConditions, true))
+		r.written.Remember(req.NamespacedName, app.ResourceVersion)
+		kit.ReconcileDuration.WithLabelValues(gitsyncv1.ApplicationKind).Observe(r.now().Sub(start).Seconds())
+	}()
+
+	for _, step := range []func(context.Context, *syncRun) (ctrl.Result, error){
+		r.reconcileAccess,
+		r.reconcileRestore,
+		r.reconcileDependencies,
+		r.reconcileSource,
+		r.reconcileBackstop,
+		r.reconcileBuild,
+		r.reconcileApply,
+		r.reconcilePrune,
+		r.reconcileHealth,
+	} {
+		res, err := step(ctx, s)
+		if err != nil || s.stop {
+			s.finish(r, err)
+			return res, err
+		}
+	}
+	s.finish(r, nil)
+	return ctrl.Result{RequeueAfter: r.requeueAfter(s)}, nil
+}
+
+// syncRun carries what one reconcile learned from step to step.
+type syncRun struct {
+	app *gitsyncv1.Application
+	// log is the reconcile's logger: one info line per sync, hook and failure.
+	log      logr.Logger
+	started  metav1.Time
+	revision string
+	// previous is the inventory of the last sync.
+	previous []apply.Entry
+	dir      string
+	objects  []*unstructured.Unstructured
+	// plan orders the objects: hooks and waves (see planSync).
+	plan *phase.Plan
+	// chart and chartVersion name the chart, when the path is a Helm chart.
+	chart, chartVersion string
+	// chartCRDs names the chart's crds/ CRDs and their policy.
+	chartCRDs render.Chart
+	manager   *apply.Manager
+	result    *apply.Result
+	pruned    []apply.Change
+	health    *apply.Health
+	// attempted is true once a revision was handed to the apply (it goes in history).
+	attempted bool
+	// applyTried is true once the objects went to the API server (applied or failed there).
+	applyTried bool
+	// restored is true when this run gave the drift controller the last applied
+	// revision's objects (after a restart).
+	restored bool
+	// stop ends the steps without an error (waiting, refused, nothing to do).
+	stop bool
+	// failure is the reason of a failed revision.
+	failure string
+	// saveProgress writes status if the step that follows takes long enough to be seen
+	// (see mergePatcher.PatchSoon).
+	saveProgress func(context.Context)
+}
+
+// markProgress sets Reconciling, and Ready=Unknown with the same message (what the sync
+// does now, instead of the last outcome), and writes them if the step takes long enough
+// to be seen, when the run will change something visible: a new revision or a new spec.
+// A routine resync writes nothing.
+func (s *syncRun) markProgress(ctx context.Context, format string, args ...any) {
+	app := s.app
+	if s.revision == app.Status.LastAppliedRevision && app.Generation == app.Status.ObservedGeneration &&
+		conditions.IsReady(app) {
+		return
+	}
+	conditions.MarkReconciling(app, gitsyncv1.ProgressingReason, format, args...)
+	conditions.MarkUnknown(app, gitsyncv1.ReadyCondition, gitsyncv1.ProgressingReason, format, args...)
+	s.saveProgress(ctx)
+}

@@ -1,0 +1,225 @@
+package application
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/controller/kit"
+)
+
+// finish records the outcome of the steps: Ready, sync status, history and events.
+func (s *syncRun) finish(r *Reconciler, err error) {
+	app := s.app
+	if s.failure == "" && (err != nil || s.stop || s.result == nil) {
+		return // stopped before the end without a failed revision: the step set the conditions
+	}
+	changed := s.result != nil && (s.result.Count("created")+s.result.Count("configured")+len(s.pruned) > 0)
+	failed := s.failure != ""
+	if failed {
+		app.Status.Sync = &gitsyncv1.SyncInfo{Status: gitsyncv1.SyncStatusOutOfSync, Revision: s.revision, Chart: s.chart, ChartVersion: s.chartVersion}
+	} else {
+		app.Status.Sync = &gitsyncv1.SyncInfo{Status: gitsyncv1.SyncStatusSynced, Revision: s.revision, Chart: s.chart, ChartVersion: s.chartVersion}
+		app.Status.LastAppliedRevision = s.revision
+		// Every object was just applied from Git: nothing is drifted any more.
+		app.Status.Drift = nil
+		conditions.Delete(app, gitsyncv1.ReconcilingCondition)
+		conditions.Delete(app, gitsyncv1.StalledCondition)
+		conditions.MarkTrue(app, gitsyncv1.ReadyCondition, gitsyncv1.SucceededReason, "applied revision %s", s.revision)
+	}
+	if !failed && (changed || len(app.Status.History) == 0 || app.Status.History[0].Revision != s.revision) {
+		s.log.Info("synced", "revision", s.revision, "created", s.result.Count("created"), "configured", s.result.Count("configured"),
+			"unchanged", s.result.Count("unchanged"), "pruned", len(s.pruned), "duration", r.now().Sub(s.started.Time).Round(time.Millisecond).String())
+	}
+	if changed {
+		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "Applied", "Sync", "revision %s\n%s", s.revision, changeSummary(s.result.Changes, s.pruned))
+		for _, c := range s.result.Changes {
+			if c.Action != "unchanged" {
+				kit.ApplyChangesTotal.WithLabelValues(c.Action).Inc()
+			}
+		}
+		kit.ApplyChangesTotal.WithLabelValues("deleted").Add(float64(len(s.pruned)))
+	}
+	// History records syncs that did something or failed, and each new revision; a
+	// no-change resync writes nothing.
+	newRevision := len(app.Status.History) == 0 || app.Status.History[0].Revision != s.revision
+	if s.attempted && (changed || failed || newRevision) {
+		entry := gitsyncv1.SyncHistoryEntry{Revision: s.revision, StartedAt: s.started, Result: gitsyncv1.SyncResultSucceeded,
+			Chart: s.chart, ChartVersion: s.chartVersion}
+		finished := metav1.NewTime(r.now())
+		entry.FinishedAt = &finished
+		if failed {
+			entry.Result = gitsyncv1.SyncResultFailed
+			entry.Message = conditions.GetMessage(app, gitsyncv1.ReadyCondition)
+		}
+		if s.result != nil {
+			entry.Created, entry.Configured, entry.Unchanged = s.result.Count("created"), s.result.Count("configured"), s.result.Count("unchanged")
+		}
+		entry.Pruned = len(s.pruned)
+		app.Status.History = append([]gitsyncv1.SyncHistoryEntry{entry}, app.Status.History...)
+		if len(app.Status.History) > maxHistory {
+			app.Status.History = app.Status.History[:maxHistory]
+		}
+		kit.SyncsTotal.WithLabelValues(entry.Result).Inc()
+	}
+}
+
+const maxHistory = 10
+
+// notReady stops the steps with Ready=False while the source is not ready; the source's
+// watch brings the Application back, and RetryInterval in case the event was missed.
+func (r *Reconciler) notReady(s *syncRun, reason, msg string) (ctrl.Result, error) {
+	conditions.MarkFalse(s.app, gitsyncv1.ReadyCondition, reason, "%s", msg)
+	conditions.Delete(s.app, gitsyncv1.ReconcilingCondition)
+	s.stop = true
+	return ctrl.Result{RequeueAfter: r.retryInterval()}, nil
+}
+
+// stalledRevision fails a revision that retrying cannot fix (a broken render, a refused
+// prune, a conflict): Ready=False, a Warning event, and a look again at the interval
+// (or sooner, when the source or the spec changes).
+func (r *Reconciler) stalledRevision(s *syncRun, reason, msg string) (ctrl.Result, error) {
+	r.warn(s, reason, msg)
+	s.stop = true
+	return ctrl.Result{RequeueAfter: r.requeueAfter(s)}, nil
+}
+
+// failRevision fails a revision for a reason that may pass (API errors, timeouts): the
+// error goes back to the rate-limited queue.
+func (r *Reconciler) failRevision(s *syncRun, reason string, err error) (ctrl.Result, error) {
+	r.warn(s, reason, err.Error())
+	return ctrl.Result{}, err
+}
+
+func (r *Reconciler) warn(s *syncRun, reason, msg string) {
+	app := s.app
+	s.failure = reason
+	if !conditions.IsFalse(app, gitsyncv1.ReadyCondition) || conditions.GetReason(app, gitsyncv1.ReadyCondition) != reason ||
+		conditions.GetMessage(app, gitsyncv1.ReadyCondition) != msg {
+		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, reason, "Sync", "%s", msg)
+		s.log.Info("sync failed", "reason", reason, "revision", s.revision, "message", msg)
+	}
+	conditions.MarkFalse(app, gitsyncv1.ReadyCondition, reason, "%s", msg)
+	conditions.Delete(app, gitsyncv1.ReconcilingCondition)
+}
+
+func (r *Reconciler) isNamespaced(gk schema.GroupKind) (bool, error) {
+	mapping, err := r.Mapper.RESTMapping(gk)
+	if err != nil {
+		return false, err
+	}
+	return mapping.Scope.Name() == meta.RESTScopeNameNamespace, nil
+}
+
+func (r *Reconciler) requeueAfter(s *syncRun) time.Duration {
+	d, _ := r.Caps.Interval("spec.interval", s.app.GetInterval().Duration)
+	// Until everything is healthy, look again soon (there is no watch on health yet).
+	if s.health != nil && s.health.Status != gitsyncv1.HealthStatusHealthy && d > 15*time.Second {
+		d = 15 * time.Second
+	}
+	if r.Jitter != nil {
+		d += r.Jitter(d)
+	}
+	return d
+}
+
+func (r *Reconciler) retryInterval() time.Duration {
+	if r.RetryInterval > 0 {
+		return r.RetryInterval
+	}
+	return 5 * time.Second
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func autoSync(app *gitsyncv1.Application) bool {
+	return app.Spec.AutoSync == nil || *app.Spec.AutoSync
+}
+
+func pathOf(app *gitsyncv1.Application) string {
+	if app.Spec.Path == "" {
+		return "./"
+	}
+	return app.Spec.Path
+}
+
+func inventoryEntries(app *gitsyncv1.Application) []apply.Entry {
+	return apply.EntriesOf(app.Status.Inventory)
+}
+
+func setInventory(app *gitsyncv1.Application, entries []apply.Entry) {
+	app.Status.Inventory = apply.InventoryOf(entries)
+}
+
+// union returns a followed by the entries of b not in a.
+func union(a, b []apply.Entry) []apply.Entry {
+	seen := make(map[string]bool, len(a))
+	out := append([]apply.Entry{}, a...)
+	for _, e := range a {
+		seen[e.ID] = true
+	}
+	for _, e := range b {
+		if !seen[e.ID] {
+			out = append(out, e)
+			seen[e.ID] = true
+		}
+	}
+	return out
+}
+
+// maxSummary bounds changeSummary, so that an event's note (1,024 bytes at most, or the
+// API server rejects the event) has room for its first line.
+const maxSummary = 900
+
+// changeSummary lists what changed, one "Subject action" per line, for events. A list
+// longer than maxSummary becomes counts per action, the first subjects and "… and N more".
+func changeSummary(changes, pruned []apply.Change) string {
+	var lines []string
+	counts := map[string]int{}
+	for _, c := range append(append([]apply.Change{}, changes...), pruned...) {
+		if c.Action != "unchanged" {
+			lines = append(lines, c.Subject+" "+c.Action)
+			counts[c.Action]++
+		}
+	}
+	sort.Strings(lines)
+	if all := strings.Join(lines, "\n"); len(all) <= maxSummary {
+		return all
+	}
+	actions := make([]string, 0, len(counts))
+	for a := range counts {
+		actions = append(actions, a)
+	}
+	sort.Strings(actions)
+	parts := make([]string, 0, len(actions))
+	for _, a := range actions {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[a], a))
+	}
+	out := strings.Join(parts, ", ") + ":"
+	for i, line := range lines {
+		more := fmt.Sprintf("\n… and %d more", len(lines)-i)
+		if len(line) > 200 {
+			line = line[:200] + "…"
+		}
+		if len(out)+1+len(line)+len(fmt.Sprintf("\n… and %d more", len(lines)-i-1)) > maxSummary {
+			return out + more
+		}
+		out += "\n" + line
+	}
+	return out
+}

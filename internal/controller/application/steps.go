@@ -1,0 +1,189 @@
+package application
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/controller/kit"
+	"github.com/gitsync-dev/gitsync/internal/render"
+)
+
+// reconcileDependencies waits until every Application in spec.dependsOn is Ready for its
+// current generation. Sets Ready=False/DependencyNotReady while one is not.
+func (r *Reconciler) reconcileDependencies(ctx context.Context, s *syncRun) (ctrl.Result, error) {
+	for _, dep := range s.app.Spec.DependsOn {
+		key := types.NamespacedName{Namespace: dep.Namespace, Name: dep.Name}
+		if key.Namespace == "" {
+			key.Namespace = s.app.Namespace
+		}
+		other := &gitsyncv1.Application{}
+		err := r.Get(ctx, key, other)
+		ready := err == nil && conditions.IsReady(other) && other.Status.ObservedGeneration == other.Generation
+		if !ready {
+			msg := fmt.Sprintf("dependency %s is not ready", key)
+			if err != nil {
+				msg = fmt.Sprintf("dependency %s: %v", key, client.IgnoreNotFound(err))
+				if apierrors.IsNotFound(err) {
+					msg = fmt.Sprintf("dependency %s does not exist", key)
+				}
+			}
+			conditions.MarkFalse(s.app, gitsyncv1.ReadyCondition, gitsyncv1.DependencyNotReadyReason, "%s", msg)
+			conditions.Delete(s.app, gitsyncv1.ReconcilingCondition)
+			s.stop = true
+			return ctrl.Result{RequeueAfter: r.retryInterval()}, nil
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// reconcileSource finds the source's artifact and its checkout. Without an artifact:
+// Ready=False/ArtifactNotReady (the source's watch wakes the Application when it comes).
+// With autoSync off, a new revision waits (sync OutOfSync) until requested-at changes.
+func (r *Reconciler) reconcileSource(ctx context.Context, s *syncRun) (ctrl.Result, error) {
+	app := s.app
+	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
+		return r.reconcileChartSource(ctx, s) // application_chart.go
+	}
+	key := render.SourceKey(app)
+	repo := &gitsyncv1.GitRepository{}
+	if err := r.Get(ctx, key, repo); err != nil {
+		msg := fmt.Sprintf("reading source %s: %v", key, err)
+		if apierrors.IsNotFound(err) {
+			msg = fmt.Sprintf("source GitRepository %s does not exist", key)
+		}
+		return r.notReady(s, gitsyncv1.ArtifactNotReadyReason, msg)
+	}
+	artifact := kit.CurrentArtifact(repo)
+	if artifact == nil {
+		return r.notReady(s, gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("source GitRepository %s has no artifact yet", key))
+	}
+	s.revision = artifact.Revision
+	if app.Spec.PinnedRevision != "" { // a rollback: see application_pin.go
+		return r.reconcilePinned(ctx, s, repo)
+	}
+
+	if awaitingSyncRequest(s) {
+		return ctrl.Result{}, nil
+	}
+
+	s.dir = r.Storage.CheckoutDir(render.RepositoryKey(repo), artifact.Commit, render.IgnoreLines(repo.Spec.Ignore))
+	if _, err := os.Stat(s.dir); err != nil && r.Shard.Enabled() && !r.Shard.Owns(repo) {
+		// Another replica owns the source and fetched the commit on its own disk.
+		if s.dir, err = r.fetchCommit(ctx, repo, artifact.Commit); err != nil {
+			return r.notReady(s, gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("revision %s: %v", s.revision, err))
+		}
+	} else if err != nil {
+		// The checkout is gone (a restart with a fresh storage path, or GC): ask the
+		// source to fetch it again, once per revision (the source has its own kit.Backoff);
+		// its new status wakes this Application, which otherwise looks again less and
+		// less often.
+		ask, wait := r.askRefresh(client.ObjectKeyFromObject(app), s.revision)
+		if ask {
+			if err := r.requestSourceRefresh(ctx, repo); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+		res, err := r.notReady(s, gitsyncv1.ArtifactNotReadyReason,
+			fmt.Sprintf("checkout of %s is not in storage; asked %s to fetch it", s.revision, key))
+		res.RequeueAfter = wait
+		return res, err
+	}
+	r.refreshDone(client.ObjectKeyFromObject(app))
+	return ctrl.Result{}, nil
+}
+
+// awaitingSyncRequest holds a new revision back while autoSync is off and no sync was
+// requested: sync OutOfSync, and the steps stop.
+func awaitingSyncRequest(s *syncRun) bool {
+	app := s.app
+	requested := app.GetAnnotations()[gitsyncv1.RequestedAtAnnotation]
+	newRequest := requested != "" && requested != app.Status.LastHandledReconcileAt
+	if autoSync(app) || s.revision == app.Status.LastAppliedRevision || newRequest {
+		return false
+	}
+	app.Status.Sync = &gitsyncv1.SyncInfo{Status: gitsyncv1.SyncStatusOutOfSync, Revision: s.revision}
+	if !conditions.Has(app, gitsyncv1.ReadyCondition) {
+		conditions.MarkUnknown(app, gitsyncv1.ReadyCondition, "AwaitingSync",
+			"revision %s waits for a sync request (autoSync is false)", s.revision)
+	}
+	conditions.Delete(app, gitsyncv1.ReconcilingCondition)
+	s.stop = true
+	return true
+}
+
+// reconcileBackstop ends a routine resync early: when the revision, the spec and the
+// last result are unchanged, no sync was requested and the drift watches hold this
+// Application's objects, the resync only compares the watch cache with what the drift
+// checks last saw (no API request) and hands any difference to the drift controller.
+// Health is read again only while it is not Healthy.
+func (r *Reconciler) reconcileBackstop(ctx context.Context, s *syncRun) (ctrl.Result, error) {
+	app := s.app
+	key := client.ObjectKeyFromObject(app)
+	requested := app.GetAnnotations()[gitsyncv1.RequestedAtAnnotation]
+	quiet := !r.refsChanged.take(key) && r.Desired != nil && r.Desired.Tracked(key) &&
+		s.revision == app.Status.LastAppliedRevision &&
+		app.Generation == app.Status.ObservedGeneration &&
+		conditions.IsReady(app) &&
+		(requested == "" || requested == app.Status.LastHandledReconcileAt)
+	if !quiet {
+		return ctrl.Result{}, nil
+	}
+	s.stop = true
+	r.Desired.Backstop(key)
+	if app.Status.Health != nil && app.Status.Health.Status != gitsyncv1.HealthStatusHealthy {
+		manager, err := r.Applier(app)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		s.manager = manager
+		r.recordHealth(ctx, s)
+	}
+	return ctrl.Result{RequeueAfter: r.requeueAfter(s)}, nil
+}
+
+// reconcileBuild renders spec.path. A failure applies nothing: Ready=False/BuildFailed.
+func (r *Reconciler) reconcileBuild(ctx context.Context, s *syncRun) (ctrl.Result, error) {
+	s.attempted = true
+	s.app.Status.LastAttemptedRevision = s.revision
+	release := r.Storage.Acquire(s.dir) // checkout GC keeps it while the build reads it
+	defer release()
+	res, err := r.render(ctx, s.dir, s.app)
+	if render.IsRetryable(err) {
+		return r.failRevision(s, gitsyncv1.ArtifactNotReadyReason, fmt.Errorf("rendering chart %s at %s: %w", pathOf(s.app), s.revision, err))
+	}
+	if render.IsValuesError(err) {
+		return r.stalledRevision(s, gitsyncv1.ValuesNotFoundReason, fmt.Sprintf("rendering chart %s at %s: %v", pathOf(s.app), s.revision, err))
+	}
+	if err != nil {
+		return r.stalledRevision(s, gitsyncv1.BuildFailedReason, fmt.Sprintf("building %s at %s: %v", pathOf(s.app), s.revision, err))
+	}
+	s.objects = res.Objects
+	s.chart, s.chartVersion, s.chartCRDs = res.Chart.Name, res.Chart.Version, res.Chart
+	if err := r.planSync(s); err != nil {
+		reason := gitsyncv1.BuildFailedReason
+		if len(s.app.Spec.HealthChecks) > 0 && strings.HasPrefix(err.Error(), "spec.healthChecks") {
+			reason = gitsyncv1.HealthCheckInvalidReason
+		}
+		return r.stalledRevision(s, reason, fmt.Sprintf("building %s at %s: %v", pathOf(s.app), s.revision, err))
+	}
+	return ctrl.Result{}, nil
+}
+
+// render renders the Application from a checkout (or, with a HelmRepository source,
+// the chart archive at dir) as its sync does (see cluster).
+func (r *Reconciler) render(ctx context.Context, dir string, app *gitsyncv1.Application) (*render.Result, error) {
+	src := render.Source{Root: dir, Path: pathOf(app)}
+	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
+		src = render.Source{Archive: dir}
+	}
+	return render.Render(ctx, app, src, r.cluster(app))
+}

@@ -1,0 +1,94 @@
+package application
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/controller/kit"
+)
+
+// reconcileAccess refuses references to another namespace (spec.sourceRef.namespace,
+// spec.dependsOn[].namespace) unless AllowCrossNamespaceRefs: Ready=False/AccessDenied,
+// and nothing of the other namespace is read or written. Only a spec change (or the
+// operator's flag) can lift it, so it does not requeue.
+func (r *Reconciler) reconcileAccess(_ context.Context, s *syncRun) (ctrl.Result, error) {
+	if msg := r.refusedReference(s.app); msg != "" {
+		conditions.MarkFalse(s.app, gitsyncv1.ReadyCondition, gitsyncv1.AccessDeniedReason, "%s", msg)
+		conditions.MarkStalled(s.app, gitsyncv1.AccessDeniedReason, "%s", msg)
+		conditions.Delete(s.app, gitsyncv1.ReconcilingCondition)
+		s.stop = true
+	} else if conditions.GetReason(s.app, gitsyncv1.StalledCondition) == gitsyncv1.AccessDeniedReason {
+		conditions.Delete(s.app, gitsyncv1.StalledCondition)
+	}
+	return ctrl.Result{}, nil
+}
+
+// refusedReference returns why the Application may not use its references, or "".
+func (r *Reconciler) refusedReference(app *gitsyncv1.Application) string {
+	if r.AllowCrossNamespaceRefs {
+		return ""
+	}
+	if ns := app.Spec.SourceRef.Namespace; ns != "" && ns != app.Namespace {
+		return fmt.Sprintf("sourceRef names %s %s/%s in another namespace: cross-namespace references are not allowed (gitsync run --allow-cross-namespace-refs)",
+			app.Spec.SourceRef.Kind, ns, app.Spec.SourceRef.Name)
+	}
+	for _, dep := range app.Spec.DependsOn {
+		if dep.Namespace != "" && dep.Namespace != app.Namespace {
+			return fmt.Sprintf("dependsOn names Application %s/%s in another namespace: cross-namespace references are not allowed (gitsync run --allow-cross-namespace-refs)",
+				dep.Namespace, dep.Name)
+		}
+	}
+	return ""
+}
+
+// sourceIndexKeys are the values of kit.ApplicationSourceIndex for an Application: its
+// source, unless the reference is refused (then no source's event enqueues it).
+func (r *Reconciler) sourceIndexKeys(app *gitsyncv1.Application) []string {
+	if ns := app.Spec.SourceRef.Namespace; ns != "" && ns != app.Namespace && !r.AllowCrossNamespaceRefs {
+		return nil
+	}
+	return []string{kit.SourceIndexKey(app)}
+}
+
+// refreshAsked is a request to a source to fetch a missing checkout again.
+type refreshAsked struct {
+	revision string
+	// waits is how many times the Application looked again since asking.
+	waits int
+}
+
+const (
+	refreshBackoffMax = 5 * time.Minute
+)
+
+// askRefresh tells whether to ask the source to fetch revision again (once per
+// revision), and how long to wait before looking again: RetryInterval, doubling at
+// every look until refreshBackoffMax.
+func (r *Reconciler) askRefresh(app types.NamespacedName, revision string) (ask bool, wait time.Duration) {
+	r.refreshMu.Lock()
+	defer r.refreshMu.Unlock()
+	if r.refreshes == nil {
+		r.refreshes = map[types.NamespacedName]refreshAsked{}
+	}
+	prev, ok := r.refreshes[app]
+	if !ok || prev.revision != revision {
+		r.refreshes[app] = refreshAsked{revision: revision}
+		return true, r.retryInterval()
+	}
+	prev.waits++
+	r.refreshes[app] = prev
+	return false, kit.Backoff(r.retryInterval(), refreshBackoffMax, prev.waits)
+}
+
+// refreshDone forgets the request once the checkout is there.
+func (r *Reconciler) refreshDone(app types.NamespacedName) {
+	r.refreshMu.Lock()
+	defer r.refreshMu.Unlock()
+	delete(r.refreshes, app)
+}

@@ -1,0 +1,53 @@
+package kit
+
+import (
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+
+	"github.com/gitsync-dev/gitsync/internal/render"
+	"github.com/gitsync-dev/gitsync/internal/source"
+)
+
+// ApplicationSourceIndex indexes Applications by "<namespace>/<name>" of their GitRepository
+// (HelmSourceIndexKey for a HelmRepository).
+const ApplicationSourceIndex = ".spec.sourceRef"
+
+// SourceIndexKey is the ApplicationSourceIndex value of the Application's source.
+func SourceIndexKey(app *gitsyncv1.Application) string {
+	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
+		return HelmSourceIndexKey(render.SourceKey(app))
+	}
+	return render.SourceKey(app).String()
+}
+
+// HelmSourceIndexKey is the ApplicationSourceIndex value of a HelmRepository (a
+// GitRepository's is "<namespace>/<name>").
+func HelmSourceIndexKey(key types.NamespacedName) string {
+	return gitsyncv1.HelmRepositoryKind + ":" + key.String()
+}
+
+// ArtifactOf is a source's status.artifact (nil for other objects).
+func ArtifactOf(o client.Object) *gitsyncv1.Artifact {
+	switch src := o.(type) {
+	case *gitsyncv1.GitRepository:
+		return src.Status.Artifact
+	case *gitsyncv1.HelmRepository:
+		return src.Status.Artifact
+	}
+	return nil
+}
+
+// CurrentArtifact turns status.artifact back into what the fetcher compares against.
+func CurrentArtifact(obj *gitsyncv1.GitRepository) *source.Artifact {
+	a := obj.Status.Artifact
+	if a == nil {
+		return nil
+	}
+	commit := source.CommitOf(a.Revision)
+	if commit == "" {
+		return nil
+	}
+	return &source.Artifact{Revision: a.Revision, Commit: commit, Digest: a.Digest}
+}

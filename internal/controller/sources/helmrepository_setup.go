@@ -1,0 +1,98 @@
+package sources
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/chartrepo"
+	"github.com/gitsync-dev/gitsync/internal/controller/kit"
+	"github.com/gitsync-dev/gitsync/internal/render"
+)
+
+// helmRepositorySecretIndex indexes HelmRepositories by the Secret their spec.secretRef names.
+const helmRepositorySecretIndex = ".spec.secretRef.name"
+
+// HelmRepositoryOptions tunes the HelmRepository controller.
+type HelmRepositoryOptions struct {
+	MaxConcurrentReconciles int
+	// RetryBase and RetryMax bound the exponential kit.Backoff after a failed poll.
+	RetryBase, RetryMax time.Duration
+}
+
+// SetupWithManager registers the reconciler: it reacts to spec changes, a new
+// gitsync.dev/requested-at value, changes of the Secret a repository references, and (for
+// oci:// repositories, whose tags are listed per chart) an Application naming a new chart.
+// The Application controller, set up first, registers the index of Applications by source.
+func (r *HelmRepositoryReconciler) SetupWithManager(mgr ctrl.Manager, opts HelmRepositoryOptions) error {
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder("gitsync")
+	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
+	}
+	if err := indexSecretRef(mgr, &gitsyncv1.HelmRepository{}, helmRepositorySecretIndex, func(o client.Object) *gitsyncv1.LocalObjectReference {
+		return o.(*gitsyncv1.HelmRepository).Spec.SecretRef
+	}); err != nil {
+		return err
+	}
+	b := ctrl.NewControllerManagedBy(mgr).
+		For(&gitsyncv1.HelmRepository{}, builder.WithPredicates(kit.InShard(r.Shard),
+			predicate.Or(predicate.GenerationChangedPredicate{}, kit.RequestedAtChanged{}, kit.EnteredShard{Shard: r.Shard})))
+	return kit.RequestedNow(b, &gitsyncv1.HelmRepository{}).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.repositoriesForSecret),
+			builder.OnlyMetadata, builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
+		Watches(&gitsyncv1.Application{}, handler.EnqueueRequestsFromMapFunc(r.ociRepositoryOf),
+			builder.WithPredicates(chartNamed{})).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+			RateLimiter:             kit.RetryLimiter(opts.RetryBase, opts.RetryMax),
+		}).
+		Complete(r)
+}
+
+func (r *HelmRepositoryReconciler) repositoriesForSecret(ctx context.Context, secret client.Object) []reconcile.Request {
+	return sourcesForSecret(ctx, r.Client, &gitsyncv1.HelmRepositoryList{}, helmRepositorySecretIndex, secret, r.Shard)
+}
+
+// ociRepositoryOf enqueues the oci:// HelmRepository of an Application (its tag lists
+// follow the charts that Applications name); an https repository's index holds every chart.
+func (r *HelmRepositoryReconciler) ociRepositoryOf(ctx context.Context, o client.Object) []reconcile.Request {
+	app, ok := o.(*gitsyncv1.Application)
+	if !ok || app.Spec.SourceRef.Kind != gitsyncv1.HelmRepositoryKind {
+		return nil
+	}
+	repo := &gitsyncv1.HelmRepository{}
+	if err := r.Get(ctx, render.SourceKey(app), repo); err != nil || !chartrepo.IsOCI(repo.Spec.URL) || !r.Shard.Owns(repo) {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: render.SourceKey(app)}}
+}
+
+// chartNamed passes a new Application and one whose spec.helm.chart changed.
+type chartNamed struct {
+	predicate.Funcs
+}
+
+func (chartNamed) Create(event.CreateEvent) bool { return true }
+
+func (chartNamed) Update(e event.UpdateEvent) bool {
+	return chartOf(e.ObjectOld) != chartOf(e.ObjectNew)
+}
+
+func chartOf(o client.Object) string {
+	if app, ok := o.(*gitsyncv1.Application); ok && app.Spec.Helm != nil {
+		return app.Spec.SourceRef.Name + "/" + app.Spec.Helm.Chart
+	}
+	return ""
+}
