@@ -188,7 +188,7 @@ func (m *Manager) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 	// With CRDs in the first stage, the rest is applied only once their kinds are
 	// served (ssa's own staging waits for Established, not for discovery).
 	if len(later) > 0 || (len(rest) > 0 && len(servedKinds(first)) > 0) {
-		if err := m.applyStaged(ctx, first, ssaOpts, result); err != nil {
+		if err := m.applyDefinitions(ctx, first, ssaOpts, result); err != nil {
 			return result, err
 		}
 		if err := m.waitServed(ctx, first); err != nil {
@@ -245,6 +245,22 @@ func onlyLastStage(objs []*unstructured.Unstructured) bool {
 		}
 	}
 	return true
+}
+
+// applyDefinitions applies the cluster definitions (CRDs, Namespaces, ClusterRoles) of
+// a set that has more stages, and records the changes in result. It does not wait: of
+// these only a CRD takes time to be ready, and waitServed looks for exactly that, 5 ms
+// after the apply at first (ssa's ApplyAllStaged would poll every stageWaitInterval, so
+// that a CRD Established a moment after its first look cost a whole interval).
+func (m *Manager) applyDefinitions(ctx context.Context, objs []*unstructured.Unstructured, opts ssa.ApplyOptions, result *Result) error {
+	cs, err := m.ssa.ApplyAll(ctx, objs, opts)
+	if cs != nil {
+		result.add(cs.Entries)
+	}
+	if err != nil {
+		return fmt.Errorf("applying objects: %w", err)
+	}
+	return nil
 }
 
 // applyStaged applies objs with ssa's ApplyAllStaged and records the changes in result.

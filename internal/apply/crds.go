@@ -9,12 +9,15 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// servedPollInterval is how often waitServed looks again at a CRD that is not served yet.
-const servedPollInterval = 100 * time.Millisecond
+// waitServed looks again at a CRD that is not served yet after servedFirstDelay (a new
+// CRD is usually Established within tens of milliseconds), doubling up to servedMaxDelay.
+const (
+	servedFirstDelay = 5 * time.Millisecond
+	servedMaxDelay   = 100 * time.Millisecond
+)
 
 // servedKinds returns the kinds (one per served version) that the CRDs among objs define.
 func servedKinds(objs []*unstructured.Unstructured) map[string][]schema.GroupVersionKind {
@@ -53,7 +56,7 @@ func (m *Manager) waitServed(ctx context.Context, objs []*unstructured.Unstructu
 	}
 	mapper := m.client.RESTMapper()
 	var missing string
-	err := wait.PollUntilContextTimeout(ctx, servedPollInterval, stageWaitTimeout, true, func(ctx context.Context) (bool, error) {
+	err := pollBackoff(ctx, stageWaitTimeout, func(ctx context.Context) (bool, error) {
 		for name, gvks := range kinds {
 			established, err := m.established(ctx, name)
 			if err != nil {
@@ -84,6 +87,26 @@ func (m *Manager) waitServed(ctx context.Context, objs []*unstructured.Unstructu
 		return fmt.Errorf("waiting for %s: %w", missing, err)
 	}
 	return nil
+}
+
+// pollBackoff calls done at once, then after servedFirstDelay, doubling up to
+// servedMaxDelay, until it says so, fails, or timeout passes.
+func pollBackoff(ctx context.Context, timeout time.Duration, done func(context.Context) (bool, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	delay := servedFirstDelay
+	for {
+		ok, err := done(ctx)
+		if err != nil || ok {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, servedMaxDelay)
+	}
 }
 
 // established reads the Established condition of the CRD named name.

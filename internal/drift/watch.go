@@ -95,16 +95,16 @@ type watch struct {
 // synced waits until the watch has its first list, or is gone, or ctx ends; it tells
 // whether the first list is in.
 func (wt *watch) synced(ctx context.Context) bool {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		select {
-		case <-wt.gone:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	return cache.WaitForCacheSync(ctx.Done(), wt.informer.HasSynced)
+	// The informer closes this channel at its first list: no polling (client-go's
+	// WaitForCacheSync looks every 100 ms, which a new kind's first sync would wait for).
+	select {
+	case <-wt.informer.HasSyncedChecker().Done():
+		return true
+	case <-wt.gone:
+		return false
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // NewWatches returns Watches that call handler for every Event. resource maps a kind to
