@@ -1,8 +1,10 @@
-// Package sopsenc encrypts files as `sops --encrypt` does, in process, for age
-// recipients and OpenPGP public keys: what the demo uses to put an encrypted Secret in
-// its repository, and what tests use to make their encrypted files (no private key is
-// ever checked in). The operator only decrypts (internal/decrypt); nothing in its code
-// path imports this package.
+// Package sopsenc encrypts files with the SOPS project's own packages, as `sops --encrypt` does, for tests.
+//
+// Tests use it to make their encrypted files (no private key is ever checked in) and to
+// prove that internal/sopsfile and internal/decrypt read what SOPS writes and write
+// what SOPS reads. It links github.com/getsops/sops/v3 and with it the cloud key
+// services' SDKs, so only tests may import it: internal/layering fails when a
+// non-test package reaches SOPS.
 package sopsenc
 
 import (
@@ -25,6 +27,7 @@ import (
 	"github.com/getsops/sops/v3/config"
 	"github.com/getsops/sops/v3/keys"
 	"github.com/getsops/sops/v3/pgp"
+	"github.com/getsops/sops/v3/shamir"
 	"github.com/getsops/sops/v3/stores/dotenv"
 	"github.com/getsops/sops/v3/stores/ini"
 	sopsjson "github.com/getsops/sops/v3/stores/json"
@@ -41,6 +44,16 @@ type Options struct {
 	// --encrypted-regex; e.g. "^(data|stringData)$" for Kubernetes Secrets); empty:
 	// every value.
 	EncryptedRegex string
+	// The other rules of what is encrypted (at most one rule may be set; none:
+	// unencrypted_suffix "_unencrypted", SOPS' default).
+	UnencryptedSuffix, EncryptedSuffix, UnencryptedRegex string
+	UnencryptedCommentRegex, EncryptedCommentRegex       string
+	// MACOnlyEncrypted makes the MAC cover the encrypted values only.
+	MACOnlyEncrypted bool
+	// Groups, when set, replace Age and PGP: one key group each, the data key split
+	// with Shamir's scheme so that Threshold groups recover it.
+	Groups    []Options
+	Threshold int
 }
 
 // Encrypt encrypts plain, a file in format (by name: .yaml/.yml, .json, .env, .ini, any
@@ -48,41 +61,84 @@ type Options struct {
 // recipients of opts, as SOPS writes it: values encrypted with a fresh data key, the
 // data key encrypted for each recipient, a MAC over the values.
 func Encrypt(name string, plain []byte, opts Options) ([]byte, error) {
-	format := formats.FormatForPath(name)
-	var st interface {
-		sops.PlainFileLoader
-		sops.EncryptedFileEmitter
-	}
-	switch format {
-	case formats.Yaml:
-		st = sopsyaml.NewStore(&config.YAMLStoreConfig{})
-	case formats.Json:
-		st = sopsjson.NewStore(&config.JSONStoreConfig{})
-	case formats.Dotenv:
-		st = dotenv.NewStore(&config.DotenvStoreConfig{})
-	case formats.Ini:
-		st = ini.NewStore(&config.INIStoreConfig{})
-	default:
-		st = sopsjson.NewBinaryStore(&config.JSONBinaryStoreConfig{})
-	}
+	enc, _, err := EncryptKey(name, plain, opts)
+	return enc, err
+}
+
+// EncryptKey is Encrypt that also returns the data key (for DecryptWithDataKey).
+func EncryptKey(name string, plain []byte, opts Options) (enc, dataKey []byte, err error) {
+	st := store(name)
 	branches, err := st.LoadPlainFile(plain)
 	if err != nil {
-		return nil, fmt.Errorf("encrypting %s: %w", name, err)
+		return nil, nil, fmt.Errorf("encrypting %s: %w", name, err)
 	}
-	dataKey := make([]byte, 32)
+	dataKey = make([]byte, 32)
 	if _, err := rand.Read(dataKey); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var groups []sops.KeyGroup
+	if len(opts.Groups) == 0 {
+		group, err := keyGroup(opts, dataKey)
+		if err != nil {
+			return nil, nil, err
+		}
+		groups = append(groups, group)
+	} else {
+		parts, err := shamir.Split(dataKey, len(opts.Groups), opts.Threshold)
+		if err != nil {
+			return nil, nil, err
+		}
+		for i, g := range opts.Groups {
+			group, err := keyGroup(g, parts[i])
+			if err != nil {
+				return nil, nil, err
+			}
+			groups = append(groups, group)
+		}
+	}
+	tree := sops.Tree{Branches: branches, Metadata: sops.Metadata{
+		KeyGroups:               groups,
+		ShamirThreshold:         opts.Threshold,
+		EncryptedRegex:          opts.EncryptedRegex,
+		UnencryptedSuffix:       opts.UnencryptedSuffix,
+		EncryptedSuffix:         opts.EncryptedSuffix,
+		UnencryptedRegex:        opts.UnencryptedRegex,
+		UnencryptedCommentRegex: opts.UnencryptedCommentRegex,
+		EncryptedCommentRegex:   opts.EncryptedCommentRegex,
+		MACOnlyEncrypted:        opts.MACOnlyEncrypted,
+		Version:                 "3.13.3",
+	}}
+	if opts.UnencryptedSuffix == "" && opts.EncryptedSuffix == "" && opts.EncryptedRegex == "" && opts.UnencryptedRegex == "" &&
+		opts.UnencryptedCommentRegex == "" && opts.EncryptedCommentRegex == "" {
+		tree.Metadata.UnencryptedSuffix = sops.DefaultUnencryptedSuffix
+	}
+	cipher := aes.NewCipher()
+	mac, err := tree.Encrypt(dataKey, cipher)
+	if err != nil {
+		return nil, nil, fmt.Errorf("encrypting %s: %w", name, err)
+	}
+	tree.Metadata.LastModified = time.Now().UTC().Truncate(time.Second)
+	tree.Metadata.MessageAuthenticationCode, err = cipher.Encrypt(mac, dataKey, tree.Metadata.LastModified.Format(time.RFC3339))
+	if err != nil {
+		return nil, nil, err
+	}
+	enc, err = st.EmitEncryptedFile(tree)
+	return enc, dataKey, err
+}
+
+// keyGroup encrypts key (the data key, or a Shamir share of it) for the recipients of
+// opts.
+func keyGroup(opts Options, key []byte) (sops.KeyGroup, error) {
 	var group sops.KeyGroup
 	for _, r := range opts.Age {
 		mk := &sopsage.MasterKey{Recipient: r}
-		if err := mk.Encrypt(dataKey); err != nil {
+		if err := mk.Encrypt(key); err != nil {
 			return nil, fmt.Errorf("encrypting for %s: %w", r, err)
 		}
 		group = append(group, mk)
 	}
 	for _, e := range opts.PGP {
-		mk, err := pgpMaster(e, dataKey)
+		mk, err := pgpMaster(e, key)
 		if err != nil {
 			return nil, err
 		}
@@ -91,22 +147,58 @@ func Encrypt(name string, plain []byte, opts Options) ([]byte, error) {
 	if len(group) == 0 {
 		return nil, errors.New("encrypting: no recipient")
 	}
-	tree := sops.Tree{Branches: branches, Metadata: sops.Metadata{
-		KeyGroups:      []sops.KeyGroup{group},
-		EncryptedRegex: opts.EncryptedRegex,
-		Version:        "3.13.3",
-	}}
-	cipher := aes.NewCipher()
-	mac, err := tree.Encrypt(dataKey, cipher)
-	if err != nil {
-		return nil, fmt.Errorf("encrypting %s: %w", name, err)
+	return group, nil
+}
+
+// store is SOPS' own store for the format of the file name.
+func store(name string) sops.Store {
+	switch formats.FormatForPath(name) {
+	case formats.Yaml:
+		return sopsyaml.NewStore(&config.YAMLStoreConfig{})
+	case formats.Json:
+		return sopsjson.NewStore(&config.JSONStoreConfig{})
+	case formats.Dotenv:
+		return dotenv.NewStore(&config.DotenvStoreConfig{})
+	case formats.Ini:
+		return ini.NewStore(&config.INIStoreConfig{})
+	default:
+		return sopsjson.NewBinaryStore(&config.JSONBinaryStoreConfig{})
 	}
-	tree.Metadata.LastModified = time.Now().UTC().Truncate(time.Second)
-	tree.Metadata.MessageAuthenticationCode, err = cipher.Encrypt(mac, dataKey, tree.Metadata.LastModified.Format(time.RFC3339))
+}
+
+// Plain is what `sops --decrypt` prints for a file name that held plain: SOPS' store
+// for the format reading and writing it back.
+func Plain(name string, plain []byte) ([]byte, error) {
+	st := store(name)
+	branches, err := st.LoadPlainFile(plain)
 	if err != nil {
 		return nil, err
 	}
-	return st.EmitEncryptedFile(tree)
+	return st.EmitPlainFile(branches)
+}
+
+// DecryptWithDataKey decrypts enc (in the format of name) with its data key through
+// SOPS' own packages, checking the MAC as `sops --decrypt` does, and returns the plain
+// file: the check that a file written by another encryptor is one SOPS reads.
+func DecryptWithDataKey(name string, enc, dataKey []byte) ([]byte, error) {
+	st := store(name)
+	tree, err := st.LoadEncryptedFile(enc)
+	if err != nil {
+		return nil, err
+	}
+	cipher := aes.NewCipher()
+	mac, err := tree.Decrypt(dataKey, cipher)
+	if err != nil {
+		return nil, err
+	}
+	stored, err := cipher.Decrypt(tree.Metadata.MessageAuthenticationCode, dataKey, tree.Metadata.LastModified.Format(time.RFC3339))
+	if err != nil {
+		return nil, err
+	}
+	if stored != mac {
+		return nil, sops.MacMismatch
+	}
+	return st.EmitPlainFile(tree.Branches)
 }
 
 // pgpMaster encrypts the data key for e with go-crypto (SOPS' own pgp package would
