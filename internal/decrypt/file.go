@@ -47,8 +47,14 @@ func (d *Decryptor) decryptAs(what string, data []byte, in, out sopsfile.Format)
 }
 
 // emit writes branches as a plain file in format.
-func emit(what string, format sopsfile.Format, branches []sopsfile.Branch) ([]byte, error) {
-	out, err := sopsfile.Emit(branches, format)
+func emit(what string, format sopsfile.Format, branches []sopsfile.Branch) (out []byte, err error) {
+	defer func() {
+		// Not expected; but a panic's value may hold a value of the document.
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("decrypting %s: cannot write the plain document as %s", what, format)
+		}
+	}()
+	out, err = sopsfile.Emit(branches, format)
 	if err != nil {
 		return nil, fmt.Errorf("decrypting %s: cannot write the plain document as %s", what, format)
 	}

@@ -201,6 +201,8 @@ func walkValue(v any, path []string, comments [][]string, f leafFunc) (any, erro
 		return v, walkList(v, path, comments, f)
 	case string, int, float64, bool, time.Time, Comment:
 		return f(v, path, comments)
+	case []byte: // a YAML !!binary scalar, a string to SOPS
+		return f(string(v), path, comments)
 	default:
 		return nil, fmt.Errorf("a value of type %T cannot be walked", v)
 	}
