@@ -227,3 +227,56 @@ func TestTamperedEveryFormat(t *testing.T) {
 		})
 	}
 }
+
+// A document that also lists cloud master keys (KMS, GCP KMS, Azure Key Vault, Vault)
+// decrypts with its age key, no cloud service asked; when no key decrypts, the error
+// names every master key as SOPS does.
+func TestCloudMasterKeysListed(t *testing.T) {
+	g := NewWithT(t)
+	id, ageData := ageKey(t)
+	enc, err := sopsenc.Encrypt("s.yaml", []byte(secretYAML), sopsenc.Options{Age: []string{id.Recipient().String()}, EncryptedRegex: "^(data|stringData)$"})
+	g.Expect(err).NotTo(HaveOccurred())
+	cloud := `    kms:
+        - arn: arn:aws:kms:eu-west-1:111122223333:key/k1
+          role: arn:aws:iam::111122223333:role/r
+          context: {team: a, env: prod}
+          created_at: "2024-01-02T03:04:05Z"
+          enc: AQICAHh
+          aws_profile: ""
+    gcp_kms:
+        - resource_id: projects/p/locations/global/keyRings/r/cryptoKeys/k
+          created_at: "2024-01-02T03:04:05Z"
+          enc: CiQA
+    azure_kv:
+        - vault_url: https://v.vault.azure.net
+          name: k
+          version: "1"
+          created_at: "2024-01-02T03:04:05Z"
+          enc: abc
+    hc_vault:
+        - vault_address: https://vault:8200
+          engine_path: sops
+          key_name: k
+          created_at: "2024-01-02T03:04:05Z"
+          enc: vault:v1:x
+`
+	doc := bytes.Replace(enc, []byte("\nsops:\n"), []byte("\nsops:\n"+cloud), 1)
+	g.Expect(doc).NotTo(Equal(enc))
+
+	plain, err := decryptor(t, map[string][]byte{"a.agekey": ageData}).File("s.yaml", doc)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(plain)).To(ContainSubstring("password: " + secretValue))
+
+	_, other := ageKey(t)
+	_, err = decryptor(t, map[string][]byte{"b.agekey": other}).File("s.yaml", doc)
+	noSecret(t, err)
+	for _, want := range []string{
+		"kms:arn:aws:kms:eu-west-1:111122223333:key/k1+arn:aws:iam::111122223333:role/r|env:prod,team:a",
+		"gcp_kms:projects/p/locations/global/keyRings/r/cryptoKeys/k",
+		"azure_kv:https://v.vault.azure.net/keys/k/1",
+		"hc_vault:https://vault:8200/v1/sops/keys/k",
+		"age:" + id.Recipient().String(),
+	} {
+		g.Expect(err.Error()).To(ContainSubstring(want))
+	}
+}

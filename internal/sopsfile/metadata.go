@@ -161,22 +161,26 @@ func field(name string) func(map[string]any) string {
 	return func(k map[string]any) string { return str(k[name]) }
 }
 
-// kmsID names an AWS KMS key as SOPS does: arn[+role][|context][|profile].
+// kmsID names an AWS KMS key as SOPS does: arn[+role], then |context (sorted
+// key:value pairs) when there is one, and |context|profile when there is a profile.
 func kmsID(k map[string]any) string {
 	id := str(k["arn"])
 	if r := str(k["role"]); r != "" {
 		id += "+" + r
 	}
-	if ctx, ok := k["context"].(map[string]any); ok && len(ctx) > 0 {
-		pairs := make([]string, 0, len(ctx))
+	var pairs []string
+	if ctx, ok := k["context"].(map[string]any); ok {
 		for key, v := range ctx {
 			pairs = append(pairs, key+":"+str(v))
 		}
-		sort.Strings(pairs)
-		id += "|" + strings.Join(pairs, ",")
 	}
-	if p := str(k["aws_profile"]); p != "" {
-		id += "|" + p
+	sort.Strings(pairs)
+	ctx := strings.Join(pairs, ",")
+	switch p := str(k["aws_profile"]); {
+	case p != "":
+		return id + "|" + ctx + "|" + p
+	case ctx != "":
+		return id + "|" + ctx
 	}
 	return id
 }
@@ -190,6 +194,8 @@ func str(v any) string {
 		return fmt.Sprint(v)
 	case bool:
 		return strconv.FormatBool(v)
+	case time.Time: // an unquoted timestamp in YAML metadata (SOPS quotes its own)
+		return v.Format(time.RFC3339)
 	}
 	return ""
 }

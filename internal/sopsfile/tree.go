@@ -1,18 +1,19 @@
 // Package sopsfile reads and writes the SOPS file format (YAML, JSON, dotenv, INI and binary documents, their metadata, value cipher and MAC) without SOPS' key-service packages.
 //
 // SOPS' own Go packages cannot be linked without the AWS, GCP, Azure and Vault SDKs
-// (every one of them imports its key-service registry), which cost the operator about
-// 50 MiB of resident memory; the format itself is small and documented, so it is read
-// here over the standard library, go.yaml.in/yaml/v3 and gopkg.in/ini.v1 (the parsers
-// SOPS uses, so that a file means the same here). Keys are not this package's concern:
-// File.Groups lists the master keys with their copies of the data key, and a caller
-// that recovered the data key passes it to File.Decrypt.
+// (each of them reaches SOPS' key-service registry), which made the binary 60 MB and
+// the operator's resident memory tens of MiB larger (issue 26). The format itself is
+// small and documented, so it is read here over the standard library,
+// go.yaml.in/yaml/v3 and gopkg.in/ini.v1 (the parsers SOPS uses, so that a file means
+// the same here); tests hold it to SOPS' own packages (internal/sopsenc) byte for byte.
+// Keys are not this package's concern: File.Metadata.Groups lists the master keys with
+// their copies of the data key, and a caller that recovered the data key passes it to
+// File.Decrypt.
 //
 // The document model follows SOPS': a Branch is an ordered list of Items (a key and a
 // value, or a Comment); values are string, int, float64, bool, time.Time (a YAML
-// timestamp), nil, a Branch or a
-// []any (whose elements may be Comments). The order is kept because the MAC covers the
-// values in the order the file holds them.
+// timestamp), nil, a Branch or a []any (whose elements may be Comments). The order is
+// kept because the MAC covers the values in the order the file holds them.
 package sopsfile
 
 import (
