@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
-	"github.com/gitsync-dev/gitsync/internal/sopsenc"
 	"github.com/gitsync-dev/gitsync/internal/testutil/gittest"
+	"github.com/gitsync-dev/gitsync/internal/testutil/sopsenc"
 )
 
 const (

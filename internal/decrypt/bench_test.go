@@ -5,8 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/getsops/sops/v3/cmd/sops/formats"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gitsync-dev/gitsync/internal/sopsfile"
 )
 
 // BenchmarkObjects200 decrypts 200 age-encrypted Secrets, the measure of the
@@ -17,7 +18,7 @@ func BenchmarkObjects200(b *testing.B) {
 	encrypted := make([][]byte, 200)
 	for i := range encrypted {
 		doc := strings.Replace(secretYAML, "name: db", fmt.Sprintf("name: db-%d", i), 1)
-		encrypted[i] = encrypt(b, formats.Yaml, []byte(doc), "^(data|stringData)$", ageMaster(b, id))
+		encrypted[i] = encrypt(b, sopsfile.YAML, []byte(doc), "^(data|stringData)$", ageMaster(b, id))
 	}
 	b.ResetTimer()
 	for b.Loop() {

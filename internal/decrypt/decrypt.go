@@ -21,20 +21,18 @@
 //
 // Errors name the file or object and the keys (age recipients, OpenPGP fingerprints)
 // of the document and of the KeySource, never a value of the document.
+//
+// The SOPS format is read by internal/sopsfile, not by SOPS' own packages, which cannot
+// be linked without the cloud key services' SDKs (see that package).
 package decrypt
 
 import (
-	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
-	"time"
 
-	"github.com/getsops/sops/v3"
-	"github.com/getsops/sops/v3/aes"
-	"github.com/getsops/sops/v3/cmd/sops/formats"
-	"github.com/getsops/sops/v3/keyservice"
-	"google.golang.org/grpc"
+	"github.com/gitsync-dev/gitsync/internal/sopsfile"
 )
 
 // Decryptor decrypts SOPS documents with the keys of one KeySource. It is safe for
@@ -63,50 +61,97 @@ const (
 
 // decrypt loads data in format (an encrypted SOPS document), decrypts its data key
 // with d's keys and its values with the data key, checks the MAC as check says and
-// returns the plain tree. what names the document in errors.
-func (d *Decryptor) decrypt(what string, data []byte, format formats.Format, check macCheck) (tree sops.Tree, err error) {
+// returns the plain document. what names the document in errors. A document without
+// SOPS metadata is an error wrapping sopsfile.ErrNoMetadata.
+func (d *Decryptor) decrypt(what string, data []byte, format sopsfile.Format, check macCheck) (file *sopsfile.File, err error) {
 	defer func() {
-		// Malformed input has been seen to make SOPS' stores panic; the panic value
-		// is not printed, as it may hold a value of the document.
+		// The parsers are not expected to panic on malformed input, but a panic's
+		// value may hold a value of the document, so it is never printed.
 		if r := recover(); r != nil {
-			err = fmt.Errorf("decrypting %s: malformed SOPS document", what)
+			file, err = nil, fmt.Errorf("decrypting %s: malformed SOPS document", what)
 		}
 	}()
-	store := newStore(format)
-	tree, err = store.LoadEncryptedFile(data)
+	file, err = sopsfile.Load(data, format)
 	if err != nil {
-		if errors.Is(err, sops.MetadataNotFound) {
-			return sops.Tree{}, fmt.Errorf("decrypting %s: %w", what, err)
+		if errors.Is(err, sopsfile.ErrNoMetadata) {
+			return nil, fmt.Errorf("decrypting %s: %w", what, err)
 		}
-		// A store's error may quote the document: only its absence of metadata is told.
-		return sops.Tree{}, fmt.Errorf("decrypting %s: malformed SOPS document", what)
+		// Load's errors never quote the document, but only its kind is told.
+		return nil, fmt.Errorf("decrypting %s: malformed SOPS document", what)
 	}
-	key, err := tree.Metadata.GetDataKeyWithKeyServices([]keyservice.KeyServiceClient{client{d.keys}}, sops.DefaultDecryptionOrder)
+	key, err := d.dataKey(file.Metadata)
 	if err != nil {
-		return sops.Tree{}, fmt.Errorf("decrypting %s: no key in the decryption Secret decrypts its data key (document keys: %s; keys tried: %s)",
-			what, listOrNone(documentKeys(tree.Metadata)), listOrNone(d.keys.Describe()))
+		return nil, fmt.Errorf("decrypting %s: %w (document keys: %s; keys tried: %s)",
+			what, err, listOrNone(documentKeys(file.Metadata)), listOrNone(d.keys.Describe()))
 	}
-	cipher := aes.NewCipher()
-	mac, err := tree.Decrypt(key, cipher)
+	switch err := file.Decrypt(key, check == macFull); {
+	case err == nil:
+		return file, nil
+	case errors.Is(err, sopsfile.ErrMACKey):
+		return nil, fmt.Errorf("decrypting %s: the MAC does not decrypt with the data key (tampered MAC or lastmodified)", what)
+	case errors.Is(err, sopsfile.ErrMACMismatch):
+		return nil, fmt.Errorf("decrypting %s: the MAC does not match the values (tampered document)", what)
+	default:
+		return nil, fmt.Errorf("decrypting %s: a value does not decrypt with its data key (tampered ciphertext)", what)
+	}
+}
+
+// decryptionOrder is the order in which the master keys of a group are tried, as SOPS
+// tries them: age, then OpenPGP, then the others in the file's order.
+var decryptionOrder = map[string]int{sopsfile.KeyAge: 0, sopsfile.KeyPGP: 1}
+
+// dataKey recovers the data key of a document: from any key of its one key group, or,
+// with several groups, from the Shamir shares of at least the threshold of groups.
+func (d *Decryptor) dataKey(md *sopsfile.Metadata) ([]byte, error) {
+	var parts [][]byte
+	for _, group := range md.Groups {
+		if part, ok := d.groupKey(group); ok {
+			parts = append(parts, part)
+		}
+	}
+	errNone := errors.New("no key in the decryption Secret decrypts its data key")
+	if len(md.Groups) == 1 {
+		if len(parts) != 1 {
+			return nil, errNone
+		}
+		return parts[0], nil
+	}
+	if len(parts) < md.Threshold || len(parts) == 0 {
+		return nil, fmt.Errorf("%w (%d of %d key groups needed, %d decrypted)", errNone, md.Threshold, len(md.Groups), len(parts))
+	}
+	key, err := sopsfile.CombineShares(parts)
 	if err != nil {
-		return sops.Tree{}, fmt.Errorf("decrypting %s: a value does not decrypt with its data key (tampered ciphertext)", what)
+		return nil, fmt.Errorf("the key group shares do not combine: %w", err)
 	}
-	stored, err := cipher.Decrypt(tree.Metadata.MessageAuthenticationCode, key, tree.Metadata.LastModified.Format(time.RFC3339))
-	if err != nil {
-		return sops.Tree{}, fmt.Errorf("decrypting %s: the MAC does not decrypt with the data key (tampered MAC or lastmodified)", what)
+	return key, nil
+}
+
+// groupKey returns the group's copy (or share) of the data key from the first of its
+// master keys that d's keys decrypt.
+func (d *Decryptor) groupKey(group []sopsfile.MasterKey) ([]byte, bool) {
+	order := make([]sopsfile.MasterKey, len(group))
+	copy(order, group)
+	rank := func(k sopsfile.MasterKey) int {
+		if r, ok := decryptionOrder[k.Type]; ok {
+			return r
+		}
+		return len(decryptionOrder)
 	}
-	if check == macFull && stored != mac {
-		return sops.Tree{}, fmt.Errorf("decrypting %s: the MAC does not match the values (tampered document)", what)
+	slices.SortStableFunc(order, func(a, b sopsfile.MasterKey) int { return rank(a) - rank(b) })
+	for _, k := range order {
+		if part, err := d.keys.DecryptDataKey(k); err == nil {
+			return part, true
+		}
 	}
-	return tree, nil
+	return nil, false
 }
 
 // documentKeys names the master keys of a SOPS document, as its metadata lists them.
-func documentKeys(m sops.Metadata) []string {
+func documentKeys(md *sopsfile.Metadata) []string {
 	var out []string
-	for _, group := range m.KeyGroups {
+	for _, group := range md.Groups {
 		for _, k := range group {
-			out = append(out, k.TypeToIdentifier()+":"+k.ToString())
+			out = append(out, k.String())
 		}
 	}
 	return out
@@ -117,22 +162,4 @@ func listOrNone(s []string) string {
 		return "none"
 	}
 	return strings.Join(s, ", ")
-}
-
-// client adapts a KeySource to SOPS' key service client, so that SOPS asks it, and
-// only it, for data keys.
-type client struct {
-	keys KeySource
-}
-
-func (c client) Decrypt(_ context.Context, req *keyservice.DecryptRequest, _ ...grpc.CallOption) (*keyservice.DecryptResponse, error) {
-	plain, err := c.keys.DecryptDataKey(req.GetKey(), req.GetCiphertext())
-	if err != nil {
-		return nil, err
-	}
-	return &keyservice.DecryptResponse{Plaintext: plain}, nil
-}
-
-func (c client) Encrypt(context.Context, *keyservice.EncryptRequest, ...grpc.CallOption) (*keyservice.EncryptResponse, error) {
-	return nil, errors.New("encryption is not supported")
 }

@@ -7,15 +7,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/getsops/sops/v3/cmd/sops/formats"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gitsync-dev/gitsync/internal/sopsfile"
 )
 
 func TestFileAgeRoundTrip(t *testing.T) {
 	g := NewWithT(t)
 	id, key := ageKey(t)
-	enc := encrypt(t, formats.Yaml, []byte(secretYAML), "^(data|stringData)$", ageMaster(t, id))
+	enc := encrypt(t, sopsfile.YAML, []byte(secretYAML), "^(data|stringData)$", ageMaster(t, id))
 	g.Expect(string(enc)).To(ContainSubstring("name: db"), "only data/stringData are encrypted")
 
 	d := decryptor(t, map[string][]byte{"identity.agekey": key, "unrelated": []byte("x")})
@@ -30,7 +31,7 @@ func TestFileAgeRoundTrip(t *testing.T) {
 func TestFilePGPRoundTrip(t *testing.T) {
 	g := NewWithT(t)
 	e, key := pgpKey(t)
-	enc := encrypt(t, formats.Json, []byte(`{"password": "`+secretValue+`", "replicas": 3}`), "", pgpMaster(t, e))
+	enc := encrypt(t, sopsfile.JSON, []byte(`{"password": "`+secretValue+`", "replicas": 3}`), "", pgpMaster(t, e))
 	g.Expect(string(enc)).To(ContainSubstring(fingerprint(e)))
 
 	d := decryptor(t, map[string][]byte{"ops.asc": key})
@@ -46,23 +47,23 @@ func TestFileFormats(t *testing.T) {
 	d := decryptor(t, map[string][]byte{"k.agekey": key})
 	for _, tc := range []struct {
 		name   string
-		format formats.Format
+		format sopsfile.Format
 		plain  string
 		want   string
 	}{
-		{name: "app.env", format: formats.Dotenv, plain: "DB_PASSWORD=" + secretValue + "\nDB_USER=app\n", want: "DB_PASSWORD=" + secretValue + "\nDB_USER=app\n"},
-		{name: "app.ini", format: formats.Ini, plain: "[db]\npassword = " + secretValue + "\n", want: "password = " + secretValue},
-		{name: "tls.key", format: formats.Binary, plain: "-----BEGIN KEY-----\n" + secretValue + "\n", want: "-----BEGIN KEY-----\n" + secretValue + "\n"},
-		{name: "values.yml", format: formats.Yaml, plain: "db:\n  password: " + secretValue + "\n", want: "password: " + secretValue},
+		{name: "app.env", format: sopsfile.Dotenv, plain: "DB_PASSWORD=" + secretValue + "\nDB_USER=app\n", want: "DB_PASSWORD=" + secretValue + "\nDB_USER=app\n"},
+		{name: "app.ini", format: sopsfile.INI, plain: "[db]\npassword = " + secretValue + "\n", want: "password = " + secretValue},
+		{name: "tls.key", format: sopsfile.Binary, plain: "-----BEGIN KEY-----\n" + secretValue + "\n", want: "-----BEGIN KEY-----\n" + secretValue + "\n"},
+		{name: "values.yml", format: sopsfile.YAML, plain: "db:\n  password: " + secretValue + "\n", want: "password: " + secretValue},
 		// A YAML document whose name does not say YAML is read as what it is.
-		{name: "secret.enc", format: formats.Yaml, plain: "password: " + secretValue + "\n", want: "password: " + secretValue},
+		{name: "secret.enc", format: sopsfile.YAML, plain: "password: " + secretValue + "\n", want: "password: " + secretValue},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
 			enc := encrypt(t, tc.format, []byte(tc.plain), "", ageMaster(t, id))
 			plain, err := d.File(tc.name, enc)
 			g.Expect(err).NotTo(HaveOccurred())
-			if tc.format == formats.Dotenv || tc.format == formats.Binary {
+			if tc.format == sopsfile.Dotenv || tc.format == sopsfile.Binary {
 				g.Expect(string(plain)).To(Equal(tc.want))
 			} else {
 				g.Expect(string(plain)).To(ContainSubstring(tc.want))
@@ -96,7 +97,7 @@ func TestWrongKey(t *testing.T) {
 	wrong, wrongKey := ageKey(t)
 	pgpRight, _ := pgpKey(t)
 	pgpWrong, pgpWrongKey := pgpKey(t)
-	enc := encrypt(t, formats.Yaml, []byte(secretYAML), "^(data|stringData)$", ageMaster(t, right), pgpMaster(t, pgpRight))
+	enc := encrypt(t, sopsfile.YAML, []byte(secretYAML), "^(data|stringData)$", ageMaster(t, right), pgpMaster(t, pgpRight))
 	d := decryptor(t, map[string][]byte{"a.agekey": wrongKey, "b.asc": pgpWrongKey})
 
 	_, err := d.File("apps/db/secret.yaml", enc)
@@ -124,7 +125,7 @@ func TestOnlyGivenKeys(t *testing.T) {
 	_, wrongKey := ageKey(t)
 	t.Setenv("SOPS_AGE_KEY", string(rightKey))
 	t.Setenv("HOME", t.TempDir())
-	enc := encrypt(t, formats.Yaml, []byte(secretYAML), "", ageMaster(t, right))
+	enc := encrypt(t, sopsfile.YAML, []byte(secretYAML), "", ageMaster(t, right))
 	d := decryptor(t, map[string][]byte{"a.agekey": wrongKey})
 	_, err := d.File("s.yaml", enc)
 	noSecret(t, err)
@@ -135,7 +136,7 @@ func TestOnlyGivenKeys(t *testing.T) {
 func TestTampered(t *testing.T) {
 	id, key := ageKey(t)
 	d := decryptor(t, map[string][]byte{"a.agekey": key})
-	enc := string(encrypt(t, formats.Yaml, []byte(secretYAML), "^(data|stringData)$", ageMaster(t, id)))
+	enc := string(encrypt(t, sopsfile.YAML, []byte(secretYAML), "^(data|stringData)$", ageMaster(t, id)))
 
 	// Replace one character of the MAC's ciphertext.
 	i := strings.Index(enc, "mac: ENC[AES256_GCM,data:") + len("mac: ENC[AES256_GCM,data:")
@@ -200,10 +201,10 @@ func TestObjects(t *testing.T) {
 	e, pgpPriv := pgpKey(t)
 	d := decryptor(t, map[string][]byte{"a.agekey": key, "b.asc": pgpPriv})
 
-	secret := object(t, encrypt(t, formats.Yaml, []byte(secretYAML), "^(data|stringData)$", pgpMaster(t, e)))
+	secret := object(t, encrypt(t, sopsfile.YAML, []byte(secretYAML), "^(data|stringData)$", pgpMaster(t, e)))
 	// Any kind: a whole custom resource, every value encrypted but the MAC-covered
 	// structure (ints and bools keep their types).
-	custom := object(t, encrypt(t, formats.Yaml, []byte(`apiVersion: example.com/v1
+	custom := object(t, encrypt(t, sopsfile.YAML, []byte(`apiVersion: example.com/v1
 kind: Database
 metadata:
   name: orders
@@ -212,7 +213,7 @@ spec:
   tls: true
   password: `+secretValue+`
 `), "^spec$", ageMaster(t, id)))
-	env := encrypt(t, formats.Dotenv, []byte("TOKEN="+secretValue+"\n"), "", ageMaster(t, id))
+	env := encrypt(t, sopsfile.Dotenv, []byte("TOKEN="+secretValue+"\n"), "", ageMaster(t, id))
 	generated := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Secret",
 		"metadata": map[string]any{"name": "generated-7f8d"},
@@ -251,7 +252,7 @@ func TestManifests(t *testing.T) {
 	g := NewWithT(t)
 	id, key := ageKey(t)
 	d := decryptor(t, map[string][]byte{"a.agekey": key})
-	enc := encrypt(t, formats.Yaml, []byte(secretYAML), "^(data|stringData)$", ageMaster(t, id))
+	enc := encrypt(t, sopsfile.YAML, []byte(secretYAML), "^(data|stringData)$", ageMaster(t, id))
 	cm := "# a comment kept as it is\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n"
 	stream := []byte(cm + "---\n" + string(enc) + "--- # trailing\n" + cm)
 
@@ -279,7 +280,7 @@ func TestManifestsMultiDocumentFile(t *testing.T) {
 	id, key := ageKey(t)
 	d := decryptor(t, map[string][]byte{"a.agekey": key})
 	two := secretYAML + "---\n" + strings.Replace(secretYAML, "name: db", "name: cache", 1)
-	enc := encrypt(t, formats.Yaml, []byte(two), "^(data|stringData)$", ageMaster(t, id))
+	enc := encrypt(t, sopsfile.YAML, []byte(two), "^(data|stringData)$", ageMaster(t, id))
 
 	out, err := d.Manifests("both.yaml", enc)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -335,7 +336,7 @@ func TestSecretDataEitherRecipient(t *testing.T) {
 	e, pgpPriv := pgpKey(t)
 	b64 := base64.StdEncoding.EncodeToString([]byte(secretValue))
 	doc := "apiVersion: v1\nkind: Secret\nmetadata:\n  name: tls\ntype: Opaque\ndata:\n  key: " + b64 + "\n"
-	enc := encrypt(t, formats.Yaml, []byte(doc), "^(data|stringData)$", ageMaster(t, id), pgpMaster(t, e))
+	enc := encrypt(t, sopsfile.YAML, []byte(doc), "^(data|stringData)$", ageMaster(t, id), pgpMaster(t, e))
 	for name, keys := range map[string]map[string][]byte{
 		"age": {"a.agekey": ageKeyData},
 		"pgp": {"b.asc": pgpPriv},
@@ -356,8 +357,8 @@ func TestConcurrentUse(t *testing.T) {
 	e, pgpPriv := pgpKey(t)
 	d := decryptor(t, map[string][]byte{"a.agekey": key, "b.asc": pgpPriv})
 	docs := [][]byte{
-		encrypt(t, formats.Yaml, []byte(secretYAML), "^(data|stringData)$", ageMaster(t, id)),
-		encrypt(t, formats.Yaml, []byte(secretYAML), "^(data|stringData)$", pgpMaster(t, e)),
+		encrypt(t, sopsfile.YAML, []byte(secretYAML), "^(data|stringData)$", ageMaster(t, id)),
+		encrypt(t, sopsfile.YAML, []byte(secretYAML), "^(data|stringData)$", pgpMaster(t, e)),
 	}
 	errs := make(chan error, 8)
 	for i := range 8 {

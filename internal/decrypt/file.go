@@ -7,14 +7,9 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/getsops/sops/v3"
-	"github.com/getsops/sops/v3/cmd/sops/formats"
-	"github.com/getsops/sops/v3/config"
-	"github.com/getsops/sops/v3/stores/dotenv"
-	"github.com/getsops/sops/v3/stores/ini"
-	sopsjson "github.com/getsops/sops/v3/stores/json"
-	sopsyaml "github.com/getsops/sops/v3/stores/yaml"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/gitsync-dev/gitsync/internal/sopsfile"
 )
 
 // encMarker is in every SOPS-encrypted file: at least its MAC is encrypted.
@@ -35,7 +30,7 @@ func (d *Decryptor) File(name string, data []byte) ([]byte, error) {
 		return data, nil
 	}
 	plain, err := d.decryptAs(name, data, in, out)
-	if errors.Is(err, sops.MetadataNotFound) {
+	if errors.Is(err, sopsfile.ErrNoMetadata) {
 		return data, nil
 	}
 	return plain, err
@@ -43,25 +38,25 @@ func (d *Decryptor) File(name string, data []byte) ([]byte, error) {
 
 // decryptAs decrypts data in format in and emits the plain document in format out,
 // checking the MAC in full.
-func (d *Decryptor) decryptAs(what string, data []byte, in, out formats.Format) ([]byte, error) {
-	tree, err := d.decrypt(what, data, in, macFull)
+func (d *Decryptor) decryptAs(what string, data []byte, in, out sopsfile.Format) ([]byte, error) {
+	file, err := d.decrypt(what, data, in, macFull)
 	if err != nil {
 		return nil, err
 	}
-	return emit(what, out, tree.Branches)
+	return emit(what, out, file.Branches)
 }
 
 // emit writes branches as a plain file in format.
-func emit(what string, format formats.Format, branches sops.TreeBranches) (out []byte, err error) {
+func emit(what string, format sopsfile.Format, branches []sopsfile.Branch) (out []byte, err error) {
 	defer func() {
+		// Not expected; but a panic's value may hold a value of the document.
 		if r := recover(); r != nil {
-			err = fmt.Errorf("decrypting %s: cannot write the plain document as %s", what, formatName(format))
+			out, err = nil, fmt.Errorf("decrypting %s: cannot write the plain document as %s", what, format)
 		}
 	}()
-	store := newStore(format)
-	out, err = store.EmitPlainFile(branches)
+	out, err = sopsfile.Emit(branches, format)
 	if err != nil {
-		return nil, fmt.Errorf("decrypting %s: cannot write the plain document as %s", what, formatName(format))
+		return nil, fmt.Errorf("decrypting %s: cannot write the plain document as %s", what, format)
 	}
 	return out, nil
 }
@@ -69,7 +64,7 @@ func emit(what string, format formats.Format, branches sops.TreeBranches) (out [
 // formatsOf returns the SOPS format that data, the content of the file name, was
 // encrypted in and the format to write its plain content in; ok is false when data
 // holds no SOPS document.
-func formatsOf(name string, data []byte) (in, out formats.Format, ok bool) {
+func formatsOf(name string, data []byte) (in, out sopsfile.Format, ok bool) {
 	if !bytes.Contains(data, encMarker) {
 		return 0, 0, false
 	}
@@ -77,68 +72,31 @@ func formatsOf(name string, data []byte) (in, out formats.Format, ok bool) {
 	if !ok {
 		return 0, 0, false
 	}
-	ext := formats.FormatForPath(name)
+	ext := sopsfile.FormatForPath(name)
 	switch {
 	case ext == in:
 		return in, in, true
-	case ext == formats.Binary && in == formats.Json:
+	case ext == sopsfile.Binary && in == sopsfile.JSON:
 		// A binary file is stored as a JSON envelope around its one value.
-		return formats.Json, formats.Binary, true
+		return sopsfile.JSON, sopsfile.Binary, true
 	default:
 		return in, in, true
 	}
 }
 
 // markerFormat tells the SOPS format of data by the shape of its MAC entry.
-func markerFormat(data []byte) (formats.Format, bool) {
+func markerFormat(data []byte) (sopsfile.Format, bool) {
 	switch {
 	case bytes.Contains(data, []byte("sops_mac=ENC[")):
-		return formats.Dotenv, true
+		return sopsfile.Dotenv, true
 	case jsonMAC.Match(data):
-		return formats.Json, true
+		return sopsfile.JSON, true
 	case bytes.Contains(data, []byte("mac: ENC[")):
-		return formats.Yaml, true
+		return sopsfile.YAML, true
 	case bytes.Contains(data, []byte("[sops]")):
-		return formats.Ini, true
+		return sopsfile.INI, true
 	}
 	return 0, false
-}
-
-// newStore returns SOPS' store for format, with SOPS' defaults.
-func newStore(format formats.Format) store {
-	switch format {
-	case formats.Yaml:
-		return sopsyaml.NewStore(&config.YAMLStoreConfig{})
-	case formats.Json:
-		return sopsjson.NewStore(&config.JSONStoreConfig{})
-	case formats.Dotenv:
-		return dotenv.NewStore(&config.DotenvStoreConfig{})
-	case formats.Ini:
-		return ini.NewStore(&config.INIStoreConfig{})
-	default:
-		return sopsjson.NewBinaryStore(&config.JSONBinaryStoreConfig{})
-	}
-}
-
-// store is the part of SOPS' stores that decryption uses.
-type store interface {
-	sops.EncryptedFileLoader
-	sops.PlainFileEmitter
-}
-
-func formatName(f formats.Format) string {
-	switch f {
-	case formats.Yaml:
-		return "YAML"
-	case formats.Json:
-		return "JSON"
-	case formats.Dotenv:
-		return "dotenv"
-	case formats.Ini:
-		return "INI"
-	default:
-		return "binary"
-	}
 }
 
 // Manifests decrypts the SOPS-encrypted documents of data, a stream of YAML documents
@@ -180,15 +138,15 @@ func (d *Decryptor) Manifests(name string, data []byte) ([]byte, error) {
 		if len(idx) > 1 {
 			what = fmt.Sprintf("%s (documents %s)", name, docNumbers(idx))
 		}
-		tree, err := d.decrypt(what, bytes.Join(parts, []byte("---\n")), formats.Yaml, macFull)
+		file, err := d.decrypt(what, bytes.Join(parts, []byte("---\n")), sopsfile.YAML, macFull)
 		if err != nil {
 			return nil, err
 		}
-		if len(tree.Branches) != len(idx) {
-			return nil, fmt.Errorf("decrypting %s: found %d documents, expected %d", what, len(tree.Branches), len(idx))
+		if len(file.Branches) != len(idx) {
+			return nil, fmt.Errorf("decrypting %s: found %d documents, expected %d", what, len(file.Branches), len(idx))
 		}
 		for j, i := range idx {
-			plain, err := emit(what, formats.Yaml, sops.TreeBranches{tree.Branches[j]})
+			plain, err := emit(what, sopsfile.YAML, file.Branches[j:j+1])
 			if err != nil {
 				return nil, err
 			}

@@ -9,11 +9,11 @@ import (
 	"filippo.io/age"
 	"github.com/ProtonMail/go-crypto/openpgp"
 	pgparmor "github.com/ProtonMail/go-crypto/openpgp/armor"
-	"github.com/getsops/sops/v3/cmd/sops/formats"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/gitsync-dev/gitsync/internal/sopsenc"
+	"github.com/gitsync-dev/gitsync/internal/sopsfile"
+	"github.com/gitsync-dev/gitsync/internal/testutil/sopsenc"
 )
 
 // The secret value every test encrypts; no error may ever contain it.
@@ -55,13 +55,13 @@ func pgpMaster(_ testing.TB, e *openpgp.Entity) recipient {
 
 // encrypt encrypts plain (in format) as `sops --encrypt` would (sopsenc.Encrypt), for
 // the recipients; encryptedRegex limits what is encrypted ("" = every value).
-func encrypt(t testing.TB, format formats.Format, plain []byte, encryptedRegex string, recipients ...recipient) []byte {
+func encrypt(t testing.TB, format sopsfile.Format, plain []byte, encryptedRegex string, recipients ...recipient) []byte {
 	t.Helper()
 	opts := sopsenc.Options{EncryptedRegex: encryptedRegex}
 	for _, r := range recipients {
 		r(&opts)
 	}
-	name := map[formats.Format]string{formats.Yaml: "f.yaml", formats.Json: "f.json", formats.Dotenv: "f.env", formats.Ini: "f.ini", formats.Binary: "f.bin"}[format]
+	name := map[sopsfile.Format]string{sopsfile.YAML: "f.yaml", sopsfile.JSON: "f.json", sopsfile.Dotenv: "f.env", sopsfile.INI: "f.ini", sopsfile.Binary: "f.bin"}[format]
 	out, err := sopsenc.Encrypt(name, plain, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,8 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp"
 	pgparmor "github.com/ProtonMail/go-crypto/openpgp/armor"
 	pgperrors "github.com/ProtonMail/go-crypto/openpgp/errors"
-	"github.com/getsops/sops/v3/keyservice"
+
+	"github.com/gitsync-dev/gitsync/internal/sopsfile"
 )
 
 // Suffixes of the Secret data keys that hold private keys.
@@ -35,10 +36,10 @@ var ErrNoKey = errors.New("no matching key")
 // document's master keys (an age recipient, an OpenPGP key, later a KMS key) encrypted.
 // It is the one place keys come from, so that KMS or Vault can be added beside Keys.
 type KeySource interface {
-	// DecryptDataKey returns the data key held in encrypted, the document's copy for
-	// key. It returns an error wrapping ErrNoKey when it has no key for key. Its
+	// DecryptDataKey returns the data key held in key.Encrypted, the document's copy
+	// for key. It returns an error wrapping ErrNoKey when it has no key for key. Its
 	// errors never contain key material.
-	DecryptDataKey(key *keyservice.Key, encrypted []byte) ([]byte, error)
+	DecryptDataKey(key sopsfile.MasterKey) ([]byte, error)
 	// Describe names the keys it holds (age recipients, OpenPGP fingerprints) for
 	// error messages.
 	Describe() []string
@@ -114,36 +115,36 @@ func (k *Keys) Describe() []string {
 // DecryptDataKey decrypts the data key with the age identities for an age master key
 // and with the OpenPGP keys for an OpenPGP master key. Other kinds of master key wrap
 // ErrNoKey.
-func (k *Keys) DecryptDataKey(key *keyservice.Key, encrypted []byte) ([]byte, error) {
-	switch t := key.GetKeyType().(type) {
-	case *keyservice.Key_AgeKey:
+func (k *Keys) DecryptDataKey(key sopsfile.MasterKey) ([]byte, error) {
+	encrypted := []byte(key.Encrypted)
+	switch key.Type {
+	case sopsfile.KeyAge:
 		if len(k.ages) == 0 {
-			return nil, fmt.Errorf("age recipient %s: %w", t.AgeKey.GetRecipient(), ErrNoKey)
+			return nil, fmt.Errorf("age recipient %s: %w", key.ID, ErrNoKey)
 		}
 		r, err := age.Decrypt(armor.NewReader(bytes.NewReader(encrypted)), k.ages...)
 		if err != nil {
 			var none *age.NoIdentityMatchError
 			if errors.As(err, &none) {
-				return nil, fmt.Errorf("age recipient %s: %w", t.AgeKey.GetRecipient(), ErrNoKey)
+				return nil, fmt.Errorf("age recipient %s: %w", key.ID, ErrNoKey)
 			}
-			return nil, fmt.Errorf("age recipient %s: %w", t.AgeKey.GetRecipient(), err)
+			return nil, fmt.Errorf("age recipient %s: %w", key.ID, err)
 		}
 		return io.ReadAll(r)
-	case *keyservice.Key_PgpKey:
-		fp := t.PgpKey.GetFingerprint()
+	case sopsfile.KeyPGP:
 		if len(k.pgp) == 0 {
-			return nil, fmt.Errorf("OpenPGP key %s: %w", fp, ErrNoKey)
+			return nil, fmt.Errorf("OpenPGP key %s: %w", key.ID, ErrNoKey)
 		}
 		md, err := openpgp.ReadMessage(pgpMessage(encrypted), k.pgp, nil, nil)
 		if err != nil {
 			if errors.Is(err, pgperrors.ErrKeyIncorrect) {
-				return nil, fmt.Errorf("OpenPGP key %s: %w", fp, ErrNoKey)
+				return nil, fmt.Errorf("OpenPGP key %s: %w", key.ID, ErrNoKey)
 			}
-			return nil, fmt.Errorf("OpenPGP key %s: %w", fp, err)
+			return nil, fmt.Errorf("OpenPGP key %s: %w", key.ID, err)
 		}
 		return io.ReadAll(md.UnverifiedBody)
 	default:
-		return nil, fmt.Errorf("master key of type %T: %w", key.GetKeyType(), ErrNoKey)
+		return nil, fmt.Errorf("master key %s: %w", key, ErrNoKey)
 	}
 }
 

@@ -8,10 +8,10 @@ import (
 	"sort"
 
 	"github.com/fluxcd/pkg/ssa/utils"
-	"github.com/getsops/sops/v3"
-	"github.com/getsops/sops/v3/cmd/sops/formats"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	"github.com/gitsync-dev/gitsync/internal/sopsfile"
 )
 
 // IsEncrypted tells whether obj is a SOPS document: it has a top-level "sops" mapping,
@@ -55,17 +55,17 @@ func (d *Decryptor) Objects(objs []*unstructured.Unstructured, origin func(i int
 	return nil
 }
 
-// object decrypts a SOPS document held as an object, through SOPS' JSON store.
+// object decrypts a SOPS document held as an object, read as SOPS JSON.
 func (d *Decryptor) object(what string, obj *unstructured.Unstructured) error {
 	data, err := json.Marshal(obj.Object)
 	if err != nil {
 		return fmt.Errorf("decrypting %s: encoding as JSON: %w", what, err)
 	}
-	tree, err := d.decrypt(what, data, formats.Json, macAuthentic)
+	file, err := d.decrypt(what, data, sopsfile.JSON, macAuthentic)
 	if err != nil {
 		return err
 	}
-	plain, err := emit(what, formats.Json, tree.Branches)
+	plain, err := emit(what, sopsfile.JSON, file.Branches)
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func (d *Decryptor) secretEntries(what string, obj *unstructured.Unstructured) e
 				continue
 			}
 			plain, err := d.decryptAs(fmt.Sprintf("%s %s[%q]", what, field, k), raw, in, out)
-			if errors.Is(err, sops.MetadataNotFound) {
+			if errors.Is(err, sopsfile.ErrNoMetadata) {
 				continue // SOPS-like text, but no SOPS file: kept as it is
 			}
 			if err != nil {

@@ -1,17 +1,21 @@
 package demo
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+
+	"filippo.io/age"
+	"filippo.io/age/armor"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
-	"github.com/gitsync-dev/gitsync/internal/sopsenc"
+	"github.com/gitsync-dev/gitsync/internal/sopsfile"
 )
 
 // ageKeySecret holds the demo's age private key, in Namespace: spec.decryption's Secret.
@@ -28,7 +32,7 @@ type configApp struct {
 // newConfigApp makes a fresh age key and a random password, and encrypts the Secret for
 // the key as `sops --encrypt --encrypted-regex '^(data|stringData)$'` would.
 func newConfigApp() (*configApp, error) {
-	recipient, key, err := sopsenc.AgeKey()
+	id, err := age.GenerateX25519Identity()
 	if err != nil {
 		return nil, err
 	}
@@ -38,11 +42,11 @@ func newConfigApp() (*configApp, error) {
 	}
 	secret := "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db-credentials\ntype: Opaque\nstringData:\n" +
 		"  username: demo\n  password: " + hex.EncodeToString(pw) + "\n"
-	enc, err := sopsenc.Encrypt("db-credentials.yaml", []byte(secret),
-		sopsenc.Options{Age: []string{recipient}, EncryptedRegex: "^(data|stringData)$"})
+	enc, err := encryptForAge([]byte(secret), id.Recipient(), "^(data|stringData)$")
 	if err != nil {
 		return nil, fmt.Errorf("encrypting the demo Secret: %w", err)
 	}
+	key := []byte("# made by gitsync demo\n" + id.String() + "\n")
 	return &configApp{ageKey: key, files: map[string]string{
 		"apps/config/db-credentials.yaml": "# encrypted with sops (age) at demo start; gitsync decrypts it with the key in Secret " + ageKeySecret + "\n" + string(enc),
 		"apps/config/cluster-info.yaml": `apiVersion: v1
@@ -55,6 +59,36 @@ data:
   literal: $${CLUSTER_NAME}         # an escape: stays ${CLUSTER_NAME}
 `,
 	}}, nil
+}
+
+// encryptForAge encrypts plain, a YAML document, as SOPS does for one age recipient: a
+// fresh data key, age-armored for the recipient, encrypts the values under the keys
+// that encryptedRegex matches (internal/sopsfile's tests check that SOPS reads it).
+func encryptForAge(plain []byte, r *age.X25519Recipient, encryptedRegex string) ([]byte, error) {
+	dataKey := make([]byte, 32)
+	if _, err := rand.Read(dataKey); err != nil {
+		return nil, err
+	}
+	var wrapped bytes.Buffer
+	aw := armor.NewWriter(&wrapped)
+	w, err := age.Encrypt(aw, r)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Write(dataKey); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	if err := aw.Close(); err != nil {
+		return nil, err
+	}
+	return sopsfile.Encrypt(plain, sopsfile.YAML, sopsfile.Encryption{
+		DataKey:        dataKey,
+		Keys:           []sopsfile.MasterKey{{Type: sopsfile.KeyAge, ID: r.String(), Encrypted: wrapped.String()}},
+		EncryptedRegex: encryptedRegex,
+	})
 }
 
 // create makes the key's Secret and the Application "config".

@@ -70,6 +70,10 @@ var noDeps = []rule{
 	{from: []string{"internal/operator", "internal/controller/...", "internal/render/...", "internal/cli/...", "internal/desired", "internal/applier"},
 		to:  []string{"internal/testutil/...", "internal/localcluster/...", "sigs.k8s.io/controller-runtime/pkg/envtest"},
 		why: "nothing of the tests (or envtest) is linked into the operator's code path"},
+	{from: []string{"cmd/...", "internal/operator", "internal/controller/...", "internal/render/...", "internal/decrypt/...", "internal/sopsfile/...", "internal/cli/...", "internal/demo/..."},
+		to: []string{"internal/testutil/sopsenc/...", "github.com/getsops/sops/v3/...", "github.com/aws/...", "github.com/Azure/...", "cloud.google.com/go/...",
+			"google.golang.org/api/...", "github.com/hashicorp/vault/..."},
+		why: "SOPS' packages link the cloud key services' SDKs (60 MB of binary, tens of MiB of resident memory): the binary reads SOPS files with internal/sopsfile, and only tests encrypt with SOPS itself (internal/testutil/sopsenc)"},
 }
 
 // goList returns, for each package of the module (tests excluded), its imports
@@ -152,8 +156,8 @@ func TestImportBoundaries(t *testing.T) {
 	}
 }
 
-// The test fails on a forbidden edge: a graph where the CLI imports a controller, and one
-// where the operator links envtest through a helper.
+// The test fails on a forbidden edge: a graph where the CLI imports a controller, one
+// where the operator links envtest through a helper, and one where the binary links SOPS.
 func TestImportBoundariesCatchAForbiddenEdge(t *testing.T) {
 	graph := map[string][]string{
 		module + "internal/cli":                    {module + "internal/render", module + "internal/controller/application"},
@@ -175,5 +179,13 @@ func TestImportBoundariesCatchAForbiddenEdge(t *testing.T) {
 	deps := map[string][]string{module + "internal/operator": {"sigs.k8s.io/controller-runtime/pkg/envtest", path.Join(module, "internal/source")}}
 	if v := violations(deps, noDeps); len(v) != 1 {
 		t.Fatalf("dependency violations = %v, want envtest", v)
+	}
+	// The binary reaching SOPS (here through the demo and its test helper) is caught.
+	sops := map[string][]string{
+		module + "cmd/gitsync":   {module + "internal/demo", module + "internal/testutil/sopsenc", "github.com/getsops/sops/v3/aes"},
+		module + "internal/demo": {module + "internal/testutil/sopsenc"},
+	}
+	if v := violations(sops, noDeps); len(v) != 3 {
+		t.Fatalf("dependency violations = %v, want cmd/gitsync and internal/demo reaching SOPS", v)
 	}
 }

@@ -7,7 +7,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/decrypt"
-	"github.com/gitsync-dev/gitsync/internal/sopsenc"
+	"github.com/gitsync-dev/gitsync/internal/testutil/sopsenc"
 )
 
 // secretValue is what the tests encrypt; no error or masked output may hold it.

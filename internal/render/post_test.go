@@ -11,9 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fluxcd/pkg/ssa/utils"
+
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
-	"github.com/gitsync-dev/gitsync/internal/sopsenc"
 	"github.com/gitsync-dev/gitsync/internal/substitute"
+	"github.com/gitsync-dev/gitsync/internal/testutil/sopsenc"
 )
 
 func find(t *testing.T, objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
-	"github.com/gitsync-dev/gitsync/internal/sopsenc"
+	"github.com/gitsync-dev/gitsync/internal/testutil/sopsenc"
 )
 
 // The values the tests encrypt or substitute from Secrets: no status, event or
