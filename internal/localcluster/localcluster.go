@@ -89,6 +89,12 @@ func (c *Cluster) Stop() error {
 // same certificates, keeping etcd (and so every object) running; clients made before keep
 // working once it is back. It returns when the new API server is healthy.
 func (c *Cluster) RestartAPIServer() error {
+	return c.RestartAPIServerAfter(nil)
+}
+
+// RestartAPIServerAfter is RestartAPIServer that calls down (when not nil) while
+// kube-apiserver is stopped.
+func (c *Cluster) RestartAPIServerAfter(down func()) error {
 	apiServer := c.env.ControlPlane.GetAPIServer()
 	if err := apiServer.Stop(); err != nil && !strings.Contains(err.Error(), "timeout waiting") {
 		return fmt.Errorf("stopping kube-apiserver: %w", err)
@@ -105,6 +111,9 @@ func (c *Cluster) RestartAPIServer() error {
 			return fmt.Errorf("waiting for kube-apiserver's port: %w", err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	if down != nil {
+		down()
 	}
 	if err := apiServer.Start(); err != nil {
 		return fmt.Errorf("starting kube-apiserver again: %w", err)

@@ -136,6 +136,14 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		opts.GCInterval = 10 * time.Minute
 	}
 	cfg = withRateLimit(cfg, opts.KubeAPIQPS, opts.KubeAPIBurst)
+	// What fails while the API server is away (watches, reconciles) is retried as soon as
+	// it answers again.
+	apiServer, err := kit.NewAPIServer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(apiServer.Wrap)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsBindAddress},
@@ -187,7 +195,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		Caps:    opts.Caps,
 	}
 	repos.Recorder = events
-	if err := repos.SetupWithManager(mgr, sources.GitRepositoryOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
+	if err := repos.SetupWithManager(mgr, sources.GitRepositoryOptions{MaxConcurrentReconciles: opts.Concurrent, APIServer: apiServer}); err != nil {
 		return nil, fmt.Errorf("setting up the GitRepository controller: %w", err)
 	}
 	// One applier (and one set of apply clients) for the sync and the drift controllers.
@@ -222,12 +230,12 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		Shard:                   opts.Shard,
 	}
 	apps.Recorder = events
-	if err := apps.SetupWithManager(mgr, application.Options{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
+	if err := apps.SetupWithManager(mgr, application.Options{MaxConcurrentReconciles: opts.Concurrent, APIServer: apiServer}); err != nil {
 		return nil, fmt.Errorf("setting up the Application controller: %w", err)
 	}
 	helmRepos := &sources.HelmRepositoryReconciler{Client: mgr.GetClient(), Charts: charts, Jitter: kit.Jitter(0.1), Shard: opts.Shard, Caps: opts.Caps}
 	helmRepos.Recorder = events
-	if err := helmRepos.SetupWithManager(mgr, sources.HelmRepositoryOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
+	if err := helmRepos.SetupWithManager(mgr, sources.HelmRepositoryOptions{MaxConcurrentReconciles: opts.Concurrent, APIServer: apiServer}); err != nil {
 		return nil, fmt.Errorf("setting up the HelmRepository controller: %w", err)
 	}
 	if opts.WebhookBindAddress != "" && opts.WebhookBindAddress != "0" {

@@ -23,8 +23,11 @@ import (
 // Options tunes the Application controller.
 type Options struct {
 	MaxConcurrentReconciles int
-	// RetryBase and RetryMax bound the exponential kit.Backoff after a failed sync.
+	// RetryBase and RetryMax bound the exponential backoff after a failed sync.
 	RetryBase, RetryMax time.Duration
+	// APIServer, when set, has what failed while the API server was away retried as
+	// soon as it answers again (see kit.Retries).
+	APIServer *kit.APIServer
 }
 
 // SetupWithManager registers the reconciler: it reacts to spec changes, to a new
@@ -77,10 +80,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	if r.Desired != nil {
 		b = b.WatchesRawSource(kit.ChannelAt(r.Desired.SyncRequests(), kit.HighPriority))
 	}
+	retries := kit.NewRetries(opts.RetryBase, opts.RetryMax, opts.APIServer)
+	if opts.APIServer != nil {
+		b = b.WatchesRawSource(retries.Source())
+	}
 	return b.
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
-			RateLimiter:             kit.RetryLimiter(opts.RetryBase, opts.RetryMax),
+			RateLimiter:             retries,
 		}).
 		Complete(r)
 }

@@ -83,7 +83,7 @@ func (r *Reconciler) reconcileSource(ctx context.Context, s *syncRun) (ctrl.Resu
 		}
 	} else if err != nil {
 		// The checkout is gone (a restart with a fresh storage path, or GC): ask the
-		// source to fetch it again, once per revision (the source has its own kit.Backoff);
+		// source to fetch it again, once per revision (the source has its own backoff);
 		// its new status wakes this Application, which otherwise looks again less and
 		// less often.
 		ask, wait := r.askRefresh(client.ObjectKeyFromObject(app), s.revision)

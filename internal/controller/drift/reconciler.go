@@ -70,7 +70,7 @@ type Reconciler struct {
 	// notBefore holds, per fought-over object, when the next correction may happen.
 	notBefore map[string]time.Time
 	// failures counts, per object, the drift checks that failed in a row, and
-	// retryAt says when the next may run (exponential kit.Backoff, see checkFailed).
+	// retryAt says when the next may run (exponential backoff, see checkFailed).
 	failures map[drift.ObjectRef]int
 	retryAt  map[drift.ObjectRef]time.Time
 	// BeforeCorrect, when set (tests), runs between the comparison and the correction.

@@ -54,7 +54,7 @@ func (r *Reconciler) Failures(ref drift.ObjectRef) int {
 	return r.failures[ref]
 }
 
-// checkSucceeded resets the object's kit.Backoff.
+// checkSucceeded resets the object's backoff.
 func (r *Reconciler) checkSucceeded(ref drift.ObjectRef) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

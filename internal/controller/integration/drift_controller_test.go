@@ -163,7 +163,7 @@ func TestDriftFightBacksOff(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	// Without kit.Backoff gitsync would revert every write (about 200 in 4s at this pace);
+	// Without backoff gitsync would revert every write (about 200 in 4s at this pace);
 	// with it, the first three are reverted at once and later ones at 1s, 2s, ...
 	g.Expect(writes).To(BeNumerically("<", 15), "the fighter had to write %d times", writes)
 	g.Expect(writes).To(BeNumerically(">=", 3))

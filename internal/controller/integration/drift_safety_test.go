@@ -136,7 +136,7 @@ func TestMissingCheckoutAsksTheSourceOnce(t *testing.T) {
 }
 
 // A failing drift check (here: an admission policy refuses the dry-run of one object) is
-// retried with kit.Backoff, not every second.
+// retried with backoff, not every second.
 func TestDriftCheckErrorsAreNotRetriedEverySecond(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()

@@ -27,7 +27,7 @@ import (
 var (
 	notifier          *notify.Dispatcher
 	notifyingRecorder recorder.EventRecorder
-	// Short kit.Backoff and a small queue so retries and overflow show quickly.
+	// Short backoff and a small queue so retries and overflow show quickly.
 	notificationTestOptions = notify.Options{
 		RetryBase: 50 * time.Millisecond, RetryMax: 200 * time.Millisecond, Attempts: 3, Rate: 100, QueueSize: 50,
 		Idle: 2 * time.Second,

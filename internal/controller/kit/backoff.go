@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Backoff is base × 2^n, Capped at max.
+// Backoff is base × 2^n, capped at max.
 func Backoff(base, max time.Duration, n int) time.Duration {
 	d := base
 	for i := 0; i < n && d < max; i++ {

@@ -121,7 +121,7 @@ func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *gits
 			return r.fail(obj, gitsyncv1.AuthenticationFailedReason, err, false)
 		case errors.Is(err, source.ErrRefNotFound):
 			// The ref may still be created on the remote: stalled, but looked at again
-			// at the interval rather than with a fast kit.Backoff.
+			// at the interval rather than with a fast backoff.
 			r.failed(obj, gitsyncv1.RefNotFoundReason, err)
 			conditions.MarkStalled(obj, gitsyncv1.RefNotFoundReason, "%s", err)
 			return ctrl.Result{RequeueAfter: r.withJitter(interval)}, nil

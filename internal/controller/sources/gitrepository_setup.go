@@ -27,8 +27,11 @@ const gitRepositorySecretIndex = ".spec.secretRef.name"
 // GitRepositoryOptions tunes the GitRepository controller.
 type GitRepositoryOptions struct {
 	MaxConcurrentReconciles int
-	// RetryBase and RetryMax bound the exponential kit.Backoff after a failed poll.
+	// RetryBase and RetryMax bound the exponential backoff after a failed poll.
 	RetryBase, RetryMax time.Duration
+	// APIServer, when set, has what failed while the API server was away retried as
+	// soon as it answers again (see kit.Retries).
+	APIServer *kit.APIServer
 }
 
 // SetupWithManager registers the reconciler: it reacts to spec changes, to a new
@@ -49,13 +52,17 @@ func (r *GitRepositoryReconciler) SetupWithManager(mgr ctrl.Manager, opts GitRep
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&gitsyncv1.GitRepository{}, builder.WithPredicates(kit.InShard(r.Shard),
 			predicate.Or(predicate.GenerationChangedPredicate{}, kit.RequestedAtChanged{}, kit.EnteredShard{Shard: r.Shard})))
+	retries := kit.NewRetries(opts.RetryBase, opts.RetryMax, opts.APIServer)
+	if opts.APIServer != nil {
+		b = b.WatchesRawSource(retries.Source())
+	}
 	return kit.RequestedNow(b, &gitsyncv1.GitRepository{}).
 		// Metadata only: the Secret's data is read uncached at reconcile time.
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.repositoriesForSecret),
 			builder.OnlyMetadata, builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
-			RateLimiter:             kit.RetryLimiter(opts.RetryBase, opts.RetryMax),
+			RateLimiter:             retries,
 		}).
 		Complete(r)
 }

@@ -26,8 +26,11 @@ const helmRepositorySecretIndex = ".spec.secretRef.name"
 // HelmRepositoryOptions tunes the HelmRepository controller.
 type HelmRepositoryOptions struct {
 	MaxConcurrentReconciles int
-	// RetryBase and RetryMax bound the exponential kit.Backoff after a failed poll.
+	// RetryBase and RetryMax bound the exponential backoff after a failed poll.
 	RetryBase, RetryMax time.Duration
+	// APIServer, when set, has what failed while the API server was away retried as
+	// soon as it answers again (see kit.Retries).
+	APIServer *kit.APIServer
 }
 
 // SetupWithManager registers the reconciler: it reacts to spec changes, a new
@@ -49,6 +52,10 @@ func (r *HelmRepositoryReconciler) SetupWithManager(mgr ctrl.Manager, opts HelmR
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&gitsyncv1.HelmRepository{}, builder.WithPredicates(kit.InShard(r.Shard),
 			predicate.Or(predicate.GenerationChangedPredicate{}, kit.RequestedAtChanged{}, kit.EnteredShard{Shard: r.Shard})))
+	retries := kit.NewRetries(opts.RetryBase, opts.RetryMax, opts.APIServer)
+	if opts.APIServer != nil {
+		b = b.WatchesRawSource(retries.Source())
+	}
 	return kit.RequestedNow(b, &gitsyncv1.HelmRepository{}).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.repositoriesForSecret),
 			builder.OnlyMetadata, builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
@@ -56,7 +63,7 @@ func (r *HelmRepositoryReconciler) SetupWithManager(mgr ctrl.Manager, opts HelmR
 			builder.WithPredicates(chartNamed{})).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
-			RateLimiter:             kit.RetryLimiter(opts.RetryBase, opts.RetryMax),
+			RateLimiter:             retries,
 		}).
 		Complete(r)
 }

@@ -1,0 +1,77 @@
+package kit
+
+import (
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+)
+
+// Retries is a controller's retry limiter (RetryLimiter) that also remembers what is
+// waiting to be retried after a failure: when the API server answers again after it did
+// not (APIServer), each is retried at once and its backoff starts over.
+type Retries struct {
+	workqueue.TypedRateLimiter[reconcile.Request]
+	api *APIServer
+
+	mu     sync.Mutex
+	failed map[reconcile.Request]bool
+	again  chan event.GenericEvent
+}
+
+// NewRetries returns the retry limiter of a controller (base, max: see RetryLimiter);
+// with api, what failed while the API server was away is retried when it is back (add
+// Source to the controller's watches). api may be nil.
+func NewRetries(base, max time.Duration, api *APIServer) *Retries {
+	r := &Retries{TypedRateLimiter: RetryLimiter(base, max), api: api,
+		failed: map[reconcile.Request]bool{}, again: make(chan event.GenericEvent, 1024)}
+	if api != nil {
+		api.OnRecovered(r.retryNow)
+	}
+	return r
+}
+
+// When counts a failure of item and returns how long its retry waits.
+func (r *Retries) When(item reconcile.Request) time.Duration {
+	r.mu.Lock()
+	r.failed[item] = true
+	r.mu.Unlock()
+	if r.api != nil {
+		r.api.Failed()
+	}
+	return r.TypedRateLimiter.When(item)
+}
+
+// Forget ends item's backoff (it succeeded).
+func (r *Retries) Forget(item reconcile.Request) {
+	r.mu.Lock()
+	delete(r.failed, item)
+	r.mu.Unlock()
+	r.TypedRateLimiter.Forget(item)
+}
+
+// Source is the controller's source of the retries made when the API server is back.
+func (r *Retries) Source() source.Source {
+	return ChannelAt(r.again, HighPriority)
+}
+
+// retryNow enqueues every item waiting for a retry, with its backoff reset.
+func (r *Retries) retryNow() {
+	r.mu.Lock()
+	items := make([]reconcile.Request, 0, len(r.failed))
+	for item := range r.failed {
+		items = append(items, item)
+	}
+	r.mu.Unlock()
+	for _, item := range items {
+		r.TypedRateLimiter.Forget(item)
+		select {
+		case r.again <- event.GenericEvent{Object: &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: item.Name, Namespace: item.Namespace}}}:
+		default: // a full channel: the item's own retry still comes
+		}
+	}
+}
