@@ -44,12 +44,15 @@ var rules = []rule{
 	{from: []string{"internal/drift/..."},
 		to:  []string{"internal/apply/...", "internal/phase/..."},
 		why: "leaf packages do not import each other: a small interface at the consumer instead"},
+	{from: []string{"internal/install/...", "internal/bootstrap/...", "internal/uninstall/..."},
+		to:  []string{"internal/controller/...", "internal/operator/...", "internal/cli/...", "internal/ui/...", "internal/mcp/..."},
+		why: "installing and removing gitsync works over the API server and Git, never through a controller (uninstall must not link the finalize path)"},
 }
 
 // noDeps lists packages whose whole dependency graph (not only direct imports) must not
 // reach the given packages: test helpers and envtest stay out of the operator.
 var noDeps = []rule{
-	{from: []string{"internal/operator", "internal/controller/...", "internal/render/...", "internal/cli/..."},
+	{from: []string{"internal/operator", "internal/controller/...", "internal/render/...", "internal/cli/...", "internal/install/...", "internal/bootstrap/...", "internal/uninstall/..."},
 		to:  []string{"internal/testutil/...", "internal/localcluster/...", "sigs.k8s.io/controller-runtime/pkg/envtest"},
 		why: "nothing of the tests (or envtest) is linked into the operator's code path"},
 }
