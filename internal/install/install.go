@@ -9,6 +9,8 @@ import (
 	"sort"
 
 	"github.com/fluxcd/pkg/ssa"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -94,60 +96,54 @@ type Change struct {
 }
 
 // Apply server-side-applies objs in order with FieldManager (taking over fields that
-// another manager owns) and reports, per object, whether the API server created it,
-// changed it or left it as it was (its resourceVersion did not move). objs are updated
-// with the server's answer.
+// another manager owns) and reports, per object, whether it was created, changed or
+// left as it was. An object that exists is first applied as a server-side dry-run: when
+// the result equals the live object (ownership, resourceVersion and status aside, which
+// the operator may be writing meanwhile) nothing is written and it is Unchanged. objs
+// are updated with the server's answer (or the live object).
 func Apply(ctx context.Context, c client.Client, objs []*unstructured.Unstructured) ([]Change, error) {
 	changes := make([]Change, 0, len(objs))
 	for _, obj := range objs {
 		subject := Subject(obj)
-		before := &unstructured.Unstructured{}
-		before.SetGroupVersionKind(obj.GroupVersionKind())
-		previous := ""
-		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), before); err == nil {
-			previous = before.GetResourceVersion()
-		} else if client.IgnoreNotFound(err) != nil {
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(obj.GroupVersionKind())
+		action := Configured
+		switch err := c.Get(ctx, client.ObjectKeyFromObject(obj), live); {
+		case apierrors.IsNotFound(err):
+			action = Created
+		case err != nil:
 			return changes, fmt.Errorf("reading %s: %w", subject, err)
-		}
-		intent := obj.DeepCopy()
-		if err := c.Patch(ctx, obj, client.Apply, client.ForceOwnership, client.FieldOwner(FieldManager)); err != nil {
-			return changes, fmt.Errorf("applying %s: %w", subject, err)
-		}
-		if previous == "" {
-			if err := settle(ctx, c, intent, obj); err != nil {
-				return changes, fmt.Errorf("applying %s: %w", subject, err)
+		default:
+			dry := obj.DeepCopy()
+			if err := c.Patch(ctx, dry, client.Apply, client.ForceOwnership, client.FieldOwner(FieldManager), client.DryRunAll); err != nil {
+				return changes, fmt.Errorf("applying %s (dry-run): %w", subject, err)
+			}
+			if sameContent(dry, live) {
+				live.DeepCopyInto(obj)
+				changes = append(changes, Change{Subject: subject, Action: Unchanged})
+				continue
 			}
 		}
-		action := Configured
-		switch previous {
-		case "":
-			action = Created
-		case obj.GetResourceVersion():
-			action = Unchanged
+		if err := c.Patch(ctx, obj, client.Apply, client.ForceOwnership, client.FieldOwner(FieldManager)); err != nil {
+			return changes, fmt.Errorf("applying %s: %w", subject, err)
 		}
 		changes = append(changes, Change{Subject: subject, Action: action})
 	}
 	return changes, nil
 }
 
-// settle applies intent again until the resourceVersion of obj (the server's answer to
-// the apply that created it) stays, at most three times. A Namespace created by an apply comes back without managedFields (the API
-// server's namespace admission drops them); the next apply records the ownership beside
-// a "before-first-apply" entry, and the one after drops that entry. Settled now, the
-// next run's apply is unchanged.
-func settle(ctx context.Context, c client.Client, intent, obj *unstructured.Unstructured) error {
-	for range 3 {
-		again := intent.DeepCopy()
-		if err := c.Patch(ctx, again, client.Apply, client.ForceOwnership, client.FieldOwner(FieldManager)); err != nil {
-			return err
-		}
-		moved := again.GetResourceVersion() != obj.GetResourceVersion()
-		again.DeepCopyInto(obj)
-		if !moved {
-			return nil
-		}
+// sameContent compares two states of one object without what an apply that changes
+// nothing may still differ in: managedFields, resourceVersion, generation and status.
+func sameContent(a, b *unstructured.Unstructured) bool {
+	strip := func(u *unstructured.Unstructured) map[string]any {
+		c := u.DeepCopy()
+		unstructured.RemoveNestedField(c.Object, "metadata", "managedFields")
+		unstructured.RemoveNestedField(c.Object, "metadata", "resourceVersion")
+		unstructured.RemoveNestedField(c.Object, "metadata", "generation")
+		unstructured.RemoveNestedField(c.Object, "status")
+		return c.Object
 	}
-	return nil
+	return equality.Semantic.DeepEqual(strip(a), strip(b))
 }
 
 // Subject names obj as "Kind/name" (cluster-scoped) or "Kind/namespace/name".

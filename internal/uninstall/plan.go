@@ -118,7 +118,9 @@ func makePlan(ctx context.Context, c client.Client, dc discovery.DiscoveryInterf
 			continue
 		}
 		name := obj.GetName()
-		example, err := managedIn(ctx, c, dc, name)
+		example, err := managedIn(ctx, c, dc, name, func(id object.ObjMetadata) bool {
+			return ownIDs[id] || (!keepCRDs && id.GroupKind.Group == gitsyncv1.GroupVersion.Group)
+		})
 		if err != nil {
 			return nil, err
 		}
