@@ -26,7 +26,7 @@ import (
 // The operator (out of process, in tenant mode as config/default runs it) syncs the
 // bootstrapped path: the self-managing Application applies gitsync's own objects and
 // what else is committed below the path; a second bootstrap then finds nothing to do;
-// after the operator is stopped, uninstall removes gitsync and leaves the workloads.
+// uninstall removes gitsync and leaves the workloads, even with that operator running.
 func TestBootstrapSelfManaged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the gitsync binary")
@@ -78,8 +78,9 @@ func TestBootstrapSelfManaged(t *testing.T) {
 	g.Expect(res.Unchanged()).To(BeTrue(), out.String())
 	g.Expect(repo.Head("main")).To(Equal(head))
 
-	// Uninstall: the operator runs outside the cluster here, so it is stopped first.
-	p.Kill()
+	// Uninstall while the operator still runs outside the cluster (where uninstall cannot
+	// stop it, and it puts its finalizer back): the Applications are suspended first, so
+	// its finalizer orphans instead of pruning.
 	dc, err := discovery.NewDiscoveryClientForConfig(env.Config)
 	g.Expect(err).NotTo(HaveOccurred())
 	out.Reset()
@@ -95,5 +96,10 @@ func TestBootstrapSelfManaged(t *testing.T) {
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%v", err)
 	err = env.Client.Get(ctx, client.ObjectKeyFromObject(manager), manager)
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%v", err)
-	g.Expect(out.String()).To(ContainSubstring("keep Namespace/gitsync-system: it holds objects that gitsync managed (ConfigMap/cluster-info-" + ns + ")"))
+	g.Expect(out.String()).To(MatchRegexp(`keep Namespace/gitsync-system: it holds objects that gitsync managed \(ConfigMap/cluster-info-test-\w+\)`))
+	exited, _ := p.Exited()
+	g.Expect(exited).To(BeFalse(), "the operator ran throughout")
+	p.Kill()
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(web), web)).To(Succeed())
+	g.Expect(web.DeletionTimestamp).To(BeNil())
 }

@@ -17,15 +17,17 @@ func (o *options) newUninstallCommand() *cobra.Command {
 		Use:   "uninstall [--dry-run] [--keep-crds]",
 		Short: "Remove gitsync (manager, RBAC, its namespace, CRDs) and leave every object it managed in place",
 		Long: `Removes gitsync and keeps the workloads it managed:
-  1. stops the manager (its Deployments/StatefulSets labelled app.kubernetes.io/name=gitsync)
-     and waits for its Pods to end, so that no Application finalizer can prune any more;
-  2. removes gitsync's finalizers from Applications (and any other gitsync kind);
-  3. deletes the CRDs, and with them every GitRepository, Application, ... (not with --keep-crds);
-  4. deletes the rest of gitsync's install: RBAC, Service, and its namespace unless that
+  1. suspends every Application: not synced, not self-healed, and its finalizer orphans
+     instead of pruning (safe even while an operator still runs);
+  2. stops the manager (its Deployments/StatefulSets labelled app.kubernetes.io/name=gitsync)
+     and waits for its Pods to end;
+  3. removes gitsync's finalizers from Applications (and any other gitsync kind);
+  4. deletes the CRDs, and with them every GitRepository, Application, ... (with
+     --keep-crds they stay, and the Applications are resumed as they were);
+  5. deletes the rest of gitsync's install: RBAC, Service, and its namespace unless that
      holds objects gitsync managed.
 Managed objects keep their gitsync.dev/application labels; a later install or bootstrap
-takes them over in place. A gitsync run outside the cluster (gitsync run on a laptop)
-must be stopped first.`,
+takes them over in place.`,
 		Example: `  gitsync uninstall --dry-run
   gitsync uninstall`,
 		Args: cobra.NoArgs,

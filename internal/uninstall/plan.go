@@ -34,6 +34,8 @@ type plan struct {
 	finalized []*unstructured.Unstructured
 	// applications counts the Applications.
 	applications int
+	// unsuspended are the Applications whose spec.suspend is not set.
+	unsuspended []*gitsyncv1.Application
 	// leftInPlace are the managed objects (inventory entries of every Application) that
 	// are not gitsync's own: they stay.
 	leftInPlace []object.ObjMetadata
@@ -147,7 +149,11 @@ func (p *plan) readInventories(ctx context.Context, c client.Client, own map[obj
 	}
 	p.applications = len(apps.Items)
 	seen := map[object.ObjMetadata]bool{}
-	for _, app := range apps.Items {
+	for i := range apps.Items {
+		app := &apps.Items[i]
+		if !app.Spec.Suspend {
+			p.unsuspended = append(p.unsuspended, app)
+		}
 		if app.Status.Inventory == nil {
 			continue
 		}

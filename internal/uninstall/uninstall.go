@@ -15,11 +15,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/install"
 )
 
@@ -40,6 +42,8 @@ type Options struct {
 type Summary struct {
 	// Stopped are the manager workloads deleted first.
 	Stopped []string
+	// Suspended are the Applications given spec.suspend: true before their CRD goes.
+	Suspended []string
 	// Released are the custom resources whose gitsync finalizers were removed.
 	Released []string
 	// Applications is how many Applications there were.
@@ -53,12 +57,18 @@ type Summary struct {
 }
 
 // Run uninstalls gitsync. The order is what keeps the workloads:
-//  1. the manager is stopped (its Deployments and StatefulSets deleted, and their Pods
-//     waited for), so no Application's finalizer can run its prune any more;
-//  2. gitsync's finalizers are removed from its custom resources (Applications), so
+//  1. every Application is suspended: a suspended Application is neither synced nor
+//     self-healed, and its finalizer orphans its objects instead of pruning them, so an
+//     operator still running (a terminating Pod that would put its own deleted
+//     Deployment back; a `gitsync run` outside the cluster, which uninstall cannot
+//     see) changes nothing any more;
+//  2. the manager is stopped: its Deployments and StatefulSets are deleted, and their
+//     Pods waited for;
+//  3. gitsync's finalizers are removed from its custom resources (Applications), so
 //     that deleting them deletes nothing else;
-//  3. the CRDs are deleted (unless KeepCRDs), which deletes every custom resource;
-//  4. the rest of gitsync's install (RBAC, Service, its namespace) is deleted, except a
+//  4. the CRDs are deleted, which deletes every custom resource; with KeepCRDs they stay
+//     and the Applications suspended in step 1 are resumed, as they were;
+//  5. the rest of gitsync's install (RBAC, Service, its namespace) is deleted, except a
 //     namespace that holds objects with gitsync's owner label (deleting a namespace
 //     deletes what is in it).
 //
@@ -72,82 +82,146 @@ func Run(ctx context.Context, c client.Client, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Summary{Applications: p.applications}
-	for _, id := range p.leftInPlace {
-		s.LeftInPlace = append(s.LeftInPlace, fmtID(id.GroupKind.Kind, id.Namespace, id.Name))
-	}
-	would := ""
+	r := &runner{c: c, o: o, p: p, s: &Summary{Applications: p.applications}}
 	if o.DryRun {
-		would = "would "
+		r.would = "would "
 	}
-
-	for _, m := range p.managers {
-		s.Stopped = append(s.Stopped, subject(m))
-		fmt.Fprintf(o.Out, "%sstop %s\n", would, subject(m))
-		if !o.DryRun {
-			if err := stop(ctx, c, m); err != nil {
-				return s, err
-			}
+	for _, id := range p.leftInPlace {
+		r.s.LeftInPlace = append(r.s.LeftInPlace, fmtID(id.GroupKind.Kind, id.Namespace, id.Name))
+	}
+	for _, step := range []func(context.Context) error{r.suspend, r.stop, r.release, r.deleteCRDs, r.deleteOwn} {
+		if err := step(ctx); err != nil {
+			return r.s, err
 		}
 	}
-	for _, obj := range p.finalized {
-		s.Released = append(s.Released, install.Subject(obj))
-		fmt.Fprintf(o.Out, "%srelease %s (finalizers removed, nothing pruned)\n", would, install.Subject(obj))
-		if !o.DryRun {
-			if err := release(ctx, c, obj); err != nil {
-				return s, err
-			}
-		}
-	}
-	if !o.KeepCRDs {
-		for _, crd := range p.crds {
-			crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
-			if err := remove(ctx, c, crd, o.DryRun); err != nil {
-				return s, err
-			}
-			s.Deleted = append(s.Deleted, install.Subject(crd))
-			fmt.Fprintf(o.Out, "%sdelete %s\n", would, install.Subject(crd))
-		}
-		if !o.DryRun {
-			for _, crd := range p.crds {
-				if err := waitGone(ctx, c, crd); err != nil {
-					return s, fmt.Errorf("waiting for %s to be deleted: %w", install.Subject(crd), err)
-				}
-			}
-		}
-	} else {
-		for _, crd := range p.crds {
-			crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
-			s.Kept = append(s.Kept, install.Subject(crd)+": --keep-crds")
-			fmt.Fprintf(o.Out, "%skeep %s: --keep-crds\n", would, install.Subject(crd))
-		}
-	}
-	for i := len(p.own) - 1; i >= 0; i-- {
-		obj := p.own[i]
-		if why, kept := p.keptNamespaces[obj.GetName()]; kept && obj.GetKind() == "Namespace" {
-			s.Kept = append(s.Kept, install.Subject(obj)+": "+why)
-			fmt.Fprintf(o.Out, "%skeep %s: %s\n", would, install.Subject(obj), why)
-			continue
-		}
-		if err := remove(ctx, c, obj, o.DryRun); err != nil {
-			return s, err
-		}
-		s.Deleted = append(s.Deleted, install.Subject(obj))
-		fmt.Fprintf(o.Out, "%sdelete %s\n", would, install.Subject(obj))
-	}
-
-	fmt.Fprintf(o.Out, "%s: %d manager workloads stopped, %d of %d Applications released, %d managed objects left in place, %d gitsync objects deleted",
-		map[bool]string{true: "✔ dry run, nothing changed", false: "✔ gitsync uninstalled"}[o.DryRun],
-		len(s.Stopped), countKind(s.Released, "Application"), s.Applications, len(s.LeftInPlace), len(s.Deleted))
-	if len(s.Kept) > 0 {
-		fmt.Fprintf(o.Out, ", %d kept", len(s.Kept))
-	}
-	fmt.Fprintln(o.Out)
-	return s, nil
+	r.summarize()
+	return r.s, nil
 }
 
-// stop deletes a manager workload and waits until its Pods are gone: a Pod that is
-// terminating may still reconcile.
+// runner carries out a plan.
+type runner struct {
+	c     client.Client
+	o     Options
+	p     *plan
+	s     *Summary
+	would string // "would " in a dry run
+}
+
+// do prints what is done (or would be) and, unless a dry run, does it.
+func (r *runner) do(line string, action func() error) error {
+	fmt.Fprintf(r.o.Out, "%s%s\n", r.would, line)
+	if r.o.DryRun {
+		return nil
+	}
+	return action()
+}
+
+// suspend is step 1.
+func (r *runner) suspend(ctx context.Context) error {
+	for _, app := range r.p.unsuspended {
+		name := fmtID(gitsyncv1.ApplicationKind, app.Namespace, app.Name)
+		r.s.Suspended = append(r.s.Suspended, name)
+		if err := r.do("suspend "+name, func() error { return setSuspend(ctx, r.c, app, true) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stop is step 2.
+func (r *runner) stop(ctx context.Context) error {
+	for _, m := range r.p.managers {
+		r.s.Stopped = append(r.s.Stopped, subject(m))
+		if err := r.do("stop "+subject(m), func() error { return stop(ctx, r.c, m) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// release is step 3.
+func (r *runner) release(ctx context.Context) error {
+	for _, obj := range r.p.finalized {
+		r.s.Released = append(r.s.Released, install.Subject(obj))
+		line := "release " + install.Subject(obj) + " (finalizers removed, nothing pruned)"
+		if err := r.do(line, func() error { return release(ctx, r.c, obj) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteCRDs is step 4.
+func (r *runner) deleteCRDs(ctx context.Context) error {
+	for _, crd := range r.p.crds {
+		crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+	}
+	if r.o.KeepCRDs {
+		for _, crd := range r.p.crds {
+			r.s.Kept = append(r.s.Kept, install.Subject(crd)+": --keep-crds")
+			fmt.Fprintf(r.o.Out, "%skeep %s: --keep-crds\n", r.would, install.Subject(crd))
+		}
+		for _, app := range r.p.unsuspended {
+			name := fmtID(gitsyncv1.ApplicationKind, app.Namespace, app.Name)
+			if err := r.do("resume "+name+" (as it was)", func() error { return setSuspend(ctx, r.c, app, false) }); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, crd := range r.p.crds {
+		if err := remove(ctx, r.c, crd, r.o.DryRun); err != nil {
+			return err
+		}
+		r.s.Deleted = append(r.s.Deleted, install.Subject(crd))
+		fmt.Fprintf(r.o.Out, "%sdelete %s\n", r.would, install.Subject(crd))
+	}
+	if r.o.DryRun {
+		return nil
+	}
+	for _, crd := range r.p.crds {
+		if err := waitGone(ctx, r.c, crd); err != nil {
+			return fmt.Errorf("waiting for %s to be deleted: %w", install.Subject(crd), err)
+		}
+	}
+	return nil
+}
+
+// deleteOwn is step 5, in reverse apply order.
+func (r *runner) deleteOwn(ctx context.Context) error {
+	for i := len(r.p.own) - 1; i >= 0; i-- {
+		obj := r.p.own[i]
+		if why, kept := r.p.keptNamespaces[obj.GetName()]; kept && obj.GetKind() == "Namespace" {
+			r.s.Kept = append(r.s.Kept, install.Subject(obj)+": "+why)
+			fmt.Fprintf(r.o.Out, "%skeep %s: %s\n", r.would, install.Subject(obj), why)
+			continue
+		}
+		if err := remove(ctx, r.c, obj, r.o.DryRun); err != nil {
+			return err
+		}
+		r.s.Deleted = append(r.s.Deleted, install.Subject(obj))
+		fmt.Fprintf(r.o.Out, "%sdelete %s\n", r.would, install.Subject(obj))
+	}
+	return nil
+}
+
+// summarize prints the last line.
+func (r *runner) summarize() {
+	headline := "✔ gitsync uninstalled"
+	if r.o.DryRun {
+		headline = "✔ dry run, nothing changed"
+	}
+	fmt.Fprintf(r.o.Out, "%s: %d manager workloads stopped, %d of %d Applications released, %d managed objects left in place, %d gitsync objects deleted",
+		headline, len(r.s.Stopped), countKind(r.s.Released, gitsyncv1.ApplicationKind), r.s.Applications, len(r.s.LeftInPlace), len(r.s.Deleted))
+	if len(r.s.Kept) > 0 {
+		fmt.Fprintf(r.o.Out, ", %d kept", len(r.s.Kept))
+	}
+	fmt.Fprintln(r.o.Out)
+}
+
+// stop deletes a manager workload and waits until it and its Pods are gone: a Pod that
+// is terminating may still reconcile. One that comes back meanwhile (put back by an
+// operator that had not seen its Application suspended yet) is deleted again.
 func stop(ctx context.Context, c client.Client, m client.Object) error {
 	var selector *metav1.LabelSelector
 	switch w := m.(type) {
@@ -156,14 +230,24 @@ func stop(ctx context.Context, c client.Client, m client.Object) error {
 	case *appsv1.StatefulSet:
 		selector = w.Spec.Selector
 	}
-	if err := client.IgnoreNotFound(c.Delete(ctx, m, client.PropagationPolicy(metav1.DeletePropagationBackground))); err != nil {
-		return fmt.Errorf("deleting %s: %w", subject(m), err)
-	}
 	sel, err := metav1.LabelSelectorAsSelector(selector)
 	if err != nil || sel.Empty() {
 		sel = labels.SelectorFromSet(labels.Set{managerLabel: "gitsync"})
 	}
 	err = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		live := m.DeepCopyObject().(client.Object)
+		switch err := c.Get(ctx, client.ObjectKeyFromObject(m), live); {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return false, err
+		case live.GetDeletionTimestamp() == nil:
+			if err := c.Delete(ctx, live, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+				return false, fmt.Errorf("deleting %s: %w", subject(m), err)
+			}
+			return false, nil
+		default:
+			return false, nil // being deleted
+		}
 		pods := &corev1.PodList{}
 		if err := c.List(ctx, pods, client.InNamespace(m.GetNamespace()), client.MatchingLabelsSelector{Selector: sel}); err != nil {
 			return false, err
@@ -171,7 +255,16 @@ func stop(ctx context.Context, c client.Client, m client.Object) error {
 		return len(pods.Items) == 0, nil
 	})
 	if err != nil {
-		return fmt.Errorf("waiting for the Pods of %s to end: %w", subject(m), err)
+		return fmt.Errorf("stopping %s: %w", subject(m), err)
+	}
+	return nil
+}
+
+// setSuspend sets app's spec.suspend.
+func setSuspend(ctx context.Context, c client.Client, app *gitsyncv1.Application, suspend bool) error {
+	patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"spec":{"suspend":%t}}`, suspend)))
+	if err := client.IgnoreNotFound(c.Patch(ctx, app, patch)); err != nil {
+		return fmt.Errorf("setting spec.suspend of %s: %w", fmtID(gitsyncv1.ApplicationKind, app.Namespace, app.Name), err)
 	}
 	return nil
 }

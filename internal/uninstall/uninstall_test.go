@@ -124,8 +124,10 @@ func TestUninstallDryRunChangesNothing(t *testing.T) {
 	var out bytes.Buffer
 	s, err := Run(context.Background(), env.Client, Options{Discovery: dc, DryRun: true, Out: &out})
 	g.Expect(err).NotTo(HaveOccurred(), out.String())
-	g.Expect(out.String()).To(ContainSubstring("would stop Deployment/gitsync-system/gitsync\n"))
+	g.Expect(out.String()).To(ContainSubstring("would suspend Application/" + w.ns + "/web\n"))
 	g.Expect(out.String()).To(ContainSubstring("would release Application/" + w.ns + "/web (finalizers removed, nothing pruned)\n"))
+	// The order that keeps the workloads: suspend, stop, release, then delete.
+	g.Expect(out.String()).To(MatchRegexp(`(?s)would suspend .*would stop Deployment/gitsync-system/gitsync\n.*would release .*would delete CustomResourceDefinition`))
 	g.Expect(out.String()).To(ContainSubstring("would delete CustomResourceDefinition/applications.gitsync.dev\n"))
 	g.Expect(out.String()).To(ContainSubstring("✔ dry run, nothing changed"))
 	g.Expect(s.LeftInPlace).To(ContainElements("ConfigMap/"+w.ns+"/settings", "Deployment/"+w.ns+"/web", "ClusterRole/web-reader-"+w.ns))
@@ -135,6 +137,7 @@ func TestUninstallDryRunChangesNothing(t *testing.T) {
 	app := &gitsyncv1.Application{}
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(w.app), app)).To(Succeed())
 	g.Expect(app.Finalizers).To(ContainElement(gitsyncv1.Finalizer))
+	g.Expect(app.Spec.Suspend).To(BeFalse())
 	w.expectManagedInPlace(g)
 }
 
@@ -156,6 +159,7 @@ func TestUninstallKeepsWorkloads(t *testing.T) {
 	t.Log(out.String())
 	g.Expect(s.Stopped).To(Equal([]string{"Deployment/gitsync-system/gitsync"}))
 	g.Expect(s.Released).To(ContainElement("Application/" + w.ns + "/web"))
+	g.Expect(s.Suspended).To(ContainElement("Application/" + w.ns + "/web"))
 	g.Expect(s.LeftInPlace).To(ContainElements("ConfigMap/"+w.ns+"/settings", "Deployment/"+w.ns+"/web",
 		"ClusterRole/web-reader-"+w.ns, "ConfigMap/gitsync-system/fleet-"+w.ns))
 	g.Expect(out.String()).To(MatchRegexp(`✔ gitsync uninstalled: 1 manager workloads stopped, (\d+) of \d+ Applications released, \d+ managed objects left in place, 11 gitsync objects deleted, 1 kept\n$`))
@@ -200,12 +204,14 @@ func TestUninstallKeepCRDs(t *testing.T) {
 	s, err := Run(ctx, env.Client, Options{Discovery: dc, KeepCRDs: true, Out: &out})
 	g.Expect(err).NotTo(HaveOccurred(), out.String())
 	g.Expect(out.String()).To(ContainSubstring("keep CustomResourceDefinition/applications.gitsync.dev: --keep-crds\n"))
+	g.Expect(out.String()).To(ContainSubstring("resume Application/" + w.ns + "/web (as it was)\n"))
 	g.Expect(s.Deleted).NotTo(ContainElement(ContainSubstring("CustomResourceDefinition")))
 	w.expectManagedInPlace(g)
 	exists(g, crd("applications"))
 	app := &gitsyncv1.Application{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(w.app), app)).To(Succeed())
 	g.Expect(app.Finalizers).To(Equal([]string{"example.com/keep"}))
+	g.Expect(app.Spec.Suspend).To(BeFalse(), "kept for a later install as it was")
 	gone(g, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "gitsync", Namespace: systemNS}})
 	gone(g, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "gitsync-manager"}})
 	// No managed object in it: the namespace is deleted (envtest has no namespace
