@@ -152,6 +152,30 @@ func TestBootstrapEmptyRepository(t *testing.T) {
 	g.Expect(syncYAML).NotTo(ContainSubstring("secretRef"))
 }
 
+// Over SSH, with a key and the host's known_hosts, as a GitRepository's Secret has them.
+func TestBootstrapOverSSH(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	srv := gittest.NewServer(t, gittest.Options{})
+	repo := srv.CreateRepo("ssh")
+	auth := &source.Auth{Identity: srv.ClientIdentity(), KnownHosts: srv.KnownHosts()}
+	var out bytes.Buffer
+	res, err := Run(ctx, env.Client, Options{URL: srv.SSHURL("ssh"), Branch: "main", Path: "clusters/edge", Auth: auth, Out: &out})
+	g.Expect(err).NotTo(HaveOccurred(), out.String())
+	g.Expect(res.Commit).To(Equal(repo.Head("main")))
+	secret := &corev1.Secret{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "gitsync-system", Name: AuthSecretName}, secret)).To(Succeed())
+	g.Expect(secret.Data).To(HaveKey("identity"))
+	g.Expect(secret.Data).To(HaveKey("known_hosts"))
+	g.Expect(secret.Data).NotTo(HaveKey("password"), "the keys of an earlier bootstrap's Secret are gone")
+
+	// Without known_hosts nothing is cloned, committed or applied.
+	_, err = Run(ctx, env.Client, Options{URL: srv.SSHURL("ssh"), Branch: "main", Path: "clusters/edge2",
+		Auth: &source.Auth{Identity: srv.ClientIdentity()}, Out: &out})
+	g.Expect(err).To(MatchError(ContainSubstring("known_hosts")))
+	g.Expect(repo.Head("main")).To(Equal(res.Commit))
+}
+
 func TestBadInputs(t *testing.T) {
 	for _, tc := range []struct {
 		name string
