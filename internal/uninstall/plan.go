@@ -51,67 +51,17 @@ type plan struct {
 // manifests exist, and whether its namespace holds managed objects.
 func makePlan(ctx context.Context, c client.Client, dc discovery.DiscoveryInterface, keepCRDs bool) (*plan, error) {
 	p := &plan{keptNamespaces: map[string]string{}}
-	for _, list := range []client.ObjectList{&appsv1.DeploymentList{}, &appsv1.StatefulSetList{}} {
-		if err := c.List(ctx, list, client.MatchingLabels{managerLabel: "gitsync"}); err != nil {
-			return nil, fmt.Errorf("listing gitsync's manager: %w", err)
-		}
-		switch l := list.(type) {
-		case *appsv1.DeploymentList:
-			for i := range l.Items {
-				p.managers = append(p.managers, &l.Items[i])
-			}
-		case *appsv1.StatefulSetList:
-			for i := range l.Items {
-				p.managers = append(p.managers, &l.Items[i])
-			}
-		}
+	if err := p.findManagers(ctx, c); err != nil {
+		return nil, err
 	}
-
-	crds := &apiextensionsv1.CustomResourceDefinitionList{}
-	if err := c.List(ctx, crds); err != nil {
-		return nil, fmt.Errorf("listing CustomResourceDefinitions: %w", err)
-	}
-	crNamespaces := map[string]int{}
-	for i := range crds.Items {
-		crd := &crds.Items[i]
-		if crd.Spec.Group != gitsyncv1.GroupVersion.Group {
-			continue
-		}
-		p.crds = append(p.crds, crd)
-		items, err := customResources(ctx, c, crd)
-		if err != nil {
-			return nil, err
-		}
-		for _, item := range items {
-			crNamespaces[item.GetNamespace()]++
-			if hasGitsyncFinalizer(item) {
-				p.finalized = append(p.finalized, item)
-			}
-		}
-	}
-
-	objs, err := install.Manifests("")
+	crNamespaces, err := p.findCustomResources(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	ownIDs := map[object.ObjMetadata]bool{}
-	for _, obj := range objs {
-		ownIDs[object.UnstructuredToObjMetadata(obj)] = true
-		switch obj.GetKind() {
-		case "CustomResourceDefinition", "Deployment":
-			continue // found above, by group and by label
-		}
-		live := &unstructured.Unstructured{}
-		live.SetGroupVersionKind(obj.GroupVersionKind())
-		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
-			if client.IgnoreNotFound(err) != nil {
-				return nil, fmt.Errorf("reading %s: %w", install.Subject(obj), err)
-			}
-			continue
-		}
-		p.own = append(p.own, live)
+	ownIDs, err := p.findOwn(ctx, c)
+	if err != nil {
+		return nil, err
 	}
-
 	if err := p.readInventories(ctx, c, ownIDs, keepCRDs); err != nil {
 		return nil, err
 	}
@@ -134,6 +84,82 @@ func makePlan(ctx context.Context, c client.Client, dc discovery.DiscoveryInterf
 		}
 	}
 	return p, nil
+}
+
+// findManagers lists the Deployments and StatefulSets labelled as gitsync's manager,
+// in every namespace (config/default's, the chart's, a sharded install's).
+func (p *plan) findManagers(ctx context.Context, c client.Client) error {
+	deployments := &appsv1.DeploymentList{}
+	if err := c.List(ctx, deployments, client.MatchingLabels{managerLabel: "gitsync"}); err != nil {
+		return fmt.Errorf("listing gitsync's manager: %w", err)
+	}
+	for i := range deployments.Items {
+		p.managers = append(p.managers, &deployments.Items[i])
+	}
+	statefulSets := &appsv1.StatefulSetList{}
+	if err := c.List(ctx, statefulSets, client.MatchingLabels{managerLabel: "gitsync"}); err != nil {
+		return fmt.Errorf("listing gitsync's manager: %w", err)
+	}
+	for i := range statefulSets.Items {
+		p.managers = append(p.managers, &statefulSets.Items[i])
+	}
+	return nil
+}
+
+// findCustomResources lists the CRDs of gitsync.dev and, of their objects, those with
+// one of gitsync's finalizers; it returns how many objects each namespace holds.
+func (p *plan) findCustomResources(ctx context.Context, c client.Client) (map[string]int, error) {
+	crds := &apiextensionsv1.CustomResourceDefinitionList{}
+	if err := c.List(ctx, crds); err != nil {
+		return nil, fmt.Errorf("listing CustomResourceDefinitions: %w", err)
+	}
+	perNamespace := map[string]int{}
+	for i := range crds.Items {
+		crd := &crds.Items[i]
+		if crd.Spec.Group != gitsyncv1.GroupVersion.Group {
+			continue
+		}
+		p.crds = append(p.crds, crd)
+		items, err := customResources(ctx, c, crd)
+		if err != nil {
+			return nil, err
+		}
+		for _, item := range items {
+			perNamespace[item.GetNamespace()]++
+			if hasGitsyncFinalizer(item) {
+				p.finalized = append(p.finalized, item)
+			}
+		}
+	}
+	return perNamespace, nil
+}
+
+// findOwn reads which objects of gitsync's install (config/default) exist, but the CRDs
+// and the Deployment (found by group and by label), and returns the identities of all of
+// them.
+func (p *plan) findOwn(ctx context.Context, c client.Client) (map[object.ObjMetadata]bool, error) {
+	objs, err := install.Manifests("")
+	if err != nil {
+		return nil, err
+	}
+	ids := map[object.ObjMetadata]bool{}
+	for _, obj := range objs {
+		ids[object.UnstructuredToObjMetadata(obj)] = true
+		switch obj.GetKind() {
+		case "CustomResourceDefinition", "Deployment":
+			continue
+		}
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(obj.GroupVersionKind())
+		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
+			if client.IgnoreNotFound(err) != nil {
+				return nil, fmt.Errorf("reading %s: %w", install.Subject(obj), err)
+			}
+			continue
+		}
+		p.own = append(p.own, live)
+	}
+	return ids, nil
 }
 
 // readInventories counts the Applications and lists their managed objects that are not
