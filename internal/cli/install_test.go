@@ -45,7 +45,7 @@ func TestInstallAndVersion(t *testing.T) {
 	g := NewWithT(t)
 	r := gitsync(t, "install", "--wait=false", "--image", "registry.example/gitsync:v1.2.3")
 	g.Expect(r.code).To(Equal(0), r.String())
-	g.Expect(r.out).To(ContainSubstring("applied CustomResourceDefinition/applications.gitsync.dev"))
+	g.Expect(r.out).To(MatchRegexp(`(?m)^(created|configured|unchanged) CustomResourceDefinition/applications.gitsync.dev$`))
 	g.Expect(r.out).To(ContainSubstring("CRDs established"))
 	ctx := context.Background()
 	crd := &unstructured.Unstructured{}

@@ -62,12 +62,15 @@ var rules = []rule{
 	{from: []string{"internal/desired/..."},
 		to:  []string{"internal/controller/...", "internal/render/...", "internal/cli/...", "internal/ui/...", "internal/operator/..."},
 		why: "the desired state is below the controllers it links"},
+	{from: []string{"internal/install/...", "internal/bootstrap/...", "internal/uninstall/..."},
+		to:  []string{"internal/controller/...", "internal/operator/...", "internal/cli/...", "internal/ui/...", "internal/mcp/..."},
+		why: "installing and removing gitsync works over the API server and Git, never through a controller (uninstall must not link the finalize path)"},
 }
 
 // noDeps lists packages whose whole dependency graph (not only direct imports) must not
 // reach the given packages: test helpers and envtest stay out of the operator.
 var noDeps = []rule{
-	{from: []string{"internal/operator", "internal/controller/...", "internal/render/...", "internal/cli/...", "internal/desired", "internal/applier"},
+	{from: []string{"internal/operator", "internal/controller/...", "internal/render/...", "internal/cli/...", "internal/desired", "internal/applier", "internal/install/...", "internal/bootstrap/...", "internal/uninstall/..."},
 		to:  []string{"internal/testutil/...", "internal/localcluster/...", "sigs.k8s.io/controller-runtime/pkg/envtest"},
 		why: "nothing of the tests (or envtest) is linked into the operator's code path"},
 	{from: []string{"cmd/...", "internal/operator", "internal/controller/...", "internal/render/...", "internal/decrypt/...", "internal/sopsfile/...", "internal/cli/...", "internal/demo/..."},

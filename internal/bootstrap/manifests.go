@@ -1,0 +1,131 @@
+package bootstrap
+
+import (
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	"github.com/gitsync-dev/gitsync/internal/source"
+)
+
+// Names of what bootstrap writes.
+const (
+	// Name is the name of the GitRepository and the Application that keep gitsync
+	// managed from Git.
+	Name = "gitsync"
+	// AuthSecretName is the Secret (applied to the cluster, never written to Git) with
+	// the credentials of the repository.
+	AuthSecretName = "gitsync-git-auth"
+	// ManifestsFile holds gitsync's own manifests, as `gitsync install --export` prints them.
+	ManifestsFile = "gitsync.yaml"
+	// SyncFile holds the GitRepository and the Application.
+	SyncFile = "sync.yaml"
+)
+
+// manager is where the manifests run the operator: its namespace and service account.
+type manager struct {
+	namespace, serviceAccount string
+}
+
+// managerOf finds the manager Deployment in objs.
+func managerOf(objs []*unstructured.Unstructured) (manager, error) {
+	for _, obj := range objs {
+		if obj.GetKind() != "Deployment" {
+			continue
+		}
+		sa, _, _ := unstructured.NestedString(obj.Object, "spec", "template", "spec", "serviceAccountName")
+		if sa == "" {
+			sa = "default"
+		}
+		return manager{namespace: obj.GetNamespace(), serviceAccount: sa}, nil
+	}
+	return manager{}, fmt.Errorf("the install manifests hold no Deployment")
+}
+
+// cleanPath checks --path: a relative path inside the repository, returned without
+// "./" or a trailing "/".
+func cleanPath(p string) (string, error) {
+	clean := path.Clean(strings.TrimPrefix(p, "./"))
+	if p == "" || clean == "." || path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
+		return "", fmt.Errorf("--path %q: want a directory inside the repository, e.g. clusters/my-cluster", p)
+	}
+	return clean, nil
+}
+
+// syncObjects are the GitRepository that reads o.URL at o.Branch and the Application
+// that syncs dir (the whole --path, so that what else is committed below it is synced
+// too) as the manager's own service account: under config/default's tenant mode
+// (--default-service-account gitsync-tenant) an Application without
+// serviceAccountName could not write CRDs, ClusterRoles or the manager's Deployment.
+func syncObjects(o Options, dir string, m manager) []*unstructured.Unstructured {
+	repoSpec := map[string]any{
+		"url":      o.URL,
+		"ref":      map[string]any{"branch": o.Branch},
+		"interval": o.interval().String(),
+	}
+	if o.Auth != nil {
+		repoSpec["secretRef"] = map[string]any{"name": AuthSecretName}
+	}
+	repo := newObject(gitsyncv1.GitRepositoryKind, m.namespace, repoSpec)
+	app := newObject(gitsyncv1.ApplicationKind, m.namespace, map[string]any{
+		"sourceRef":          map[string]any{"kind": gitsyncv1.GitRepositoryKind, "name": Name},
+		"path":               dir,
+		"prune":              true,
+		"serviceAccountName": m.serviceAccount,
+	})
+	return []*unstructured.Unstructured{repo, app}
+}
+
+func newObject(kind, namespace string, spec map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": gitsyncv1.GroupVersion.String(),
+		"kind":       kind,
+		"metadata":   map[string]any{"name": Name, "namespace": namespace},
+		"spec":       spec,
+	}}
+}
+
+// authSecret is the Secret of a, in the keys a GitRepository's secretRef reads.
+func authSecret(a *source.Auth, namespace string) (*unstructured.Unstructured, error) {
+	data := map[string][]byte{}
+	for key, value := range map[string][]byte{
+		source.SecretKeyUsername:    []byte(a.Username),
+		source.SecretKeyPassword:    []byte(a.Password),
+		source.SecretKeyBearerToken: []byte(a.BearerToken),
+		source.SecretKeyIdentity:    a.Identity,
+		source.SecretKeyKnownHosts:  a.KnownHosts,
+		source.SecretKeyCA:          a.CA,
+	} {
+		if len(value) > 0 {
+			data[key] = value
+		}
+	}
+	secret := &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Name: AuthSecretName, Namespace: namespace},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       data,
+	}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(secret)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the Secret %s: %w", AuthSecretName, err)
+	}
+	obj := &unstructured.Unstructured{Object: u}
+	unstructured.RemoveNestedField(obj.Object, "metadata", "creationTimestamp")
+	return obj, nil
+}
+
+// interval is the GitRepository's poll interval.
+func (o Options) interval() time.Duration {
+	if o.Interval <= 0 {
+		return time.Minute
+	}
+	return o.Interval
+}
