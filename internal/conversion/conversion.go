@@ -114,6 +114,12 @@ func (w *Webhook) Checker(*http.Request) error {
 	}
 }
 
+// Register adds the conversion handler alone to mgr's webhook server: for a certificate
+// that someone else issues and injects (OLM), read from the server's CertDir.
+func Register(mgr manager.Manager) {
+	mgr.GetWebhookServer().Register(Path, crconversion.NewWebhookHandler(mgr.GetScheme(), mgr.GetConverterRegistry()))
+}
+
 // Setup registers the conversion handler on mgr's webhook server (whose TLSOpts must
 // hold TLSOpt), makes sure the Secret exists, and adds the rotator and the Secret's
 // watch to mgr. All of them run on every replica, leader or not: each one serves.
@@ -121,7 +127,7 @@ func (w *Webhook) Setup(ctx context.Context, mgr manager.Manager) error {
 	if w.opts.Namespace == "" {
 		return errors.New("conversion webhook: no namespace")
 	}
-	mgr.GetWebhookServer().Register(Path, crconversion.NewWebhookHandler(mgr.GetScheme(), mgr.GetConverterRegistry()))
+	Register(mgr)
 
 	key := types.NamespacedName{Namespace: w.opts.Namespace, Name: w.opts.SecretName}
 	c, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
