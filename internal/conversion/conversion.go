@@ -121,8 +121,9 @@ func Register(mgr manager.Manager) {
 }
 
 // Setup registers the conversion handler on mgr's webhook server (whose TLSOpts must
-// hold TLSOpt), makes sure the Secret exists, and adds the rotator and the Secret's
-// watch to mgr. All of them run on every replica, leader or not: each one serves.
+// hold TLSOpt), checks that the CRDs name a conversion webhook, makes sure the Secret
+// exists, and adds the rotator and the Secret's watch to mgr. All of them run on every
+// replica, leader or not: each one serves.
 func (w *Webhook) Setup(ctx context.Context, mgr manager.Manager) error {
 	if w.opts.Namespace == "" {
 		return errors.New("conversion webhook: no namespace")
@@ -133,6 +134,11 @@ func (w *Webhook) Setup(ctx context.Context, mgr manager.Manager) error {
 	c, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
 	if err != nil {
 		return fmt.Errorf("conversion webhook: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := checkCRDs(ctx, c, w.opts.CRDs); err != nil {
+		return err
 	}
 	if err := ensureSecret(ctx, c, key); err != nil {
 		return err

@@ -38,16 +38,17 @@ type started struct {
 	stop    func()
 }
 
-// start runs a manager whose webhook server serves the conversion webhook of opts (its
-// Secret in namespace ns, its certificate for "localhost"), and points the CRDs at it by
-// URL, as the operator's Service would be reached in a cluster. The CRDs go back to no
-// conversion when the test ends.
+// start points the CRDs at a conversion webhook on 127.0.0.1 by URL (as the operator's
+// Service is reached in a cluster) and runs a manager whose webhook server serves it with
+// the certificate of opts (its Secret in namespace ns, issued for "localhost"). The CRDs
+// go back to no conversion when the test ends.
 func start(t *testing.T, ns string, opts Options) *started {
 	t.Helper()
 	g := NewWithT(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	g.Expect(err).NotTo(HaveOccurred())
 	port := ln.Addr().(*net.TCPAddr).Port
+	t.Cleanup(func() { setConversion(t, nil) })
 	g.Expect(ln.Close()).To(Succeed())
 
 	opts.Namespace, opts.DNSName, opts.CertDir = ns, "localhost", t.TempDir()
@@ -63,6 +64,14 @@ func start(t *testing.T, ns string, opts Options) *started {
 	})
 	g.Expect(err).NotTo(HaveOccurred())
 	ctx, cancel := context.WithCancel(context.Background())
+	url := fmt.Sprintf("https://localhost:%d%s", port, Path)
+	setConversion(t, &apiextensionsv1.CustomResourceConversion{
+		Strategy: apiextensionsv1.WebhookConverter,
+		Webhook: &apiextensionsv1.WebhookConversion{
+			ClientConfig:             &apiextensionsv1.WebhookClientConfig{URL: &url},
+			ConversionReviewVersions: []string{"v1"},
+		},
+	})
 	g.Expect(w.Setup(ctx, mgr)).To(Succeed())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
@@ -78,15 +87,6 @@ func start(t *testing.T, ns string, opts Options) *started {
 		default:
 			stop()
 		}
-		setConversion(t, nil)
-	})
-	url := fmt.Sprintf("https://localhost:%d%s", port, Path)
-	setConversion(t, &apiextensionsv1.CustomResourceConversion{
-		Strategy: apiextensionsv1.WebhookConverter,
-		Webhook: &apiextensionsv1.WebhookConversion{
-			ClientConfig:             &apiextensionsv1.WebhookClientConfig{URL: &url},
-			ConversionReviewVersions: []string{"v1"},
-		},
 	})
 	select {
 	case <-w.Ready():
@@ -215,4 +215,14 @@ func TestConvertsThroughTheAPIServer(t *testing.T) {
 	}).WithTimeout(10*time.Second).WithPolling(100*time.Millisecond).Should(MatchError(ContainSubstring("conversion webhook")),
 		"v1alpha1 was served without the webhook")
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(alpha), &v1beta1.Application{})).To(Succeed())
+}
+
+// Setup refuses CRDs that name no conversion webhook (cert-controller would retry for 17
+// minutes or more and then stop the manager).
+func TestSetupRefusesCRDsWithoutWebhook(t *testing.T) {
+	g := NewWithT(t)
+	mgr, err := manager.New(env.Config, manager.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	g.Expect(err).NotTo(HaveOccurred())
+	err = New(Options{Namespace: env.Namespace(t), ControllerName: "conversion-cert-refused"}).Setup(context.Background(), mgr)
+	g.Expect(err).To(MatchError(ContainSubstring("names no conversion webhook")))
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -38,6 +39,21 @@ func ensureSecret(ctx context.Context, c client.Client, key types.NamespacedName
 	}
 	if err := c.Create(ctx, s); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("conversion webhook: creating the Secret %s: %w", key, err)
+	}
+	return nil
+}
+
+// checkCRDs fails unless each CRD names a conversion webhook: cert-controller could not
+// inject the CA into it, and would stop the manager after 17 minutes or more of retries.
+func checkCRDs(ctx context.Context, c client.Client, names []string) error {
+	for _, name := range names {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+			return fmt.Errorf("conversion webhook: reading the CRD %s: %w", name, err)
+		}
+		if cv := crd.Spec.Conversion; cv == nil || cv.Strategy != apiextensionsv1.WebhookConverter || cv.Webhook == nil || cv.Webhook.ClientConfig == nil {
+			return fmt.Errorf("conversion webhook: the CRD %s names no conversion webhook (install the CRDs of config/crd, not config/crd/bases)", name)
+		}
 	}
 	return nil
 }
