@@ -68,6 +68,8 @@ type Webhook struct {
 	opts  Options
 	cert  atomic.Pointer[tls.Certificate]
 	ready chan struct{}
+	// off is set when Setup found no CRD naming a conversion webhook.
+	off atomic.Bool
 }
 
 // New returns the webhook for opts, with defaults filled in.
@@ -101,11 +103,16 @@ func (w *Webhook) TLSOpt(cfg *tls.Config) {
 	}
 }
 
-// Ready is closed once a certificate is served and its CA is in every CRD.
+// Ready is closed once a certificate is served and its CA is in every CRD (never, when
+// Setup turned the webhook off).
 func (w *Webhook) Ready() <-chan struct{} { return w.ready }
 
-// Checker is a healthz.Checker for the readiness probe: ready once Ready is closed.
+// Checker is a healthz.Checker for the readiness probe: ready once Ready is closed, or
+// when Setup turned the webhook off.
 func (w *Webhook) Checker(*http.Request) error {
+	if w.off.Load() {
+		return nil
+	}
 	select {
 	case <-w.ready:
 		return nil
@@ -120,31 +127,36 @@ func Register(mgr manager.Manager) {
 	mgr.GetWebhookServer().Register(Path, crconversion.NewWebhookHandler(mgr.GetScheme(), mgr.GetConverterRegistry()))
 }
 
-// Setup registers the conversion handler on mgr's webhook server (whose TLSOpts must
-// hold TLSOpt), checks that the CRDs name a conversion webhook, makes sure the Secret
-// exists, and adds the rotator and the Secret's watch to mgr. All of them run on every
-// replica, leader or not: each one serves.
-func (w *Webhook) Setup(ctx context.Context, mgr manager.Manager) error {
+// Setup looks at the CRDs: when none names a conversion webhook (config/crd/bases, as
+// the local API server of tests and of `gitsync demo` installs them: the API server
+// converts by relabelling, exact while the versions' schemas are equal), it turns the
+// webhook off and returns false. When all do (config/crd, the chart, the bundle), it
+// registers the conversion handler on mgr's webhook server (whose TLSOpts must hold
+// TLSOpt), makes sure the Secret exists, adds the rotator and the Secret's watch to mgr,
+// and returns true; they run on every replica, leader or not: each one serves. Some but
+// not all is an error.
+func (w *Webhook) Setup(ctx context.Context, mgr manager.Manager) (bool, error) {
 	if w.opts.Namespace == "" {
-		return errors.New("conversion webhook: no namespace")
+		return false, errors.New("conversion webhook: no namespace")
 	}
-	Register(mgr)
-
 	key := types.NamespacedName{Namespace: w.opts.Namespace, Name: w.opts.SecretName}
 	c, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
 	if err != nil {
-		return fmt.Errorf("conversion webhook: %w", err)
+		return false, fmt.Errorf("conversion webhook: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if err := checkCRDs(ctx, c, w.opts.CRDs); err != nil {
-		return err
+	on, err := webhookCRDs(ctx, c, w.opts.CRDs)
+	if err != nil || !on {
+		w.off.Store(err == nil)
+		return false, err
 	}
+	Register(mgr)
 	if err := ensureSecret(ctx, c, key); err != nil {
-		return err
+		return false, err
 	}
 	if err := mgr.Add(&secretWatch{config: mgr.GetConfig(), key: key, certDir: w.opts.CertDir, cert: &w.cert}); err != nil {
-		return err
+		return false, err
 	}
 
 	dnsName := w.opts.DNSName
@@ -174,7 +186,7 @@ func (w *Webhook) Setup(ctx context.Context, mgr manager.Manager) error {
 		ControllerName:         w.opts.ControllerName,
 	})
 	if err != nil {
-		return fmt.Errorf("conversion webhook: adding the certificate rotator: %w", err)
+		return false, fmt.Errorf("conversion webhook: adding the certificate rotator: %w", err)
 	}
-	return nil
+	return true, nil
 }

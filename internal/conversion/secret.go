@@ -43,19 +43,26 @@ func ensureSecret(ctx context.Context, c client.Client, key types.NamespacedName
 	return nil
 }
 
-// checkCRDs fails unless each CRD names a conversion webhook: cert-controller could not
-// inject the CA into it, and would stop the manager after 17 minutes or more of retries.
-func checkCRDs(ctx context.Context, c client.Client, names []string) error {
+// webhookCRDs tells whether the CRDs name a conversion webhook: all of them (true), none
+// (false), or only some (an error: cert-controller could not inject the CA into the
+// others, and would stop the manager after 17 minutes or more of retries).
+func webhookCRDs(ctx context.Context, c client.Client, names []string) (bool, error) {
+	var with, without []string
 	for _, name := range names {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := c.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
-			return fmt.Errorf("conversion webhook: reading the CRD %s: %w", name, err)
+			return false, fmt.Errorf("conversion webhook: reading the CRD %s: %w", name, err)
 		}
-		if cv := crd.Spec.Conversion; cv == nil || cv.Strategy != apiextensionsv1.WebhookConverter || cv.Webhook == nil || cv.Webhook.ClientConfig == nil {
-			return fmt.Errorf("conversion webhook: the CRD %s names no conversion webhook (install the CRDs of config/crd, not config/crd/bases)", name)
+		if cv := crd.Spec.Conversion; cv != nil && cv.Strategy == apiextensionsv1.WebhookConverter && cv.Webhook != nil && cv.Webhook.ClientConfig != nil {
+			with = append(with, name)
+		} else {
+			without = append(without, name)
 		}
 	}
-	return nil
+	if len(with) > 0 && len(without) > 0 {
+		return false, fmt.Errorf("conversion webhook: the CRDs %v name one, %v do not: install all of config/crd", with, without)
+	}
+	return len(with) > 0, nil
 }
 
 // secretWatch follows the Secret: each certificate it holds is served from memory at
