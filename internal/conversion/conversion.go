@@ -39,16 +39,18 @@ const (
 // conversion this webhook does.
 var CRDs = []string{"applications.gitsync.dev", "gitrepositories.gitsync.dev", "helmrepositories.gitsync.dev"}
 
-// Options of the conversion webhook. Namespace is required; zero durations are
+// Options of the conversion webhook. Zero durations are
 // cert-controller's defaults (CA 10 years, certificate 1 year, renewed 90 days before it
 // expires, checked every 12 hours).
 type Options struct {
-	// Namespace of the operator: of the Secret and of the Service the CRDs name.
+	// Namespace of the Secret, and of the Service the certificate is issued for; default:
+	// the namespace of the Service the CRDs name (required when they name a URL).
 	Namespace string
 	// SecretName holds ca.crt, ca.key, tls.crt and tls.key (created when missing).
 	SecretName string
 	// ServiceName is the Service in front of the webhook; the certificate is issued for
-	// <ServiceName>.<Namespace>.svc (and .svc.cluster.local).
+	// <ServiceName>.<Namespace>.svc (and .svc.cluster.local). Default: the Service the
+	// CRDs name, else DefaultServiceName.
 	ServiceName string
 	// DNSName, when set, is the certificate's name instead (a webhook reached by URL).
 	DNSName string
@@ -76,9 +78,6 @@ type Webhook struct {
 func New(opts Options) *Webhook {
 	if opts.SecretName == "" {
 		opts.SecretName = DefaultSecretName
-	}
-	if opts.ServiceName == "" {
-		opts.ServiceName = DefaultServiceName
 	}
 	if opts.CertDir == "" {
 		opts.CertDir = DefaultCertDir
@@ -132,25 +131,35 @@ func Register(mgr manager.Manager) {
 // converts by relabelling, exact while the versions' schemas are equal), it turns the
 // webhook off and returns false. When all do (config/crd, the chart, the bundle), it
 // registers the conversion handler on mgr's webhook server (whose TLSOpts must hold
-// TLSOpt), makes sure the Secret exists, adds the rotator and the Secret's watch to mgr,
-// and returns true; they run on every replica, leader or not: each one serves. Some but
-// not all is an error.
+// TLSOpt), makes sure the Secret exists (in the namespace of the Service the CRDs name,
+// unless Options say otherwise), adds the rotator and the Secret's watch to mgr, and
+// returns true; they run on every replica, leader or not: each one serves. Some but not
+// all is an error.
 func (w *Webhook) Setup(ctx context.Context, mgr manager.Manager) (bool, error) {
-	if w.opts.Namespace == "" {
-		return false, errors.New("conversion webhook: no namespace")
-	}
-	key := types.NamespacedName{Namespace: w.opts.Namespace, Name: w.opts.SecretName}
 	c, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
 	if err != nil {
 		return false, fmt.Errorf("conversion webhook: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	on, err := webhookCRDs(ctx, c, w.opts.CRDs)
+	on, service, err := webhookCRDs(ctx, c, w.opts.CRDs)
 	if err != nil || !on {
 		w.off.Store(err == nil)
 		return false, err
 	}
+	if service != nil && w.opts.Namespace == "" {
+		w.opts.Namespace = service.Namespace
+	}
+	if w.opts.ServiceName == "" {
+		w.opts.ServiceName = DefaultServiceName
+		if service != nil {
+			w.opts.ServiceName = service.Name
+		}
+	}
+	if w.opts.Namespace == "" {
+		return false, errors.New("conversion webhook: no namespace for the certificate's Secret (the CRDs name a URL, not a Service)")
+	}
+	key := types.NamespacedName{Namespace: w.opts.Namespace, Name: w.opts.SecretName}
 	Register(mgr)
 	if err := ensureSecret(ctx, c, key); err != nil {
 		return false, err

@@ -3,7 +3,9 @@ package conversion
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"net"
 	"os"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -45,11 +48,8 @@ type started struct {
 func start(t *testing.T, ns string, opts Options) *started {
 	t.Helper()
 	g := NewWithT(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	g.Expect(err).NotTo(HaveOccurred())
-	port := ln.Addr().(*net.TCPAddr).Port
+	port := freePort(t)
 	t.Cleanup(func() { setConversion(t, nil) })
-	g.Expect(ln.Close()).To(Succeed())
 
 	opts.Namespace, opts.DNSName, opts.CertDir = ns, "localhost", t.TempDir()
 	opts.ControllerName = "conversion-cert-" + ns
@@ -98,6 +98,17 @@ func start(t *testing.T, ns string, opts Options) *started {
 		return env.Client.List(context.Background(), &gitsyncv1.ApplicationList{}, client.InNamespace(ns))
 	}).WithTimeout(20 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
 	return &started{webhook: w, port: port, stop: stop}
+}
+
+// freePort returns a TCP port of 127.0.0.1 that nothing listens on.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // setConversion sets spec.conversion of the converted CRDs (nil: no conversion),
@@ -245,4 +256,48 @@ func TestSetupWithoutWebhookCRDs(t *testing.T) {
 	_, on, err = setup()
 	g.Expect(on).To(BeFalse())
 	g.Expect(err).To(MatchError(ContainSubstring("install all of config/crd")))
+}
+
+// In a cluster the CRDs name the Service: the Secret goes to its namespace, the
+// certificate is issued for <service>.<namespace>.svc, and its CA is injected.
+func TestServiceFromCRDs(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	t.Cleanup(func() { setConversion(t, nil) })
+	path := Path
+	setConversion(t, &apiextensionsv1.CustomResourceConversion{
+		Strategy: apiextensionsv1.WebhookConverter,
+		Webhook: &apiextensionsv1.WebhookConversion{
+			ClientConfig: &apiextensionsv1.WebhookClientConfig{Service: &apiextensionsv1.ServiceReference{
+				Namespace: ns, Name: "gitsync-conversion", Path: &path}},
+			ConversionReviewVersions: []string{"v1"},
+		},
+	})
+	w := New(Options{CertDir: t.TempDir(), ControllerName: "conversion-cert-service"})
+	mgr, err := manager.New(env.Config, manager.Options{
+		Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		WebhookServer: webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: freePort(t), TLSOpts: []func(*tls.Config){w.TLSOpt}}),
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	mctx, cancel := context.WithCancel(ctx)
+	g.Expect(w.Setup(mctx, mgr)).To(BeTrue())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(mctx) }()
+	defer func() { cancel(); g.Expect(<-done).To(Succeed()) }()
+	g.Eventually(w.Ready()).WithTimeout(30 * time.Second).Should(BeClosed())
+	g.Expect(w.Checker(nil)).To(Succeed())
+
+	secret := &corev1.Secret{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: DefaultSecretName}, secret)).To(Succeed())
+	block, _ := pem.Decode(secret.Data[corev1.TLSCertKey])
+	g.Expect(block).NotTo(BeNil())
+	cert, err := x509.ParseCertificate(block.Bytes)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cert.DNSNames).To(ConsistOf("gitsync-conversion."+ns+".svc", "gitsync-conversion."+ns+".svc.cluster.local"))
+	for _, name := range CRDs {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: name}, crd)).To(Succeed())
+		g.Expect(crd.Spec.Conversion.Webhook.ClientConfig.CABundle).To(Equal(secret.Data["ca.crt"]), name)
+	}
 }

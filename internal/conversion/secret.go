@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
@@ -43,26 +44,33 @@ func ensureSecret(ctx context.Context, c client.Client, key types.NamespacedName
 	return nil
 }
 
-// webhookCRDs tells whether the CRDs name a conversion webhook: all of them (true), none
-// (false), or only some (an error: cert-controller could not inject the CA into the
-// others, and would stop the manager after 17 minutes or more of retries).
-func webhookCRDs(ctx context.Context, c client.Client, names []string) (bool, error) {
+// webhookCRDs tells whether the CRDs name a conversion webhook: all of them (true, with
+// the Service they name, nil for a URL), none (false), or only some or different
+// Services (an error: cert-controller could not inject the CA into the others, and would
+// stop the manager after 17 minutes or more of retries).
+func webhookCRDs(ctx context.Context, c client.Client, names []string) (bool, *apiextensionsv1.ServiceReference, error) {
 	var with, without []string
+	var service *apiextensionsv1.ServiceReference
 	for _, name := range names {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := c.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
-			return false, fmt.Errorf("conversion webhook: reading the CRD %s: %w", name, err)
+			return false, nil, fmt.Errorf("conversion webhook: reading the CRD %s: %w", name, err)
 		}
-		if cv := crd.Spec.Conversion; cv != nil && cv.Strategy == apiextensionsv1.WebhookConverter && cv.Webhook != nil && cv.Webhook.ClientConfig != nil {
-			with = append(with, name)
-		} else {
+		cv := crd.Spec.Conversion
+		if cv == nil || cv.Strategy != apiextensionsv1.WebhookConverter || cv.Webhook == nil || cv.Webhook.ClientConfig == nil {
 			without = append(without, name)
+			continue
 		}
+		if svc := cv.Webhook.ClientConfig.Service; len(with) > 0 && !reflect.DeepEqual(svc, service) {
+			return false, nil, fmt.Errorf("conversion webhook: the CRDs %s and %s name different webhooks", with[0], name)
+		}
+		service = cv.Webhook.ClientConfig.Service
+		with = append(with, name)
 	}
 	if len(with) > 0 && len(without) > 0 {
-		return false, fmt.Errorf("conversion webhook: the CRDs %v name one, %v do not: install all of config/crd", with, without)
+		return false, nil, fmt.Errorf("conversion webhook: the CRDs %v name one, %v do not: install all of config/crd", with, without)
 	}
-	return len(with) > 0, nil
+	return len(with) > 0, service, nil
 }
 
 // secretWatch follows the Secret: each certificate it holds is served from memory at
