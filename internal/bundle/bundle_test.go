@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gitsync-dev/gitsync/config"
+	"github.com/gitsync-dev/gitsync/internal/conversion"
 )
 
 // The committed bundle/ is what `make bundle` generates from config/ now, at the version
@@ -58,6 +59,16 @@ func TestBundleIsCurrent(t *testing.T) {
 	g.Expect(deployments[0].Spec.Template.Spec.Containers[0].Image).To(Equal(image))
 	g.Expect(committed.Spec.Install.Spec.ClusterPermissions).NotTo(BeEmpty())
 	g.Expect(committed.Spec.Install.Spec.ClusterPermissions[0].ServiceAccountName).To(Equal(deployments[0].Spec.Template.Spec.ServiceAccountName))
+
+	// The kinds served in two versions are converted by the manager, with OLM's certificate.
+	g.Expect(committed.Spec.WebhookDefinitions).To(HaveLen(1))
+	webhook := committed.Spec.WebhookDefinitions[0]
+	g.Expect(webhook.Type).To(Equal("ConversionWebhook"))
+	g.Expect(webhook.ConversionCRDs).To(Equal(conversion.CRDs))
+	g.Expect(webhook.DeploymentName).To(Equal(deployments[0].Name))
+	g.Expect(webhook.WebhookPath).To(Equal(conversion.Path))
+	g.Expect(deployments[0].Spec.Template.Spec.Containers[0].Ports).To(ContainElement(
+		And(HaveField("Name", webhook.TargetPort.StrVal), HaveField("ContainerPort", BeNumerically("==", 9443)))))
 }
 
 // A change in config/ makes the comparison fail: a different image is a different CSV.

@@ -11,9 +11,13 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gitsync-dev/gitsync/internal/conversion"
 )
 
 // install --export | kubectl apply --dry-run=server -f - succeeds on the API server.
@@ -32,7 +36,10 @@ func TestInstallExportDryRun(t *testing.T) {
 	// Objects in a Namespace cannot be dry-run before it exists: create it for real.
 	g.Expect(client.IgnoreAlreadyExists(env.Client.Create(context.Background(),
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "gitsync-system"}}))).To(Succeed())
-	cmd := exec.Command(kubectl, "apply", "--dry-run=server", "--server-side", "-f", "-", "--kubeconfig", kubeconfigPath)
+	// The CRDs exist already here, created by the test's API server setup, which owns their
+	// spec.conversion (strategy None); the install takes it over (to its webhook), as an
+	// upgrade over CRDs applied by another field manager must.
+	cmd := exec.Command(kubectl, "apply", "--dry-run=server", "--server-side", "--force-conflicts", "-f", "-", "--kubeconfig", kubeconfigPath)
 	cmd.Stdin = strings.NewReader(r.out)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -43,6 +50,9 @@ func TestInstallExportDryRun(t *testing.T) {
 
 func TestInstallAndVersion(t *testing.T) {
 	g := NewWithT(t)
+	// The install points the CRDs at the operator's conversion webhook, which a local API
+	// server cannot reach (no cluster network): back to no conversion for the next tests.
+	t.Cleanup(func() { withoutConversionWebhook(t) })
 	r := gitsync(t, "install", "--wait=false", "--image", "registry.example/gitsync:v1.2.3")
 	g.Expect(r.code).To(Equal(0), r.String())
 	g.Expect(r.out).To(MatchRegexp(`(?m)^(created|configured|unchanged) CustomResourceDefinition/applications.gitsync.dev$`))
@@ -52,6 +62,8 @@ func TestInstallAndVersion(t *testing.T) {
 	crd.SetAPIVersion("apiextensions.k8s.io/v1")
 	crd.SetKind("CustomResourceDefinition")
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "applications.gitsync.dev"}, crd)).To(Succeed())
+	strategy, _, _ := unstructured.NestedString(crd.Object, "spec", "conversion", "strategy")
+	g.Expect(strategy).To(Equal("Webhook"))
 	d := &appsv1.Deployment{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "gitsync-system", Name: "gitsync"}, d)).To(Succeed())
 	g.Expect(d.Spec.Template.Spec.Containers[0].Image).To(Equal("registry.example/gitsync:v1.2.3"))
@@ -85,4 +97,23 @@ func TestCompletion(t *testing.T) {
 	g.Expect(complete("get", "apps", "-n", f.ns, "--kubeconfig", kubeconfigPath, "w")).To(HavePrefix("web\n"))
 	g.Expect(complete("diff", "app", "-n", f.ns, "--kubeconfig", kubeconfigPath, "")).To(HavePrefix("web\n"))
 	g.Expect(complete("reconcile", "source", "-n", f.ns, "--kubeconfig", kubeconfigPath, "")).To(HavePrefix("app-repo\n"))
+}
+
+// withoutConversionWebhook sets the converted CRDs back to no conversion, as the test
+// API server has them.
+func withoutConversionWebhook(t *testing.T) {
+	t.Helper()
+	for _, name := range conversion.CRDs {
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if err := env.Client.Get(context.Background(), client.ObjectKey{Name: name}, crd); err != nil {
+				return err
+			}
+			crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
+			return env.Client.Update(context.Background(), crd)
+		})
+		if err != nil {
+			t.Errorf("resetting the conversion of %s: %v", name, err)
+		}
+	}
 }

@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/flowcontrol"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -35,6 +34,7 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/controller/kit"
 	"github.com/gitsync-dev/gitsync/internal/controller/notification"
 	"github.com/gitsync-dev/gitsync/internal/controller/sources"
+	"github.com/gitsync-dev/gitsync/internal/conversion"
 	"github.com/gitsync-dev/gitsync/internal/desired"
 	"github.com/gitsync-dev/gitsync/internal/egress"
 	"github.com/gitsync-dev/gitsync/internal/helm"
@@ -105,6 +105,15 @@ type Options struct {
 	// Caps bound what a tenant's spec may ask for: timeouts, intervals, fetch sizes
 	// (gitsync run --max-timeout, --min-interval, --max-artifact-size); zero: none.
 	Caps caps.Caps
+	// ConversionPort serves the CRDs' conversion webhook (POST /convert, TLS) when the
+	// CRDs name one; 0 turns it off.
+	ConversionPort int
+	// ConversionCertDir, when set, holds a serving certificate issued by someone else
+	// (OLM): the operator then neither issues nor injects one.
+	ConversionCertDir string
+	// Conversion tunes the self-managed certificate (its Secret, durations); its
+	// namespace and Service default to those the CRDs name.
+	Conversion conversion.Options
 }
 
 // NoEgressGuard is the DenyEgress of an operator without an egress guard.
@@ -144,7 +153,9 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(apiServer.Wrap)
+	conversionWebhooks, conv := conversionServer(opts)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		WebhookServer:           conversionWebhooks,
 		Scheme:                  scheme,
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsBindAddress},
 		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
@@ -172,6 +183,9 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		return nil, err
 	}
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := setupConversion(mgr, conv, opts); err != nil {
 		return nil, err
 	}
 
@@ -277,41 +291,6 @@ func durationOrNil(d time.Duration) *time.Duration {
 		return nil
 	}
 	return &d
-}
-
-// Client-side rate limit of the operator's requests (all its clients together), the
-// defaults of `gitsync run --kube-api-qps/--kube-api-burst`. Measured on 2 cores
-// (bench/BenchmarkScale, 40 Applications × 20 ConfigMaps): without a limit a cold start
-// sends about 620 requests per second; a limit of 500 made it 20% slower, and a push
-// during it waited 2.8 s instead of 0.3 s behind the backlog's requests (one bucket for
-// all). 1000 does not slow a start on such a machine, keeps 1,000 Applications × 20
-// objects (some 48,000 requests) within a minute, and still bounds a runaway loop.
-// (Flux's defaults, 50 and 300, would make that start take a quarter of an hour.)
-const (
-	DefaultKubeAPIQPS   = 1000
-	DefaultKubeAPIBurst = 2000
-)
-
-// withRateLimit returns a copy of cfg whose clients share one token bucket of qps
-// requests per second (burst at once): client-go would otherwise give each client (one
-// per resource kind in controller-runtime) a bucket of its own. Zero values take the
-// defaults; a negative qps turns the client-side limit off (the API server's priority
-// and fairness still applies).
-func withRateLimit(cfg *rest.Config, qps float32, burst int) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	if qps == 0 {
-		qps = DefaultKubeAPIQPS
-	}
-	if burst <= 0 {
-		burst = DefaultKubeAPIBurst
-	}
-	if qps < 0 {
-		cfg.QPS, cfg.RateLimiter = -1, nil
-		return cfg
-	}
-	cfg.QPS, cfg.Burst = qps, burst
-	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(qps, burst)
-	return cfg
 }
 
 // checkoutGC removes, at every interval, the checkouts that no GitRepository's artifact

@@ -1,0 +1,420 @@
+package v1beta1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ApplicationSpec says what to build from which source and how to keep the cluster equal to it.
+// +kubebuilder:validation:XValidation:rule="self.sourceRef.kind != 'HelmRepository' || (has(self.helm) && has(self.helm.chart) && size(self.helm.chart) > 0)",message="spec.helm.chart is required with a HelmRepository source"
+type ApplicationSpec struct {
+	// sourceRef names the GitRepository whose artifact is built.
+	// +required
+	SourceRef SourceReference `json:"sourceRef"`
+
+	// path inside the checkout to build: a kustomization, or a directory of YAML/JSON files.
+	// +optional
+	// +kubebuilder:default="./"
+	Path string `json:"path,omitempty"`
+
+	// targetNamespace is the namespace of namespaced objects that have none in Git.
+	// Unset: the Application's own namespace.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	TargetNamespace string `json:"targetNamespace,omitempty"`
+
+	// interval of the safety resync (a full comparison with Git).
+	// +optional
+	// +kubebuilder:default="10m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	Interval *metav1.Duration `json:"interval,omitempty"`
+
+	// prune deletes objects that left Git (only those carrying this Application's labels).
+	// +optional
+	// +kubebuilder:default=false
+	Prune bool `json:"prune,omitempty"`
+
+	// pruneCRDs lets prune delete a CustomResourceDefinition that left Git while custom
+	// resources of it still exist (they are deleted with it). Default false: such a
+	// prune is refused (Ready=False, reason PruneRefused) and the CRD stays. CRDs that a
+	// policy leaves out of a render (spec.helm.crds Create or Skip) are never pruned.
+	// +optional
+	// +kubebuilder:default=false
+	PruneCRDs bool `json:"pruneCRDs,omitempty"`
+
+	// allowEmpty lets a render with no objects prune everything. Default false.
+	// +optional
+	// +kubebuilder:default=false
+	AllowEmpty bool `json:"allowEmpty,omitempty"`
+
+	// selfHeal corrects drift at once; false reports drift in status.drift without correcting it.
+	// +optional
+	// +kubebuilder:default=true
+	SelfHeal *bool `json:"selfHeal,omitempty"`
+
+	// autoSync applies new revisions as they arrive; false leaves them OutOfSync until
+	// the gitsync.dev/requested-at annotation changes.
+	// +optional
+	// +kubebuilder:default=true
+	AutoSync *bool `json:"autoSync,omitempty"`
+
+	// ignoreDifferences lists fields that are not compared for drift.
+	// +optional
+	IgnoreDifferences []IgnoreDifference `json:"ignoreDifferences,omitempty"`
+
+	// wait makes Ready wait for every applied object to be healthy, up to timeout.
+	// +optional
+	Wait bool `json:"wait,omitempty"`
+
+	// timeout of an apply and, with wait, of the health check.
+	// +optional
+	// +kubebuilder:default="5m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+
+	// dependsOn lists Applications that must be Ready before this one is applied.
+	// +optional
+	DependsOn []DependencyReference `json:"dependsOn,omitempty"`
+
+	// force recreates objects whose immutable fields changed.
+	// +optional
+	Force bool `json:"force,omitempty"`
+
+	// serviceAccountName, in the Application's namespace, is impersonated for every apply,
+	// prune, drift correction and prune on deletion. When empty, the operator's
+	// --default-service-account is impersonated if it is set (see status.serviceAccount);
+	// otherwise the operator's own identity applies. A DNS-1123 subdomain, as service
+	// account names are: nothing else can be impersonated through it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
+	// helm renders the path as a Helm chart when it holds a Chart.yaml (values, release name).
+	// +optional
+	Helm *HelmSpec `json:"helm,omitempty"`
+
+	// healthChecks judge the health of the kinds they name with CEL expressions, in
+	// place of kstatus (which stays the default for every other kind).
+	// +optional
+	HealthChecks []HealthCheck `json:"healthChecks,omitempty"`
+
+	// suspend stops all syncing and drift correction while true.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+
+	// pinnedRevision, when set, is the revision that is applied instead of the source's
+	// current one (`<ref>@sha1:<40 hex>` as in status.history, or `sha1:<40 hex>`): new
+	// commits are not applied, and drift correction holds this revision, until it is
+	// cleared. `gitsync rollback app NAME --to REVISION` sets it, `gitsync resume app NAME`
+	// clears it. A commit whose checkout is no longer in storage is fetched again.
+	// +optional
+	// +kubebuilder:validation:Pattern="^([^@]+@)?sha1:[0-9a-f]{40}$"
+	PinnedRevision string `json:"pinnedRevision,omitempty"`
+
+	// decryption decrypts the SOPS-encrypted documents of the render, and the
+	// SOPS-encrypted files that kustomize and Helm (valuesFiles) read, with the keys in
+	// a Secret.
+	// +optional
+	Decryption *Decryption `json:"decryption,omitempty"`
+
+	// postBuild substitutes ${VAR} references in the rendered objects.
+	// +optional
+	PostBuild *PostBuild `json:"postBuild,omitempty"`
+
+	// patches are strategic-merge or JSON 6902 patches applied to the rendered objects,
+	// charts' included (Helm post-rendering without a binary).
+	// +optional
+	Patches []Patch `json:"patches,omitempty"`
+
+	// images rewrite the container images of the rendered objects.
+	// +optional
+	Images []Image `json:"images,omitempty"`
+
+	// commonMetadata adds labels and annotations to every rendered object.
+	// +optional
+	CommonMetadata *CommonMetadata `json:"commonMetadata,omitempty"`
+}
+
+// SourceReference names the source of an Application.
+type SourceReference struct {
+	// kind of the source: GitRepository (manifests, a kustomization or a chart at
+	// spec.path) or HelmRepository (spec.helm.chart from a chart repository).
+	// +required
+	// +kubebuilder:validation:Enum=GitRepository;HelmRepository
+	Kind string `json:"kind"`
+
+	// name of the source.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+
+	// namespace of the source; default: the Application's namespace.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// DependencyReference names another Application.
+type DependencyReference struct {
+	// name of the Application.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+
+	// namespace of the Application; default: this Application's namespace.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// IgnoreDifference selects objects and the fields of them that drift detection ignores.
+type IgnoreDifference struct {
+	// group of the objects ("" for the core group).
+	// +optional
+	Group string `json:"group,omitempty"`
+
+	// kind of the objects.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	Kind string `json:"kind"`
+
+	// name of the object; unset: every object of the kind.
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// namespace of the object; unset: any namespace.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+
+	// jsonPointers (RFC 6901) of the fields to ignore, e.g. /spec/replicas.
+	// +required
+	// +kubebuilder:validation:MinItems=1
+	JSONPointers []string `json:"jsonPointers"`
+}
+
+// SyncStatus values.
+const (
+	SyncStatusSynced    = "Synced"
+	SyncStatusOutOfSync = "OutOfSync"
+	SyncStatusUnknown   = "Unknown"
+)
+
+// HealthStatus values, from best to worst.
+const (
+	HealthStatusHealthy     = "Healthy"
+	HealthStatusProgressing = "Progressing"
+	HealthStatusDegraded    = "Degraded"
+	HealthStatusMissing     = "Missing"
+	HealthStatusUnknown     = "Unknown"
+)
+
+// SyncInfo says whether the cluster equals the source.
+type SyncInfo struct {
+	// status is Synced, OutOfSync or Unknown.
+	// +kubebuilder:validation:Enum=Synced;OutOfSync;Unknown
+	Status string `json:"status"`
+
+	// revision the comparison was made against.
+	// +optional
+	Revision string `json:"revision,omitempty"`
+
+	// chart and chartVersion name the chart rendered, when the path is a Helm chart.
+	// +optional
+	Chart string `json:"chart,omitempty"`
+	// +optional
+	ChartVersion string `json:"chartVersion,omitempty"`
+}
+
+// HealthInfo aggregates the health of the applied objects (worst wins).
+type HealthInfo struct {
+	// status is Healthy, Progressing, Degraded, Missing or Unknown.
+	// +kubebuilder:validation:Enum=Healthy;Progressing;Degraded;Missing;Unknown
+	Status string `json:"status"`
+
+	// message about the least healthy object.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// Inventory lists the objects an Application applied.
+type Inventory struct {
+	// entries of the inventory.
+	// +optional
+	Entries []InventoryEntry `json:"entries,omitempty"`
+}
+
+// InventoryEntry identifies one applied object.
+type InventoryEntry struct {
+	// id is `<namespace>_<name>_<group>_<kind>`.
+	ID string `json:"id"`
+
+	// v is the object's API version.
+	V string `json:"v"`
+}
+
+// DriftedObject reports one object that differs from Git.
+type DriftedObject struct {
+	// object is `<Kind>/<namespace>/<name>` (no namespace for cluster-scoped objects).
+	Object string `json:"object"`
+
+	// fields are the field paths that differ from Git.
+	// +optional
+	Fields []string `json:"fields,omitempty"`
+
+	// managers are the field managers that wrote the drifted fields.
+	// +optional
+	Managers []string `json:"managers,omitempty"`
+
+	// detectedAt is when the drift was first seen.
+	DetectedAt metav1.Time `json:"detectedAt"`
+}
+
+// SyncResult values of a history entry.
+const (
+	SyncResultSucceeded = "Succeeded"
+	SyncResultFailed    = "Failed"
+)
+
+// SyncHistoryEntry records one sync.
+type SyncHistoryEntry struct {
+	// revision that was synced.
+	Revision string `json:"revision"`
+
+	// startedAt is when the sync began.
+	StartedAt metav1.Time `json:"startedAt"`
+
+	// finishedAt is when the sync ended.
+	// +optional
+	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
+
+	// result is Succeeded or Failed.
+	// +kubebuilder:validation:Enum=Succeeded;Failed
+	Result string `json:"result"`
+
+	// message says why it failed.
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// chart and chartVersion name the chart rendered, when the path is a Helm chart.
+	// +optional
+	Chart string `json:"chart,omitempty"`
+	// +optional
+	ChartVersion string `json:"chartVersion,omitempty"`
+
+	// created, configured, unchanged and pruned count the objects of each outcome.
+	// +optional
+	Created int `json:"created,omitempty"`
+	// +optional
+	Configured int `json:"configured,omitempty"`
+	// +optional
+	Unchanged int `json:"unchanged,omitempty"`
+	// +optional
+	Pruned int `json:"pruned,omitempty"`
+}
+
+// ApplicationStatus is the observed state of an Application.
+type ApplicationStatus struct {
+	// observedGeneration is the last generation reconciled.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions: Ready, Reconciling, Stalled, Healthy.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// sync says whether the cluster equals the source's revision.
+	// +optional
+	Sync *SyncInfo `json:"sync,omitempty"`
+
+	// health aggregates the applied objects' health.
+	// +optional
+	Health *HealthInfo `json:"health,omitempty"`
+
+	// lastAppliedRevision is the last revision applied successfully.
+	// +optional
+	LastAppliedRevision string `json:"lastAppliedRevision,omitempty"`
+
+	// lastAttemptedRevision is the last revision an apply was attempted for.
+	// +optional
+	LastAttemptedRevision string `json:"lastAttemptedRevision,omitempty"`
+
+	// inventory lists the applied objects.
+	// +optional
+	Inventory *Inventory `json:"inventory,omitempty"`
+
+	// drift lists the objects that differ from Git now.
+	// +optional
+	Drift []DriftedObject `json:"drift,omitempty"`
+
+	// hooks lists the hooks of the last run, in the order they ran.
+	// +optional
+	Hooks []HookStatus `json:"hooks,omitempty"`
+
+	// hooksRevision is the revision whose sync last ran its hooks to the end: a resync
+	// of it runs no hook again (a requested sync does).
+	// +optional
+	HooksRevision string `json:"hooksRevision,omitempty"`
+
+	// history holds the last 10 syncs, newest first.
+	// +optional
+	// +kubebuilder:validation:MaxItems=10
+	History []SyncHistoryEntry `json:"history,omitempty"`
+
+	// serviceAccount names the identity the last sync applied with:
+	// "system:serviceaccount:<namespace>:<name>" when a service account was impersonated
+	// (spec.serviceAccountName, or else the operator's --default-service-account), or
+	// "operator" when the operator's own identity applied (neither is set).
+	// +optional
+	ServiceAccount string `json:"serviceAccount,omitempty"`
+
+	ReconcileRequestStatus `json:",inline"`
+}
+
+// Application builds a path of a GitRepository's artifact and keeps the cluster equal to it.
+// +kubebuilder:object:root=true
+// +kubebuilder:storageversion
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=gsapp
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Sync",type=string,JSONPath=`.status.sync.status`
+// +kubebuilder:printcolumn:name="Health",type=string,JSONPath=`.status.health.status`
+// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.lastAppliedRevision`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Pinned",type=string,JSONPath=`.spec.pinnedRevision`,priority=1
+type Application struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ApplicationSpec   `json:"spec,omitempty"`
+	Status ApplicationStatus `json:"status,omitempty"`
+}
+
+// GetConditions returns the status conditions.
+func (in *Application) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions replaces the status conditions.
+func (in *Application) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
+
+// GetInterval returns spec.interval, or its default when unset.
+func (in *Application) GetInterval() metav1.Duration {
+	return durationOr(in.Spec.Interval, DefaultApplicationInterval)
+}
+
+// GetTimeout returns spec.timeout, or its default when unset.
+func (in *Application) GetTimeout() metav1.Duration {
+	return durationOr(in.Spec.Timeout, DefaultApplicationTimeout)
+}
+
+// ApplicationList is a list of Applications.
+// +kubebuilder:object:root=true
+type ApplicationList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Application `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Application{}, &ApplicationList{})
+}

@@ -1,0 +1,101 @@
+package v1beta1
+
+// Condition types shared by both kinds.
+const (
+	// ReadyCondition is True when the last reconciliation succeeded.
+	ReadyCondition = "Ready"
+	// ReconcilingCondition is True while a reconciliation is in progress.
+	ReconcilingCondition = "Reconciling"
+	// StalledCondition is True when the object cannot make progress until its spec changes.
+	StalledCondition = "Stalled"
+	// HealthyCondition (Application) is True when every applied object is healthy.
+	HealthyCondition = "Healthy"
+)
+
+// Condition reasons.
+const (
+	// SucceededReason: the reconciliation finished without error.
+	SucceededReason = "Succeeded"
+	// ProgressingReason: a reconciliation is under way.
+	ProgressingReason = "Progressing"
+	// SuspendedReason: spec.suspend is true; nothing is reconciled.
+	SuspendedReason = "Suspended"
+	// AuthenticationFailedReason: the Git server refused the credentials, or the SSH host key did not verify.
+	AuthenticationFailedReason = "AuthenticationFailed"
+	// RefNotFoundReason: the branch, tag, semver range or commit does not exist on the remote.
+	RefNotFoundReason = "RefNotFound"
+	// RefInvalidReason: spec.ref cannot be used (e.g. a semver range that does not parse).
+	RefInvalidReason = "RefInvalid"
+	// URLInvalidReason: spec.url cannot be parsed as a Git URL.
+	URLInvalidReason = "URLInvalid"
+	// FetchFailedReason: listing or fetching from the remote failed (network, server error, timeout).
+	FetchFailedReason = "FetchFailed"
+	// TooLargeReason: the fetch exceeded the GitRepository's spec.maxSize.
+	TooLargeReason = "TooLarge"
+	// SecretNotFoundReason: the Secret named by spec.secretRef could not be read or is malformed.
+	SecretNotFoundReason = "SecretNotFound"
+	// StorageFailedReason: the checkout could not be written to the storage path.
+	StorageFailedReason = "StorageFailed"
+	// ArtifactNotReadyReason: the Application's source has no artifact yet.
+	ArtifactNotReadyReason = "ArtifactNotReady"
+	// BuildFailedReason: kustomize or YAML decoding of the path failed.
+	BuildFailedReason = "BuildFailed"
+	// ApplyFailedReason: the server-side dry-run or apply failed.
+	ApplyFailedReason = "ApplyFailed"
+	// PruneFailedReason: deleting objects that left Git failed, or was refused.
+	PruneFailedReason = "PruneFailed"
+	// PruneRefusedReason: a prune would have deleted a CustomResourceDefinition that
+	// still has custom resources (see spec.pruneCRDs); nothing of it was deleted.
+	PruneRefusedReason = "PruneRefused"
+	// LimitAppliedReason (a Warning event): a spec field is beyond the operator's caps
+	// (gitsync run --max-timeout, --min-interval, --max-artifact-size); the cap applies.
+	LimitAppliedReason = "LimitApplied"
+	// ObjectsMissingReason: objects of the revision just applied are not in the cluster.
+	ObjectsMissingReason = "ObjectsMissing"
+	// HealthCheckFailedReason: applied objects did not become healthy in time.
+	HealthCheckFailedReason = "HealthCheckFailed"
+	// DependencyNotReadyReason: an Application named in dependsOn is not Ready.
+	DependencyNotReadyReason = "DependencyNotReady"
+	// AccessDeniedReason: the Application names a GitRepository (sourceRef.namespace) or
+	// a dependency (dependsOn[].namespace) in another namespace, and the operator does
+	// not allow cross-namespace references (gitsync run --allow-cross-namespace-refs).
+	AccessDeniedReason = "AccessDenied"
+	// OrphanedReason (a Warning event): on deletion, objects the Application's identity
+	// may no longer delete (its service account or RoleBinding is gone) were left in place.
+	OrphanedReason = "Orphaned"
+)
+
+// Annotations and labels.
+const (
+	// RequestedAtAnnotation: setting it to a new value asks for a reconcile now.
+	RequestedAtAnnotation = "gitsync.dev/requested-at"
+	// RunHooksAnnotation: set to the same value as requested-at, the requested sync runs
+	// the hooks again (`gitsync reconcile app NAME --hooks`); a request without it runs
+	// them only for a revision they have not run for.
+	RunHooksAnnotation = "gitsync.dev/run-hooks"
+	// ApplicationLabel names the Application that manages an object.
+	ApplicationLabel = "gitsync.dev/application"
+	// ApplicationNamespaceLabel is the namespace of the Application that manages an object.
+	ApplicationNamespaceLabel = "gitsync.dev/application-namespace"
+	// FieldManager is the field manager of every apply gitsync makes.
+	FieldManager = "gitsync"
+	// Finalizer is set on Applications that prune on deletion.
+	Finalizer = "gitsync.dev/finalizer"
+	// PruneAnnotation set to PruneDisabled on an object keeps it when it leaves Git and
+	// when its Application is deleted (Flux's kustomize.toolkit.fluxcd.io/prune: disabled
+	// and Argo CD's argocd.argoproj.io/sync-options: Prune=false are honoured too).
+	PruneAnnotation = "gitsync.dev/prune"
+	// PruneDisabled is the value of PruneAnnotation that turns pruning off.
+	PruneDisabled = "disabled"
+	// ShardLabel ("0".."M-1") on a GitRepository, Application, Provider or Alert assigns
+	// it to that shard of `gitsync run --shard N/M` instead of the hash of its
+	// namespace/name; a value outside 0..M-1 is ignored.
+	ShardLabel = "gitsync.dev/shard"
+)
+
+// Kinds.
+const (
+	GitRepositoryKind  = "GitRepository"
+	HelmRepositoryKind = "HelmRepository"
+	ApplicationKind    = "Application"
+)
