@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -74,7 +75,13 @@ type Server struct {
 	mu     sync.Mutex
 	counts map[string]*Counts
 	repos  map[string]*Repo
+	// fetchDelay holds back HTTP fetches (see SetFetchDelay).
+	fetchDelay atomic.Int64
 }
+
+// SetFetchDelay makes every HTTP upload-pack request that asks for objects wait d before
+// it is served (a slow Git host: ref listings stay fast); 0 turns it off.
+func (s *Server) SetFetchDelay(d time.Duration) { s.fetchDelay.Store(int64(d)) }
 
 // NewServer starts an HTTP and an SSH Git server on random 127.0.0.1 ports.
 // t.Cleanup stops them and removes all repositories.
@@ -278,6 +285,13 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			s.count(repo, func(c *Counts) { c.RefListings++ })
 		case r.Method == http.MethodPost && rest == "git-upload-pack" && requestWants(r.Header, body):
 			s.count(repo, func(c *Counts) { c.Fetches++ })
+			if d := time.Duration(s.fetchDelay.Load()); d > 0 {
+				select {
+				case <-time.After(d):
+				case <-r.Context().Done():
+					return
+				}
+			}
 		}
 	}
 	h := &cgi.Handler{
