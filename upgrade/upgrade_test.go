@@ -103,7 +103,17 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 		time.Since(start).Round(time.Second), len(later.writes), len(later.prunes), len(later.hookRuns))
 	g.Expect(later.hookRuns).To(HaveLen(7), "3 Applications with 2 hooks and one chart with one: %s", later)
 
-	// The downgrade that the README describes: the previous release's CRDs, then its binary.
+	// The downgrade that the README describes: the previous release's CRDs, then its
+	// binary; or, when the working tree's CRDs have stored a version that the previous
+	// release's lack, the API server's refusal of those CRDs.
+	if refused := downgradeRefused(t, previous.CRDDirectory()); len(refused) > 0 {
+		for _, crd := range refused {
+			err := envtest.CreateCRDs(env.Config, []*apiextensionsv1.CustomResourceDefinition{crd})
+			g.Expect(err).To(MatchError(ContainSubstring("status.storedVersions")), "the previous release's %s", crd.Name)
+			t.Logf("downgrade working tree -> %s: refused by the API server, as the README says: %v", previous.Version, err)
+		}
+		return
+	}
 	down := handOver{name: "downgrade working tree -> " + previous.Version,
 		crds: envtest.CRDInstallOptions{Paths: []string{previous.CRDDirectory()}},
 		next: operator(previous.Binary, previous.Version+"-again", true)}.run(t, ctx, ns, srv, up.next, second)
@@ -111,6 +121,27 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 	g.Expect(down.counts.prunes).To(BeEmpty(), "prunes")
 	g.Expect(down.counts.hookRuns).To(BeEmpty(), "hook runs")
 	g.Expect(down.changes).To(BeEmpty(), "managed objects and hooks changed, deleted or created")
+}
+
+// downgradeRefused returns the CRDs of dir that the API server must refuse: those that
+// lack a version that the live CRD of the same name lists in status.storedVersions.
+func downgradeRefused(t *testing.T, dir string) []*apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	g := NewWithT(t)
+	opts := envtest.CRDInstallOptions{Paths: []string{dir}}
+	g.Expect(envtest.ReadCRDFiles(&opts)).To(Succeed())
+	var refused []*apiextensionsv1.CustomResourceDefinition
+	for _, crd := range opts.CRDs {
+		live := &apiextensionsv1.CustomResourceDefinition{}
+		g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Name: crd.Name}, live)).To(Succeed())
+		for _, stored := range live.Status.StoredVersions {
+			if !slices.ContainsFunc(crd.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == stored }) {
+				refused = append(refused, crd)
+				break
+			}
+		}
+	}
+	return refused
 }
 
 func configMapRev(g Gomega, ns, name string) string {
