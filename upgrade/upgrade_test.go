@@ -25,8 +25,8 @@ import (
 // still writes when it takes over: a finding of the upgrade test (issue 25), kept here
 // so that the assertions below state the true counts. An Application whose first
 // reconcile finds no checkout of its last applied revision in the (fresh) storage is
-// marked Ready=False/ArtifactNotReady (reconcileSource, internal/controller/
-// application_steps.go); once the source has fetched it, reconcileRestore calls the drift
+// marked Ready=False/ArtifactNotReady (the Application reconciler's reconcileSource);
+// once the source has fetched it, reconcileRestore calls the drift
 // state Unsure (Ready is not True) and reconcileBackstop, which requires Ready, lets the
 // reconcile run a full sync at the same revision. The sync's dry-run finds the edit that
 // plain-1 (selfHeal: false) only reports, and its apply overwrites it. The fix keeps the
