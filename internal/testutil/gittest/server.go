@@ -79,10 +79,6 @@ type Server struct {
 	fetchDelay atomic.Int64
 }
 
-// SetFetchDelay makes every HTTP upload-pack request that asks for objects wait d before
-// it is served (a slow Git host: ref listings stay fast); 0 turns it off.
-func (s *Server) SetFetchDelay(d time.Duration) { s.fetchDelay.Store(int64(d)) }
-
 // NewServer starts an HTTP and an SSH Git server on random 127.0.0.1 ports.
 // t.Cleanup stops them and removes all repositories.
 func NewServer(t testing.TB, opts Options) *Server {
@@ -285,12 +281,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			s.count(repo, func(c *Counts) { c.RefListings++ })
 		case r.Method == http.MethodPost && rest == "git-upload-pack" && requestWants(r.Header, body):
 			s.count(repo, func(c *Counts) { c.Fetches++ })
-			if d := time.Duration(s.fetchDelay.Load()); d > 0 {
-				select {
-				case <-time.After(d):
-				case <-r.Context().Done():
-					return
-				}
+			if !s.holdFetch(r) {
+				return
 			}
 		}
 	}
