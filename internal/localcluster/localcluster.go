@@ -39,14 +39,30 @@ type Cluster struct {
 // NewScheme is gitsync's scheme (internal/scheme).
 func NewScheme() *runtime.Scheme { return scheme.New() }
 
+// Options change what Start does; the zero Options is Start's.
+type Options struct {
+	// CRDDirectories, when set, hold the CRDs to install instead of gitsync's own (e.g.
+	// an earlier release's config/crd/bases).
+	CRDDirectories []string
+	// AuditLog, when set, is a file the API server appends one JSON audit event
+	// (level Metadata) to for every request that may write: create, update, patch,
+	// delete, deletecollection.
+	AuditLog string
+}
+
 // Start starts etcd and kube-apiserver and installs the CRDs.
-func Start() (*Cluster, error) {
+func Start() (*Cluster, error) { return StartWith(Options{}) }
+
+// StartWith is Start with options.
+func StartWith(o Options) (*Cluster, error) {
 	assets, err := Assets()
 	if err != nil {
 		return nil, err
 	}
 	crds, err := config.CRDs()
-	if err != nil {
+	if o.CRDDirectories != nil {
+		crds = nil
+	} else if err != nil {
 		return nil, fmt.Errorf("loading CRDs: %w", err)
 	}
 	// A certificate directory of our own (envtest removes and regenerates its own on every
@@ -58,6 +74,7 @@ func Start() (*Cluster, error) {
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
 		CRDs:                  crds,
+		CRDDirectoryPaths:     o.CRDDirectories,
 		ErrorIfCRDPathMissing: true,
 		// kube-apiserver's graceful shutdown can outlast envtest's 20 s under load; after
 		// this it is killed.
@@ -69,6 +86,12 @@ func Start() (*Cluster, error) {
 		env.ControlPlaneStartTimeout = 2 * time.Minute
 	}
 	env.ControlPlane.APIServer = &envtest.APIServer{CertDir: certDir}
+	if o.AuditLog != "" {
+		if err := auditWrites(env.ControlPlane.APIServer, certDir, o.AuditLog); err != nil {
+			_ = os.RemoveAll(certDir)
+			return nil, err
+		}
+	}
 	cfg, err := env.Start()
 	if err != nil {
 		_ = os.RemoveAll(certDir)
@@ -77,6 +100,32 @@ func Start() (*Cluster, error) {
 	// Tests create many objects quickly; the default client limits (5 qps) would throttle them.
 	cfg.QPS, cfg.Burst = 500, 1000
 	return &Cluster{env: env, certDir: certDir, Config: cfg, Scheme: NewScheme()}, nil
+}
+
+// auditPolicy records, at level Metadata (who, verb, object; no bodies), every request
+// that may write.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  verbs: [create, update, patch, delete, deletecollection]
+- level: None
+`
+
+// auditWrites makes the API server write auditPolicy's events to path (JSON lines); the
+// policy file goes in dir.
+func auditWrites(s *envtest.APIServer, dir, path string) error {
+	policy := filepath.Join(dir, "audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+		return fmt.Errorf("writing the audit policy: %w", err)
+	}
+	s.Configure().
+		Set("audit-policy-file", policy).
+		Set("audit-log-path", path).
+		Set("audit-log-format", "json").
+		Set("audit-log-mode", "blocking")
+	return nil
 }
 
 // Stop stops the control plane and removes its data.

@@ -23,14 +23,21 @@ func Build(dir string) (string, error) {
 		return "", err
 	}
 	bin := filepath.Join(dir, "gitsync")
+	return bin, BuildAt(root, bin)
+}
+
+// BuildAt compiles ./cmd/gitsync of the source tree at src (the module's root, e.g. a
+// checkout of an earlier release) into the file bin, with the local toolchain.
+func BuildAt(src, bin string) error {
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/gitsync")
-	cmd.Dir = root
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOWORK=off")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("building gitsync: %w: %s", err, bytes.TrimSpace(stderr.Bytes()))
+		return fmt.Errorf("building gitsync in %s: %w: %s", src, err, bytes.TrimSpace(stderr.Bytes()))
 	}
-	return bin, nil
+	return nil
 }
 
 func moduleRoot() (string, error) {
@@ -57,6 +64,11 @@ type Options struct {
 	Log string
 	// Args are more flags of `gitsync run`.
 	Args []string
+	// CommonFlagsOnly passes only the flags that every release's `gitsync run` accepts
+	// (--kubeconfig, --storage-path and the three bind addresses), for an earlier
+	// release's binary: v0.1.0 knows neither --deny-egress nor --min-interval (it had no
+	// egress guard and no interval cap).
+	CommonFlagsOnly bool
 	// MemoryLimit, when not 0, caps the process's address space (RLIMIT_AS, on Linux) so
 	// that a runaway allocation ends the operator, as a container's memory limit would,
 	// instead of exhausting the machine. Go reserves some address space up front: allow
@@ -94,15 +106,20 @@ func Run(o Options) (*Process, error) {
 	}
 	defer log.Close()
 	fmt.Fprintf(log, "=== gitsyncproc: starting at %s\n", time.Now().Format(time.RFC3339Nano))
-	args := append([]string{"run",
+	args := []string{"run",
 		"--kubeconfig", o.Kubeconfig,
 		"--storage-path", o.StoragePath,
 		"--metrics-bind-address", "0",
 		"--health-probe-bind-address", "0",
 		"--webhook-bind-address", "0",
-		"--deny-egress=",   // the test servers are on loopback; a later --deny-egress in Args wins
-		"--min-interval=0", // the tests poll every second or faster
-	}, o.Args...)
+	}
+	if !o.CommonFlagsOnly {
+		args = append(args,
+			"--deny-egress=",   // the test servers are on loopback; a later --deny-egress in Args wins
+			"--min-interval=0", // the tests poll every second or faster
+		)
+	}
+	args = append(args, o.Args...)
 	cmd := exec.Command(o.Binary, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+o.Kubeconfig)
@@ -131,6 +148,19 @@ func (p *Process) Kill() {
 		_ = p.cmd.Process.Signal(syscall.SIGKILL)
 	})
 	<-p.done
+}
+
+// Stop sends SIGTERM, as a Deployment's rollout does, and waits for the process to end;
+// after grace it sends SIGKILL. It reports whether the process ended within grace.
+func (p *Process) Stop(grace time.Duration) bool {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+		return true
+	case <-time.After(grace):
+		p.Kill()
+		return false
+	}
 }
 
 // Exited reports whether the process ended (without being killed by Kill) and how.

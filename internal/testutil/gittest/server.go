@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -74,6 +75,8 @@ type Server struct {
 	mu     sync.Mutex
 	counts map[string]*Counts
 	repos  map[string]*Repo
+	// fetchDelay holds back HTTP fetches (see SetFetchDelay).
+	fetchDelay atomic.Int64
 }
 
 // NewServer starts an HTTP and an SSH Git server on random 127.0.0.1 ports.
@@ -278,6 +281,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			s.count(repo, func(c *Counts) { c.RefListings++ })
 		case r.Method == http.MethodPost && rest == "git-upload-pack" && requestWants(r.Header, body):
 			s.count(repo, func(c *Counts) { c.Fetches++ })
+			if !s.holdFetch(r) {
+				return
+			}
 		}
 	}
 	h := &cgi.Handler{

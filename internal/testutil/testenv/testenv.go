@@ -27,7 +27,13 @@ type Env struct {
 // manager, returning its stop function), runs the package's tests and stops it all.
 // Call it from TestMain as os.Exit(testenv.Run(m, &env, setup)).
 func Run(m *testing.M, env **Env, setup func() (stop func(), err error)) int {
-	c, err := localcluster.Start()
+	return RunWith(m, env, localcluster.Options{}, setup)
+}
+
+// RunWith is Run with the API server started with opts (e.g. an earlier release's CRDs,
+// an audit log).
+func RunWith(m *testing.M, env **Env, opts localcluster.Options, setup func() (stop func(), err error)) int {
+	c, err := localcluster.StartWith(opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

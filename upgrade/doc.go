@@ -1,0 +1,2 @@
+// Package upgrade proves that a newer gitsync takes over from the previous release without disturbing what it manages: the previous release (hack/releases) is built from its commit and runs 20 Applications (plain YAML, kustomize, a chart, hooks, drift) on an API server with its own CRDs; it is stopped, the working tree's CRDs are installed and its binary started, and the API server's audit log shows 0 writes to managed objects, 0 prunes and 0 hook runs until every Application is Ready again at the same revision; then a later commit syncs.
+package upgrade
