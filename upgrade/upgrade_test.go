@@ -33,7 +33,7 @@ import (
 // conditions of an Application already synced at the artifact's revision, with no sync
 // requested, while its checkout is fetched again; then this list is empty and every
 // count below is 0.
-var overwrittenOnTakeover = []string{"plain-1"}
+var overwrittenOnTakeover []string
 
 // TestUpgradeFromPreviousRelease runs the previous release with 20 Applications, then
 // replaces it (SIGTERM, as a rollout does) by the working tree's binary with the working

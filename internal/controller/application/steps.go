@@ -92,6 +92,15 @@ func (r *Reconciler) reconcileSource(ctx context.Context, s *syncRun) (ctrl.Resu
 				return ctrl.Result{}, err
 			}
 		}
+		if settled(app, s.revision) {
+			// Synced at this revision already and nothing asked for (a restart with a
+			// fresh storage path): the cluster is as it was, so the conditions stay (a
+			// flap to not Ready would make the next reconcile a full sync, overwriting
+			// drift that selfHeal: false only reports); reconcileRestore resumes drift
+			// protection once the checkout is back.
+			s.stop = true
+			return ctrl.Result{RequeueAfter: wait}, nil
+		}
 		res, err := r.notReady(s, gitsyncv1.ArtifactNotReadyReason,
 			fmt.Sprintf("checkout of %s is not in storage; asked %s to fetch it", s.revision, key))
 		res.RequeueAfter = wait
@@ -99,6 +108,16 @@ func (r *Reconciler) reconcileSource(ctx context.Context, s *syncRun) (ctrl.Resu
 	}
 	r.refreshDone(client.ObjectKeyFromObject(app))
 	return ctrl.Result{}, nil
+}
+
+// settled tells whether the Application was synced at revision with its current spec,
+// is Ready, and no sync was requested since.
+func settled(app *gitsyncv1.Application, revision string) bool {
+	requested := app.GetAnnotations()[gitsyncv1.RequestedAtAnnotation]
+	return revision == app.Status.LastAppliedRevision &&
+		app.Generation == app.Status.ObservedGeneration &&
+		conditions.IsReady(app) &&
+		(requested == "" || requested == app.Status.LastHandledReconcileAt)
 }
 
 // awaitingSyncRequest holds a new revision back while autoSync is off and no sync was
@@ -128,12 +147,7 @@ func awaitingSyncRequest(s *syncRun) bool {
 func (r *Reconciler) reconcileBackstop(ctx context.Context, s *syncRun) (ctrl.Result, error) {
 	app := s.app
 	key := client.ObjectKeyFromObject(app)
-	requested := app.GetAnnotations()[gitsyncv1.RequestedAtAnnotation]
-	quiet := !r.refsChanged.take(key) && r.Desired != nil && r.Desired.Tracked(key) &&
-		s.revision == app.Status.LastAppliedRevision &&
-		app.Generation == app.Status.ObservedGeneration &&
-		conditions.IsReady(app) &&
-		(requested == "" || requested == app.Status.LastHandledReconcileAt)
+	quiet := !r.refsChanged.take(key) && r.Desired != nil && r.Desired.Tracked(key) && settled(app, s.revision)
 	if !quiet {
 		return ctrl.Result{}, nil
 	}
