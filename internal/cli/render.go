@@ -122,55 +122,99 @@ func worktreeRoot(dir string) string {
 // HelmRepository chart into a temporary cache, and renders it as a sync would (without
 // decrypt, SOPS-encrypted content left encrypted).
 func renderFromSource(ctx context.Context, c client.Client, app *gitsyncv1.Application, revision string, cluster *render.Cluster, decrypt bool) (*rendered, error) {
-	key := render.SourceKey(app)
+	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
+		if revision != "" {
+			return nil, fmt.Errorf("revision %q: a HelmRepository chart renders at the version spec.helm.version selects", revision)
+		}
+		return renderChart(ctx, c, app, cluster, decrypt)
+	}
+	return renderGitRef(ctx, c, app, cluster, decrypt, func(repo *gitsyncv1.GitRepository) (source.Ref, string, error) {
+		rev := revision
+		if rev == "" {
+			if repo.Status.Artifact == nil {
+				return source.Ref{}, "", fmt.Errorf("source GitRepository %s has no artifact yet", client.ObjectKeyFromObject(repo))
+			}
+			rev = repo.Status.Artifact.Revision
+		}
+		commit := source.CommitOf(rev)
+		if commit == "" {
+			return source.Ref{}, "", fmt.Errorf("revision %q names no commit (want <ref>@sha1:<40 hex>)", rev)
+		}
+		ref := source.Ref{Commit: commit}
+		if repo.Spec.Ref != nil {
+			ref.Branch = repo.Spec.Ref.Branch
+		}
+		return ref, rev, nil
+	})
+}
+
+// renderAtRevision renders the Application at revision of its GitRepository: a branch
+// name (its head now), `<branch>@sha1:<commit>` (a commit of that branch) or a commit
+// alone (40 hex digits; it must be in the branch the GitRepository follows). A chart of
+// a HelmRepository has no such revision.
+func renderAtRevision(ctx context.Context, c client.Client, app *gitsyncv1.Application, revision string, cluster *render.Cluster, decrypt bool) (*rendered, error) {
+	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
+		return nil, fmt.Errorf("revision %q: a HelmRepository chart renders at the version spec.helm.version selects", revision)
+	}
+	return renderGitRef(ctx, c, app, cluster, decrypt, func(repo *gitsyncv1.GitRepository) (source.Ref, string, error) {
+		revision := strings.TrimSpace(revision)
+		ref := source.Ref{Branch: revision}
+		if commit := source.CommitOf(revision); commit != "" {
+			// The fetch checks that the commit is in the branch: the one the revision
+			// names, else the one the GitRepository follows (else the default branch).
+			ref = source.Ref{Commit: commit}
+			if branch, _, ok := strings.Cut(revision, "@"); ok && branch != "" {
+				ref.Branch = branch
+			} else if repo.Spec.Ref != nil {
+				ref.Branch = repo.Spec.Ref.Branch
+			}
+		}
+		return ref, "", nil
+	})
+}
+
+// renderChart downloads the Application's HelmRepository chart into a temporary cache
+// and renders it.
+func renderChart(ctx context.Context, c client.Client, app *gitsyncv1.Application, cluster *render.Cluster, decrypt bool) (*rendered, error) {
 	tmp, err := os.MkdirTemp("", "gitsync-cli-")
 	if err != nil {
 		return nil, fmt.Errorf("creating a temporary directory: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
-		if revision != "" {
-			return nil, fmt.Errorf("revision %q: a HelmRepository chart renders at the version spec.helm.version selects", revision)
-		}
-		store, err := chartrepo.New(tmp)
-		if err != nil {
-			return nil, err
-		}
-		archive, rev, err := render.LocateChart(ctx, c, app, store)
-		if err != nil {
-			return nil, err
-		}
-		res, err := render.Render(ctx, app, render.Source{Archive: archive, KeepEncrypted: !decrypt}, cluster)
-		if err != nil {
-			return nil, fmt.Errorf("rendering chart %s: %w", rev, err)
-		}
-		return newRendered(res, "revision "+rev), nil
+	store, err := chartrepo.New(tmp)
+	if err != nil {
+		return nil, err
 	}
+	archive, rev, err := render.LocateChart(ctx, c, app, store)
+	if err != nil {
+		return nil, err
+	}
+	res, err := render.Render(ctx, app, render.Source{Archive: archive, KeepEncrypted: !decrypt}, cluster)
+	if err != nil {
+		return nil, fmt.Errorf("rendering chart %s: %w", rev, err)
+	}
+	return newRendered(res, "revision "+rev), nil
+}
+
+// renderGitRef reads the Application's GitRepository, fetches the ref refOf picks of it
+// (with the label it names it by; "" for the fetched revision) into a temporary
+// directory and renders the Application's path from it.
+func renderGitRef(ctx context.Context, c client.Client, app *gitsyncv1.Application, cluster *render.Cluster, decrypt bool,
+	refOf func(*gitsyncv1.GitRepository) (source.Ref, string, error)) (*rendered, error) {
+	key := render.SourceKey(app)
 	repo := &gitsyncv1.GitRepository{}
 	if err := c.Get(ctx, key, repo); err != nil {
 		return nil, fmt.Errorf("reading source GitRepository %s: %w", key, err)
 	}
-	if revision == "" {
-		if repo.Status.Artifact == nil {
-			return nil, fmt.Errorf("source GitRepository %s has no artifact yet", key)
-		}
-		revision = repo.Status.Artifact.Revision
+	ref, label, err := refOf(repo)
+	if err != nil {
+		return nil, err
 	}
-	commit := source.CommitOf(revision)
-	if commit == "" {
-		return nil, fmt.Errorf("revision %q names no commit (want <ref>@sha1:<40 hex>)", revision)
+	tmp, err := os.MkdirTemp("", "gitsync-cli-")
+	if err != nil {
+		return nil, fmt.Errorf("creating a temporary directory: %w", err)
 	}
-	ref := source.Ref{Commit: commit}
-	if repo.Spec.Ref != nil {
-		ref.Branch = repo.Spec.Ref.Branch
-	}
-	return renderGit(ctx, c, app, repo, ref, revision, tmp, cluster, decrypt)
-}
-
-// renderGit fetches ref of repo into tmp and renders the Application's path from it;
-// label names the revision in messages ("" for the fetched revision).
-func renderGit(ctx context.Context, c client.Client, app *gitsyncv1.Application, repo *gitsyncv1.GitRepository, ref source.Ref, label, tmp string, cluster *render.Cluster, decrypt bool) (*rendered, error) {
-	key := client.ObjectKeyFromObject(repo)
+	defer os.RemoveAll(tmp)
 	request, err := render.GitRequest(ctx, c, repo, ref)
 	if err != nil {
 		return nil, fmt.Errorf("reading the credentials of %s: %w", key, err)
@@ -194,39 +238,6 @@ func renderGit(ctx context.Context, c client.Client, app *gitsyncv1.Application,
 		return nil, fmt.Errorf("building %s at %s: %w", pathOrDot(app.Spec.Path), label, err)
 	}
 	return newRendered(res, "revision "+label), nil
-}
-
-// renderAtRevision renders the Application at revision of its GitRepository: a branch
-// name (its head now), `<branch>@sha1:<commit>` (a commit of that branch) or a commit
-// alone (40 hex digits; it must be in the branch the GitRepository follows). A chart of
-// a HelmRepository has no such revision.
-func renderAtRevision(ctx context.Context, c client.Client, app *gitsyncv1.Application, revision string, cluster *render.Cluster, decrypt bool) (*rendered, error) {
-	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
-		return nil, fmt.Errorf("revision %q: a HelmRepository chart renders at the version spec.helm.version selects", revision)
-	}
-	key := render.SourceKey(app)
-	repo := &gitsyncv1.GitRepository{}
-	if err := c.Get(ctx, key, repo); err != nil {
-		return nil, fmt.Errorf("reading source GitRepository %s: %w", key, err)
-	}
-	revision = strings.TrimSpace(revision)
-	ref := source.Ref{Branch: revision}
-	if commit := source.CommitOf(revision); commit != "" {
-		// The fetch checks that the commit is in the branch: the one the revision
-		// names, else the one the GitRepository follows (else the default branch).
-		ref = source.Ref{Commit: commit}
-		if branch, _, ok := strings.Cut(revision, "@"); ok && branch != "" {
-			ref.Branch = branch
-		} else if repo.Spec.Ref != nil {
-			ref.Branch = repo.Spec.Ref.Branch
-		}
-	}
-	tmp, err := os.MkdirTemp("", "gitsync-cli-")
-	if err != nil {
-		return nil, fmt.Errorf("creating a temporary directory: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	return renderGit(ctx, c, app, repo, ref, "", tmp, cluster, decrypt)
 }
 
 func pathOrDot(p string) string {
