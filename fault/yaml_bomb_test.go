@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 )
 
 // TestAliasBombInAKustomization is the bad input that, unguarded, makes the operator

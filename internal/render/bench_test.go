@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 )
 
 // BenchmarkPostBuild200 measures what decryption and substitution add to a render of

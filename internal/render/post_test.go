@@ -12,7 +12,7 @@ import (
 
 	"github.com/fluxcd/pkg/ssa/utils"
 
-	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/substitute"
 	"github.com/gitsync-dev/gitsync/internal/testutil/sopsenc"
 )

@@ -3,7 +3,7 @@ package render
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/build"
 	"github.com/gitsync-dev/gitsync/internal/transform"
 )

@@ -30,7 +30,7 @@ import (
 	"sigs.k8s.io/kustomize/api/resource"
 
 	"github.com/fluxcd/pkg/ssa/utils"
-	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 )
 
 // namePattern is the shape of a variable name, as Flux requires it.

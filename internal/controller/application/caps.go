@@ -3,7 +3,7 @@ package application
 import (
 	"time"
 
-	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 )
 
 // timeout is the Application's spec.timeout within the operator's caps: every wait of a

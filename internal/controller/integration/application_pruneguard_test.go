@@ -15,7 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	kubelet "github.com/gitsync-dev/gitsync/internal/demo/standin"
 	"github.com/gitsync-dev/gitsync/internal/testutil/manifests"
 )

@@ -7,7 +7,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 )
 
 // Hooks run when people expect: once per new revision (a rollback's pin is one), never
