@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
-	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	gitsyncv1alpha1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/notify"
 	"github.com/gitsync-dev/gitsync/internal/testutil/gittest"
 	"github.com/gitsync-dev/gitsync/internal/testutil/receiver"
