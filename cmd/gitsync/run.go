@@ -69,6 +69,8 @@ func newRunCommandWith(o *runOptions) *cobra.Command {
 	f.BoolVar(&o.operator.AllowFileURLs, "allow-file-urls", false, "let a GitRepository read a file:// URL on the operator's own disk (refused otherwise)")
 	f.IntVar(&o.operator.RenderLimits.Concurrent, "max-concurrent-renders", helm.DefaultConcurrentRenders, "chart renders at once (others wait)")
 	f.DurationVar(&o.operator.RenderLimits.Timeout, "render-timeout", helm.DefaultRenderTimeout, "the most a chart render may take")
+	f.IntVar(&o.operator.RenderLimits.MaxAbandoned, "max-abandoned-renders", helm.DefaultMaxAbandonedRenders,
+		"chart renders past --render-timeout whose template loop cannot be stopped that may go on in the background without holding a render slot")
 	f.Int64Var(&o.operator.RenderLimits.MaxDecompressed, "max-chart-decompressed-size", helm.DefaultMaxDecompressed,
 		"the most bytes a chart may hold decompressed, vendored subcharts included")
 	f.DurationVar(&o.operator.Caps.MaxTimeout, "max-timeout", time.Hour, "the longest timeout a spec may set (an apply, a hook, a wave, a health wait); longer ones are lowered to it (0: no limit)")

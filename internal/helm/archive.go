@@ -23,7 +23,7 @@ func LoadArchive(file string) (*chart.Chart, error) {
 	defer f.Close()
 	// The whole archive, vendored subcharts included, is measured decompressed before
 	// Helm unpacks anything (a small archive can hold a lot).
-	l, _ := currentLimits()
+	l, _, _ := currentLimits()
 	left := l.MaxDecompressed
 	if err := scanArchive(f, &left, 0, l); err != nil {
 		return nil, fmt.Errorf("loading chart archive: %w", err)

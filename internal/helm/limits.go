@@ -15,8 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 
-	"helm.sh/helm/v4/pkg/chart/common"
-	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/engine"
 )
 
@@ -38,6 +36,11 @@ type Limits struct {
 	// MaxDecompressed bounds a chart's decompressed size, its vendored subcharts
 	// (charts/*.tgz, recursively) counted in (DefaultMaxDecompressed).
 	MaxDecompressed int64
+	// MaxAbandoned bounds the renders given up at their deadline that still run (a
+	// template looping without a function call cannot be stopped in process): each
+	// frees its slot while there is room, so at most Concurrent + MaxAbandoned
+	// templates run at once (DefaultMaxAbandonedRenders).
+	MaxAbandoned int
 }
 
 // Defaults of Limits.
@@ -47,12 +50,16 @@ const (
 	DefaultMaxBytes          = 64 << 20
 	DefaultConcurrentRenders = 2
 	DefaultMaxDecompressed   = 50 << 20
+	// DefaultMaxAbandonedRenders is one: a second chart that loops forever keeps its
+	// slot, and the operator's CPU is never taken by more than Concurrent + 1 of them.
+	DefaultMaxAbandonedRenders = 1
 )
 
 var (
 	limitsMu sync.Mutex
 	limits   = Limits{}.withDefaults()
 	slots    = make(chan struct{}, DefaultConcurrentRenders)
+	runaways = newAbandonedRenders(DefaultMaxAbandonedRenders)
 )
 
 func (l Limits) withDefaults() Limits {
@@ -71,6 +78,9 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxDecompressed <= 0 {
 		l.MaxDecompressed = DefaultMaxDecompressed
 	}
+	if l.MaxAbandoned <= 0 {
+		l.MaxAbandoned = DefaultMaxAbandonedRenders
+	}
 	return l
 }
 
@@ -81,12 +91,13 @@ func SetLimits(l Limits) {
 	defer limitsMu.Unlock()
 	limits = l.withDefaults()
 	slots = make(chan struct{}, limits.Concurrent)
+	runaways = newAbandonedRenders(limits.MaxAbandoned)
 }
 
-func currentLimits() (Limits, chan struct{}) {
+func currentLimits() (Limits, chan struct{}, *abandonedRenders) {
 	limitsMu.Lock()
 	defer limitsMu.Unlock()
-	return limits, slots
+	return limits, slots, runaways
 }
 
 // ErrRenderLimit is a render stopped by one of its Limits.
@@ -288,52 +299,6 @@ func strVal(v any) string {
 		return v.String()
 	}
 	return fmt.Sprintf("%v", v)
-}
-
-// renderBounded renders c within the process's Limits: it waits for a render slot, then
-// runs Helm's engine with the bounded functions and returns at the deadline at the
-// latest. A template that loops without calling any function (a range over a huge
-// integer with a constant body) keeps its goroutine, and its slot, until it ends: the
-// slot stays taken so that such charts cannot pile up beyond Limits.Concurrent.
-func renderBounded(ctx context.Context, c *chart.Chart, vals common.Values, lookup engine.ClientProvider) (map[string]string, error) {
-	l, slots := currentLimits()
-	ctx, cancel := context.WithTimeoutCause(ctx, l.Timeout, fmt.Errorf("the render took longer than %s", l.Timeout))
-	defer cancel()
-	select {
-	case slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting for a render slot: %w", context.Cause(ctx))
-	}
-	b := &budget{ctx: ctx, maxOps: l.MaxOps, maxByte: l.MaxBytes}
-	type result struct {
-		files map[string]string
-		err   error
-	}
-	done := make(chan result, 1)
-	go func() {
-		defer func() { <-slots }()
-		files, err := engine.Engine{CustomTemplateFuncs: b.funcs(lookup)}.RenderWithContext(ctx, c, vals)
-		done <- result{files, err}
-	}()
-	select {
-	case r := <-done:
-		if r.err != nil {
-			if errors.Is(r.err, ErrRenderLimit) || ctx.Err() != nil {
-				return nil, fmt.Errorf("rendering: %w: %w", ErrRenderLimit, limitCause(ctx, r.err))
-			}
-			return nil, fmt.Errorf("rendering: %w", r.err)
-		}
-		return r.files, nil
-	case <-ctx.Done():
-		select {
-		case r := <-done:
-			if r.err == nil {
-				return r.files, nil
-			}
-		default:
-		}
-		return nil, fmt.Errorf("rendering: %w: %w", ErrRenderLimit, context.Cause(ctx))
-	}
 }
 
 // limitCause is the error to report for a render stopped by a limit: the template's

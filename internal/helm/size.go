@@ -26,7 +26,7 @@ var ErrChartTooLarge = errors.New("chart too large")
 // of those together exceed Limits.MaxDecompressed. Helm's loader would unpack each of
 // them up to its own per-archive cap of 100 MiB.
 func checkVendoredSize(files []*archive.BufferedFile) error {
-	l, _ := currentLimits()
+	l, _, _ := currentLimits()
 	left := l.MaxDecompressed
 	for _, f := range files {
 		if left -= int64(len(f.Data)); left < 0 {

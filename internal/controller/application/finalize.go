@@ -19,7 +19,9 @@ import (
 // finalize prunes the inventory when spec.prune is set (orphans it otherwise), then
 // removes the finalizer. Objects the Application's identity may no longer delete (its
 // service account or RoleBinding went first, as in a namespace deletion) are orphaned
-// with a Warning event naming them, so that a deletion never hangs; other errors retry.
+// with a Warning event naming them, so that a deletion never hangs. Other errors (a
+// denying admission policy, a CRD still in use) retry with backoff, MaxDeletionAttempts
+// times in all; then what is left is orphaned with the same Warning and the finalizer goes.
 func (r *Reconciler) finalize(ctx context.Context, app *gitsyncv1.Application) error {
 	if !controllerutil.ContainsFinalizer(app, gitsyncv1.Finalizer) {
 		return nil
@@ -31,22 +33,8 @@ func (r *Reconciler) finalize(ctx context.Context, app *gitsyncv1.Application) e
 	}
 	if app.Spec.Prune && !app.Spec.Suspend {
 		if entries := inventoryEntries(app); len(entries) > 0 {
-			manager, err := r.Applier(app)
-			if err != nil {
+			if err := r.pruneOnDeletion(ctx, app, entries); err != nil {
 				return err
-			}
-			pruned, orphaned, err := pruneOrOrphan(ctx, manager, apply.Stale(entries, nil), r.pruneOptions(app))
-			if err != nil {
-				r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, gitsyncv1.PruneFailedReason, "Delete", "pruning on deletion: %v", err)
-				return fmt.Errorf("pruning on deletion: %w", err)
-			}
-			if len(pruned) > 0 {
-				r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "Pruned", "Delete", "%s", changeSummary(nil, pruned))
-			}
-			if len(orphaned) > 0 {
-				r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, gitsyncv1.OrphanedReason, "Delete",
-					"%s may not delete them any more: left in place\n%s",
-					applier.Identity(app, r.DefaultServiceAccount), changeSummary(nil, orphaned))
 			}
 		}
 	}
@@ -55,10 +43,42 @@ func (r *Reconciler) finalize(ctx context.Context, app *gitsyncv1.Application) e
 	return client.IgnoreNotFound(r.Patch(ctx, app, patchBase))
 }
 
+// pruneOnDeletion deletes entries as the Application's identity. It returns an error
+// (to be retried) while failures other than Forbidden or Unauthorized remain and
+// attempts are left; at the last attempt those entries are orphaned instead.
+func (r *Reconciler) pruneOnDeletion(ctx context.Context, app *gitsyncv1.Application, entries []apply.Entry) error {
+	var pruned, orphaned []apply.Change
+	manager, err := r.Applier(app)
+	if err == nil {
+		var failed []apply.Entry
+		pruned, orphaned, failed, err = pruneOrOrphan(ctx, manager, apply.Stale(entries, nil), r.pruneOptions(app))
+		entries = failed
+	}
+	if len(pruned) > 0 {
+		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "Pruned", "Delete", "%s", changeSummary(nil, pruned))
+	}
+	if len(orphaned) > 0 {
+		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, gitsyncv1.OrphanedReason, "Delete",
+			"%s may not delete them any more: left in place\n%s",
+			applier.Identity(app, r.DefaultServiceAccount), changeSummary(nil, orphaned))
+	}
+	if err == nil {
+		return nil
+	}
+	if !r.recordDeletionAttempt(ctx, app) {
+		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, gitsyncv1.PruneFailedReason, "Delete", "pruning on deletion: %v", err)
+		return fmt.Errorf("pruning on deletion: %w", err)
+	}
+	r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, gitsyncv1.OrphanedReason, "Delete",
+		"pruning on deletion failed %d times, the last with: %v; left in place\n%s",
+		MaxDeletionAttempts, err, changeSummary(nil, orphanedEntries(entries)))
+	return nil
+}
+
 // pruneOrOrphan deletes the entries one by one; those refused as Forbidden or
 // Unauthorized (the identity lost its rights, or its service account is gone) come back
-// as orphaned (Action "orphaned"), other failures as the error.
-func pruneOrOrphan(ctx context.Context, manager *apply.Manager, entries []apply.Entry, opts apply.PruneOptions) (pruned, orphaned []apply.Change, err error) {
+// as orphaned (Action "orphaned"), other failures as failed, with their errors joined.
+func pruneOrOrphan(ctx context.Context, manager *apply.Manager, entries []apply.Entry, opts apply.PruneOptions) (pruned, orphaned []apply.Change, failed []apply.Entry, err error) {
 	var errs []error
 	for _, e := range entries {
 		changes, err := manager.Prune(ctx, []apply.Entry{e}, opts)
@@ -68,10 +88,11 @@ func pruneOrOrphan(ctx context.Context, manager *apply.Manager, entries []apply.
 		case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
 			orphaned = append(orphaned, apply.Change{Entry: e, Subject: e.Subject(), Action: "orphaned"})
 		default:
+			failed = append(failed, e)
 			errs = append(errs, err)
 		}
 	}
-	return pruned, orphaned, errors.Join(errs...)
+	return pruned, orphaned, failed, errors.Join(errs...)
 }
 
 // requestSourceRefresh sets gitsync.dev/requested-at on the source.
