@@ -44,6 +44,9 @@ func newRunCommandWith(o *runOptions) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "path to a kubeconfig; default: $KUBECONFIG, in-cluster, ~/.kube/config")
 	f.StringVar(&o.operator.MetricsBindAddress, "metrics-bind-address", ":8080", "address of the Prometheus /metrics endpoint; 0 turns it off")
+	f.BoolVar(&o.operator.Metrics.Secure, "metrics-secure", false,
+		"serve /metrics over HTTPS, only to bearer tokens the API server accepts and allows get on /metrics (ClusterRole gitsync-metrics-reader); plain HTTP to anyone otherwise")
+	f.StringVar(&o.operator.Metrics.CertDir, "metrics-cert-dir", "", "directory holding tls.crt and tls.key for --metrics-secure; empty: a self-signed certificate made at start")
 	f.StringVar(&o.operator.HealthProbeBindAddress, "health-probe-bind-address", ":8081", "address of /healthz and /readyz; 0 turns them off")
 	f.BoolVar(&o.operator.LeaderElection, "leader-elect", false, "elect a leader so that only one replica reconciles")
 	f.StringVar(&o.operator.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader lease; default: the pod's namespace")

@@ -21,7 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -51,6 +50,8 @@ import (
 type Options struct {
 	// MetricsBindAddress serves /metrics; "0" turns it off.
 	MetricsBindAddress string
+	// Metrics says whether /metrics is served authenticated (metrics.go).
+	Metrics MetricsServing
 	// HealthProbeBindAddress serves /healthz and /readyz; "0" or "" turns it off.
 	HealthProbeBindAddress string
 	LeaderElection         bool
@@ -157,7 +158,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		WebhookServer:           conversionWebhooks,
 		Scheme:                  scheme,
-		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsBindAddress},
+		Metrics:                 opts.Metrics.ServerOptions(opts.MetricsBindAddress),
 		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        LeaderElectionID(opts.Shard),

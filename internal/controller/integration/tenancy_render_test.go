@@ -7,7 +7,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/helm"
 )
 
