@@ -31,6 +31,13 @@ type AppRow struct {
 	LastResult   string `json:"lastResult,omitempty"`
 	Suspended    bool   `json:"suspended"`
 	Message      string `json:"message,omitempty"`
+	// State is what dominates the row: Failed or Stalled (with Reason), Ready or
+	// Progressing; Failing is true for the first two.
+	State   string `json:"state"`
+	Failing bool   `json:"failing"`
+	Reason  string `json:"reason,omitempty"`
+	// Pinned is spec.pinnedRevision: the app was rolled back and ignores new commits.
+	Pinned string `json:"pinned,omitempty"`
 }
 
 // SourceRow is one line of the sources view.
@@ -90,6 +97,8 @@ type AppDetail struct {
 	// Actions the identity may do here (empty in read-only mode).
 	CanSync    bool `json:"canSync"`
 	CanSuspend bool `json:"canSuspend"`
+	// CanRollback: CanSync, of a Git source (a chart's version is pinned in the spec).
+	CanRollback bool `json:"canRollback"`
 }
 
 const timeFormat = "2006-01-02 15:04:05Z07:00"
@@ -144,6 +153,7 @@ func rowOfApp(a *gitsyncv1.Application) AppRow {
 			r.LastSync = formatTime(h.FinishedAt.Time)
 		}
 	}
+	r.setState(a)
 	return r
 }
 
