@@ -35,6 +35,8 @@
     });
   }
   function post(action, body, label) {
+    // A preview describes the state before this action: it no longer holds.
+    document.getElementById("preview").hidden = true;
     var pending = note(label + "…", false);
     return fetch(base() + "/" + action, {
       method: "POST", headers: { "X-CSRF-Token": csrf, "Content-Type": "application/json" }, body: JSON.stringify(body || {})
