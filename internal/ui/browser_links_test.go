@@ -48,6 +48,11 @@ func TestBrowserDeepLinksTimesAndDiffToggle(t *testing.T) {
 	do(t, ctx, 20*time.Second, chromedp.Navigate(loc))
 	poll(t, ctx, 60*time.Second, `document.getElementById("object").dataset.loaded === "`+cm+`"`)
 
+	// The parameters say why the drift stays: self heal is off.
+	g.Expect(text(t, ctx, "#param-selfheal")).To(HavePrefix("off: drift is reported"))
+	g.Expect(text(t, ctx, "#param-prune")).To(HavePrefix("on:"))
+	g.Expect(text(t, ctx, "#params")).To(ContainSubstring("branch main"))
+
 	// Relative times, the absolute one as the title.
 	tm := eval[[]string](t, ctx, `(function(){ var e = document.querySelector("#app-summary time"); return [e.textContent, e.title]; })()`)
 	g.Expect(tm[0]).To(MatchRegexp(`^(just now|\d+ min ago|1 min ago)$`))

@@ -94,6 +94,7 @@ type AppDetail struct {
 	Events       []Event                      `json:"events"`
 	Tree         []*Node                      `json:"tree"`
 	Objects      int                          `json:"objects"`
+	Params       Params                       `json:"params"`
 	// Actions the identity may do here (empty in read-only mode).
 	CanSync    bool `json:"canSync"`
 	CanSuspend bool `json:"canSuspend"`
@@ -288,6 +289,7 @@ func (s *Server) appDetail(ctx context.Context, app *gitsyncv1.Application) (*Ap
 		d.Conditions = append(d.Conditions, Condition{Type: c.Type, Status: string(c.Status), Reason: c.Reason,
 			Message: c.Message, Plain: plainCondition(c), Since: formatTime(c.LastTransitionTime.Time)})
 	}
+	d.Params = s.paramsOf(ctx, app)
 	events, err := s.appEvents(ctx, app)
 	if err != nil {
 		return nil, err
