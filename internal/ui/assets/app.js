@@ -63,7 +63,9 @@
       $("obj-git").textContent = o.git || "(not from Git)";
       panel.dataset.loaded = id;
     });
+    document.dispatchEvent(new Event("gitsync:selected"));
   }
+  window.gitsyncSelect = showObject;
   function treeKeys(e) {
     var nodes = Array.prototype.slice.call(document.querySelectorAll("button.node"));
     var i = nodes.indexOf(document.activeElement);
