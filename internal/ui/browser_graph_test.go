@@ -83,4 +83,9 @@ func TestBrowserApplicationGraph(t *testing.T) {
 	g.Expect(eval[string](t, ctx, `new URL(location.href).searchParams.get("object")`)).To(Equal(dep))
 	poll(t, ctx, 5*time.Second, `document.querySelector('`+node(dep)+`').getAttribute("class").includes("selected")`)
 	screenshot(t, ctx, t.TempDir(), "graph-selected")
+
+	// A hook opens with what its run did.
+	do(t, ctx, 5*time.Second, chromedp.Click(chromedp.CSS(hook)))
+	poll(t, ctx, 30*time.Second, `document.getElementById("object").dataset.loaded === "ConfigMap/`+f.ns+`/migrate"`)
+	g.Expect(text(t, ctx, "#obj-note")).To(And(HavePrefix("A PreSync hook of the sync of main@sha1:"+f.sha), ContainSubstring("Succeeded")))
 }
