@@ -39,6 +39,10 @@ func TestBrowserActionsPreviewRollbackAndSuspended(t *testing.T) {
 	g.Expect(text(t, ctx, "#preview-list")).To(And(ContainSubstring("Deployment/"+f.ns+"/web"), ContainSubstring("configured")))
 	g.Expect(eval[string](t, ctx, `Array.from(document.querySelectorAll("#preview-list .dl.add")).map(e => e.textContent).join("")`)).To(ContainSubstring("image: nginx:1.0"))
 	g.Expect(eval[string](t, ctx, `getComputedStyle(document.querySelector("#preview-list .dl.add")).backgroundColor`)).To(Equal("rgb(218, 251, 225)"))
+	// Its own toggle: side by side, and the object panel's toggle follows.
+	do(t, ctx, 5*time.Second, chromedp.Click(chromedp.CSS(`input[name="preview-diff-mode"][value="split"]`)))
+	poll(t, ctx, 5*time.Second, `!document.querySelector("#preview-list .diff-split").hidden && document.querySelector("#preview-list pre.diff").hidden`)
+	g.Expect(eval[bool](t, ctx, `document.querySelector('input[name="diff-mode"][value="split"]').checked`)).To(BeTrue())
 	screenshot(t, ctx, shots, "sync-preview")
 
 	// Sync with the hooks: the result stays through the live updates the sync causes.
@@ -47,8 +51,11 @@ func TestBrowserActionsPreviewRollbackAndSuspended(t *testing.T) {
 	app := &gitsyncv1.Application{}
 	g.Expect(env.Client.Get(bg, key, app)).To(Succeed())
 	g.Expect(app.Annotations[gitsyncv1.RunHooksAnnotation]).To(Equal(app.Annotations[gitsyncv1.RequestedAtAnnotation]))
-	before := eval[string](t, ctx, `document.body.dataset.updated || ""`)
 	do(t, ctx, 30*time.Second, chromedp.WaitNotPresent(chromedp.CSS(dep+" .badge.drifted")))
+	// A later change (drift again) refreshes the page live: the result stays.
+	before := eval[string](t, ctx, `document.body.dataset.updated || ""`)
+	f.setImage(t, "nginx:8.8")
+	do(t, ctx, 20*time.Second, chromedp.WaitVisible(chromedp.CSS(dep+" .badge.drifted")))
 	poll(t, ctx, 10*time.Second, `(document.body.dataset.updated || "") !== "`+before+`"`)
 	g.Expect(text(t, ctx, "#action-log")).To(ContainSubstring("sync requested, hooks included"))
 

@@ -56,7 +56,7 @@
     box.appendChild(table);
   }
   function mode() {
-    var on = document.querySelector('input[name="diff-mode"]:checked');
+    var on = document.querySelector("input[data-diff-mode]:checked");
     return on ? on.value : "unified";
   }
   // render shows text in pre (unified) or box (side by side), as the toggle says.
@@ -67,10 +67,13 @@
     pre.hidden = sbs;
     box.hidden = !sbs;
   }
-  // The toggle switches every diff of the page at once.
+  // A toggle (the object panel's, the preview's) switches every diff of the page, and
+  // the other toggles follow it.
   document.addEventListener("change", function (e) {
-    if (e.target.name !== "diff-mode") return;
-    var sbs = mode() === "split";
+    if (!e.target.dataset || e.target.dataset.diffMode === undefined) return;
+    var v = e.target.value;
+    document.querySelectorAll("input[data-diff-mode]").forEach(function (r) { r.checked = r.value === v; });
+    var sbs = v === "split";
     document.querySelectorAll("pre.diff").forEach(function (pre) {
       var box = pre.nextElementSibling;
       if (!box || !box.classList.contains("diff-split")) return;
