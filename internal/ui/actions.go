@@ -1,7 +1,9 @@
 package ui
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"time"
@@ -32,45 +34,86 @@ func (s *Server) sameOrigin(r *http.Request) bool {
 	return r.Header.Get("Sec-Fetch-Site") == "" || r.Header.Get("Sec-Fetch-Site") == "same-origin"
 }
 
-// apiAction runs sync (sets the requested-at annotation), suspend or resume as the
-// identity, after a SelfSubjectAccessReview.
-func (s *Server) apiAction(w http.ResponseWriter, r *http.Request) {
+// actionRequest is the body of an action: Hooks (sync) runs the hooks again, Revision
+// (rollback) is the revision of the history to pin.
+type actionRequest struct {
+	Hooks    bool   `json:"hooks"`
+	Revision string `json:"revision"`
+}
+
+// mayAct checks that the request may change the Application: not read-only, from the
+// UI's own pages, and allowed to patch it (a SelfSubjectAccessReview).
+func (s *Server) mayAct(r *http.Request, ns, name string) error {
 	if s.opts.ReadOnly {
-		fail(w, fmt.Errorf("this ui is read-only: %w", errForbidden))
-		return
+		return fmt.Errorf("this ui is read-only: %w", errForbidden)
 	}
 	if !s.sameOrigin(r) {
-		fail(w, fmt.Errorf("cross-site request or missing csrf token: %w", errForbidden))
-		return
-	}
-	ns, name, action := r.PathValue("namespace"), r.PathValue("name"), r.PathValue("action")
-	if action != "sync" && action != "suspend" && action != "resume" {
-		fail(w, fmt.Errorf("unknown action %q: %w", action, errBadRequest))
-		return
+		return fmt.Errorf("cross-site request or missing csrf token: %w", errForbidden)
 	}
 	ok, err := allowed(r.Context(), s.direct, appAttrs("patch", ns, name))
 	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("you may not patch Application %s/%s: %w", ns, name, errForbidden)
+	}
+	return nil
+}
+
+// apiAction runs sync (sets the requested-at annotation, and run-hooks to the same
+// value when asked), rollback (pins a revision of the history, as `gitsync rollback
+// --to`), suspend or resume as the identity, after a SelfSubjectAccessReview. Sync and
+// rollback of a suspended Application are refused, as the CLI refuses them: a request
+// left behind would fire on resume.
+func (s *Server) apiAction(w http.ResponseWriter, r *http.Request) {
+	ns, name, action := r.PathValue("namespace"), r.PathValue("name"), r.PathValue("action")
+	if err := s.mayAct(r, ns, name); err != nil {
 		fail(w, err)
 		return
 	}
-	if !ok {
-		fail(w, fmt.Errorf("you may not patch Application %s/%s: %w", ns, name, errForbidden))
+	if action != "sync" && action != "suspend" && action != "resume" && action != "rollback" {
+		fail(w, fmt.Errorf("unknown action %q: %w", action, errBadRequest))
 		return
+	}
+	var req actionRequest
+	if r.ContentLength != 0 {
+		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&req); err != nil {
+			fail(w, fmt.Errorf("reading the request: %v: %w", err, errBadRequest))
+			return
+		}
 	}
 	app := &gitsyncv1.Application{}
 	if err := s.direct.Get(r.Context(), client.ObjectKey{Namespace: ns, Name: name}, app); err != nil {
 		fail(w, err)
 		return
 	}
+	if app.Spec.Suspend && (action == "sync" || action == "rollback") {
+		failWith(w, http.StatusConflict, fmt.Sprintf("Application %s/%s is suspended: resume it first (a %s now would do nothing until then)", ns, name, action))
+		return
+	}
 	base := client.MergeFrom(app.DeepCopy())
+	result := action + " requested"
 	switch action {
 	case "sync":
 		a := app.GetAnnotations()
 		if a == nil {
 			a = map[string]string{}
 		}
-		a[gitsyncv1.RequestedAtAnnotation] = time.Now().UTC().Format(time.RFC3339Nano)
+		now := time.Now().UTC().Format(time.RFC3339Nano)
+		a[gitsyncv1.RequestedAtAnnotation] = now
+		if req.Hooks {
+			a[gitsyncv1.RunHooksAnnotation] = now
+			result = "sync requested, hooks included"
+		}
 		app.SetAnnotations(a)
+	case "rollback":
+		rev, err := rollbackRevision(app, req.Revision)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		app.Spec.PinnedRevision = rev
+		result = "pinned to " + rev + "; newer commits wait until it is resumed"
 	case "suspend":
 		app.Spec.Suspend = true
 	case "resume":
@@ -81,5 +124,21 @@ func (s *Server) apiAction(w http.ResponseWriter, r *http.Request) {
 		fail(w, fmt.Errorf("%s of %s/%s: %w", action, ns, name, err))
 		return
 	}
-	writeJSON(w, map[string]string{"result": action + " requested"})
+	writeJSON(w, map[string]string{"result": result})
+}
+
+// rollbackRevision is the revision of app's history that rev names exactly (the UI sends
+// a history row's revision): an Application of a HelmRepository cannot be pinned to a
+// commit, and a revision outside the history is refused, as `gitsync rollback` does.
+func rollbackRevision(app *gitsyncv1.Application, rev string) (string, error) {
+	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
+		return "", fmt.Errorf("Application %s/%s renders a chart of a HelmRepository: rollback pins a Git commit; pin the chart version instead (spec.helm.version): %w",
+			app.Namespace, app.Name, errBadRequest)
+	}
+	for _, h := range app.Status.History {
+		if h.Revision == rev && rev != "" {
+			return rev, nil
+		}
+	}
+	return "", fmt.Errorf("revision %q is not in the history of Application %s/%s: %w", rev, app.Namespace, app.Name, errBadRequest)
 }

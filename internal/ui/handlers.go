@@ -17,7 +17,9 @@ import (
 )
 
 var funcs = template.FuncMap{
-	"lower": strings.ToLower,
+	"lower":    strings.ToLower,
+	"when":     when,
+	"whenText": whenText,
 	"json": func(v any) (template.JS, error) {
 		b, err := json.Marshal(v)
 		return template.JS(b), err
@@ -173,6 +175,7 @@ func (s *Server) detail(r *http.Request) (*AppDetail, error) {
 	if !s.opts.ReadOnly {
 		d.CanSync, _ = allowed(r.Context(), s.direct, appAttrs("patch", app.Namespace, app.Name))
 		d.CanSuspend = d.CanSync
+		d.CanRollback = d.CanSync && app.Spec.SourceRef.Kind != gitsyncv1.HelmRepositoryKind
 	}
 	return d, nil
 }

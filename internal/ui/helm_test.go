@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
@@ -26,7 +27,7 @@ import (
 // Application of a chart shows the chart and its version, and links to its source's row.
 // No credential shows anywhere.
 func TestBrowserHelmRepositorySourceAndChartApp(t *testing.T) {
-	const chartPassword, urlPassword = "chart-s3cret-7", "url-s3cret-9"
+	const chartPassword, urlPassword, valuesPassword = "chart-s3cret-7", "url-s3cret-9", "values-s3cret-3"
 	g := NewWithT(t)
 	ctx := context.Background()
 	f := newFixture(t) // a GitRepository and its Application, in the same namespace
@@ -50,7 +51,8 @@ func TestBrowserHelmRepositorySourceAndChartApp(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "chart", Namespace: f.ns},
 		Spec: gitsyncv1.ApplicationSpec{
 			SourceRef: gitsyncv1.SourceReference{Kind: gitsyncv1.HelmRepositoryKind, Name: "charts"},
-			Helm:      &gitsyncv1.HelmSpec{Chart: "web"},
+			Helm: &gitsyncv1.HelmSpec{Chart: "web", Version: ">=1.0.0",
+				Values: &runtime.RawExtension{Raw: []byte(`{"db":{"password":"` + valuesPassword + `"},"replicas":2}`)}},
 		},
 	}
 	g.Expect(env.Client.Create(ctx, chartApp)).To(Succeed())
@@ -103,6 +105,9 @@ func TestBrowserHelmRepositorySourceAndChartApp(t *testing.T) {
 	do(t, bctx, 20*time.Second, chromedp.Click(chromedp.CSS(appRow+" a")), chromedp.WaitVisible(chromedp.CSS("#chart")))
 	g.Expect(strings.Fields(text(t, bctx, "#chart"))).To(Equal([]string{"web", "1.0.0"}))
 	g.Expect(text(t, bctx, "#source-link")).To(Equal("HelmRepository/" + f.ns + "/charts"))
+	// The parameters: the range and the version it resolved to, the values' keys only.
+	g.Expect(text(t, bctx, "#params")).To(And(ContainSubstring("range >=1.0.0 → resolved 1.0.0"), ContainSubstring(repo.URL)))
+	g.Expect(text(t, bctx, "#param-values")).To(And(ContainSubstring("password: '***'"), ContainSubstring("replicas: '***'")))
 	screenshot(t, bctx, shots, "application-chart")
 	// A click through the DOM: a live update may re-render the link between a mouse
 	// click's hit test and the click.
@@ -120,10 +125,11 @@ func TestBrowserHelmRepositorySourceAndChartApp(t *testing.T) {
 		_, body := get(t, srv.URL+path)
 		g.Expect(body).NotTo(ContainSubstring(chartPassword), path)
 		g.Expect(body).NotTo(ContainSubstring(urlPassword), path)
+		g.Expect(body).NotTo(ContainSubstring(valuesPassword), path)
 	}
 	html, err := chromedp.Run(bctx, chromedp.OuterHTML(chromedp.CSS("html")))
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(html).NotTo(Or(ContainSubstring(chartPassword), ContainSubstring(urlPassword)))
+	g.Expect(html).NotTo(Or(ContainSubstring(chartPassword), ContainSubstring(urlPassword), ContainSubstring(valuesPassword)))
 }
 
 // Someone who may read GitRepositories but not HelmRepositories still gets the sources

@@ -60,19 +60,26 @@ type fixture struct {
 	app *gitsyncv1.Application
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T) *fixture { t.Helper(); return newFixtureWith(t, nil) }
+
+// newFixtureWith is newFixture with more files in the application's directory (app/).
+func newFixtureWith(t *testing.T, extra map[string]string) *fixture {
 	t.Helper()
 	g := NewWithT(t)
 	ctx := context.Background()
 	f := &fixture{ns: env.Namespace(t)}
 	srv := gittest.NewServer(t, gittest.Options{})
 	repo := srv.CreateRepo("app")
-	f.sha = repo.Commit("main", "first", map[string]string{
+	files := map[string]string{
 		"app/deployment.yaml": deploymentYAML,
 		"app/configmap.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  greeting: hello\n",
 		"app/secret.yaml": fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\ndata:\n  password: %s\n",
 			base64.StdEncoding.EncodeToString([]byte(password))),
-	})
+	}
+	for name, content := range extra {
+		files["app/"+name] = content
+	}
+	f.sha = repo.Commit("main", "first", files)
 	g.Expect(env.Client.Create(ctx, &gitsyncv1.GitRepository{
 		ObjectMeta: metav1.ObjectMeta{Name: "app-repo", Namespace: f.ns},
 		Spec:       gitsyncv1.GitRepositorySpec{URL: srv.HTTPURL("app"), Ref: &gitsyncv1.GitRepositoryRef{Branch: "main"}},

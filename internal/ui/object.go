@@ -44,6 +44,12 @@ func (s *Server) apiObject(w http.ResponseWriter, r *http.Request) {
 	// this kind there, or learns nothing about the object (not even from its diff).
 	gvk, ok := s.objectKind(app, id)
 	if !ok {
+		// A hook of the last run (status.hooks, which the caller reads with the
+		// Application): its phase and result; hooks are not kept in the inventory.
+		if note, isHook := hookNote(app, id); isHook {
+			writeJSON(w, ObjectView{ObjectDiff: ObjectDiff{Subject: id}, Note: note})
+			return
+		}
 		fail(w, apierrors.NewNotFound(schema.GroupResource{Resource: "objects"}, id))
 		return
 	}
@@ -75,6 +81,24 @@ func (s *Server) apiObject(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, view)
+}
+
+// hookNote says what the last run did with the hook id: its phase, result and message.
+func hookNote(app *gitsyncv1.Application, id string) (string, bool) {
+	for _, h := range app.Status.Hooks {
+		hid := h.Kind + "/" + h.Namespace + "/" + h.Name
+		if h.Namespace == "" {
+			hid = h.Kind + "/" + h.Name
+		}
+		if hid == id {
+			note := "A " + h.Phase + " hook of the sync of " + h.Revision + ": " + h.Result + "."
+			if h.Message != "" {
+				note += " " + h.Message
+			}
+			return note, true
+		}
+	}
+	return "", false
 }
 
 func (s *Server) inInventory(app *gitsyncv1.Application, id string) bool {

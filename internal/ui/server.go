@@ -320,6 +320,7 @@ func (s *Server) routes() {
 	handle("GET /api/apps", http.HandlerFunc(s.apiApps))
 	handle("GET /api/apps/{namespace}/{name}", http.HandlerFunc(s.apiApp))
 	handle("GET /api/apps/{namespace}/{name}/object", http.HandlerFunc(s.apiObject))
+	handle("GET /api/apps/{namespace}/{name}/preview", http.HandlerFunc(s.apiPreview))
 	handle("GET /api/sources", http.HandlerFunc(s.apiSources))
 	handle("GET /api/events", http.HandlerFunc(s.apiEvents))
 	handle("POST /api/apps/{namespace}/{name}/{action}", http.HandlerFunc(s.apiAction))

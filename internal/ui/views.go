@@ -31,6 +31,13 @@ type AppRow struct {
 	LastResult   string `json:"lastResult,omitempty"`
 	Suspended    bool   `json:"suspended"`
 	Message      string `json:"message,omitempty"`
+	// State is what dominates the row: Failed or Stalled (with Reason), Ready or
+	// Progressing; Failing is true for the first two.
+	State   string `json:"state"`
+	Failing bool   `json:"failing"`
+	Reason  string `json:"reason,omitempty"`
+	// Pinned is spec.pinnedRevision: the app was rolled back and ignores new commits.
+	Pinned string `json:"pinned,omitempty"`
 }
 
 // SourceRow is one line of the sources view.
@@ -87,9 +94,12 @@ type AppDetail struct {
 	Events       []Event                      `json:"events"`
 	Tree         []*Node                      `json:"tree"`
 	Objects      int                          `json:"objects"`
+	Params       Params                       `json:"params"`
 	// Actions the identity may do here (empty in read-only mode).
 	CanSync    bool `json:"canSync"`
 	CanSuspend bool `json:"canSuspend"`
+	// CanRollback: CanSync, of a Git source (a chart's version is pinned in the spec).
+	CanRollback bool `json:"canRollback"`
 }
 
 const timeFormat = "2006-01-02 15:04:05Z07:00"
@@ -144,6 +154,7 @@ func rowOfApp(a *gitsyncv1.Application) AppRow {
 			r.LastSync = formatTime(h.FinishedAt.Time)
 		}
 	}
+	r.setState(a)
 	return r
 }
 
@@ -278,6 +289,7 @@ func (s *Server) appDetail(ctx context.Context, app *gitsyncv1.Application) (*Ap
 		d.Conditions = append(d.Conditions, Condition{Type: c.Type, Status: string(c.Status), Reason: c.Reason,
 			Message: c.Message, Plain: plainCondition(c), Since: formatTime(c.LastTransitionTime.Time)})
 	}
+	d.Params = s.paramsOf(ctx, app)
 	events, err := s.appEvents(ctx, app)
 	if err != nil {
 		return nil, err

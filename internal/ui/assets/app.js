@@ -1,9 +1,8 @@
-// gitsync web UI: filters, the resource tree's object panel, actions and live updates
+// gitsync web UI: filters, the resource tree's object panel (deep links) and live updates
 // (server-sent events from the UI server's shared cache; the page swaps in fresh HTML).
 (function () {
   "use strict";
   var view = document.body.dataset.view;
-  var csrf = document.querySelector('meta[name="csrf-token"]').content;
   var selected = null;
 
   function $(id) { return document.getElementById(id); }
@@ -47,6 +46,9 @@
   }
   function showObject(id) {
     selected = id;
+    // Deep link: the selected object is in the address (?object=Kind/namespace/name).
+    var u = new URL(location.href);
+    if (u.searchParams.get("object") !== id) { u.searchParams.set("object", id); history.replaceState(null, "", u); }
     markSelected();
     var panel = $("object");
     panel.hidden = false;
@@ -55,13 +57,15 @@
     fetch(base() + "/object?id=" + encodeURIComponent(id)).then(function (r) { return r.json(); }).then(function (o) {
       if (selected !== id) return;
       $("obj-note").textContent = o.error || o.note || (o.action === "unchanged" ? "Equal to Git." : o.action ? "A sync would leave it " + o.action + "." : "");
-      $("obj-diff").textContent = o.diff || (o.git ? "no differences" : "");
+      window.gitsyncDiff.render(o.diff || (o.git ? "no differences" : ""), $("obj-diff"), $("obj-diff-split"));
       $("obj-fields").textContent = o.fields && o.fields.length ? "Fields that differ: " + o.fields.join(", ") : "";
       $("obj-live").textContent = o.live || "(not shown)";
       $("obj-git").textContent = o.git || "(not from Git)";
       panel.dataset.loaded = id;
     });
+    document.dispatchEvent(new Event("gitsync:selected"));
   }
+  window.gitsyncSelect = showObject;
   function treeKeys(e) {
     var nodes = Array.prototype.slice.call(document.querySelectorAll("button.node"));
     var i = nodes.indexOf(document.activeElement);
@@ -75,16 +79,14 @@
     document.addEventListener("click", function (e) {
       var b = e.target.closest("button.node");
       if (b) showObject(b.dataset.id);
-      var a = e.target.closest("button[data-action]");
-      if (a) act(a.dataset.action);
     });
     document.addEventListener("keydown", treeKeys);
-  }
-  function act(action) {
-    $("action-result").textContent = action + "…";
-    fetch(base() + "/" + action, { method: "POST", headers: { "X-CSRF-Token": csrf } })
-      .then(function (r) { return r.json(); })
-      .then(function (o) { $("action-result").textContent = o.error || o.result; });
+    var wanted = new URL(location.href).searchParams.get("object");
+    if (wanted) {
+      showObject(wanted);
+      var node = document.querySelector('button.node[data-id="' + CSS.escape(wanted) + '"]');
+      if (node) node.scrollIntoView({ block: "nearest" });
+    }
   }
 
   // --- live updates -----------------------------------------------------------------
@@ -124,6 +126,7 @@
         if (selected && changed[selected]) showObject(selected);
       }
       document.body.dataset.updated = String(Date.now());
+      document.dispatchEvent(new Event("gitsync:updated"));
     }).catch(function () {}).then(function () {
       inFlight = false;
       if (pending) { pending = false; refresh(); }
