@@ -3,14 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
-	"github.com/gitsync-dev/gitsync/internal/source"
+	"github.com/gitsync-dev/gitsync/internal/rollback"
 )
 
 func (o *options) newRollbackCommand() *cobra.Command {
@@ -45,18 +44,9 @@ func (o *options) rollback(ctx context.Context, ns, name, to string) error {
 	if err != nil {
 		return err
 	}
-	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
-		// The controller refuses a pin of a chart: say how to roll a chart back.
-		return fmt.Errorf("Application %s/%s renders a chart of HelmRepository %s: rollback pins a Git commit; "+
-			"pin the chart version instead (spec.helm.version, e.g. the chartVersion of `gitsync history app %s`)",
-			app.Namespace, app.Name, app.Spec.SourceRef.Name, app.Name)
-	}
-	rev, err := historyRevision(app, to)
+	rev, err := rollback.Target(app, to)
 	if err != nil {
 		return err
-	}
-	if app.Spec.Suspend {
-		return fmt.Errorf("Application %s/%s is suspended: resume it first (gitsync resume app %s -n %s)", app.Namespace, app.Name, app.Name, app.Namespace)
 	}
 	base := client.MergeFrom(app.DeepCopy())
 	app.Spec.PinnedRevision = rev
@@ -72,31 +62,6 @@ func (o *options) rollback(ctx context.Context, ns, name, to string) error {
 	}
 	r.printOutcome(obj, kindApp, client.ObjectKeyFromObject(app))
 	return nil
-}
-
-// historyRevision finds the revision of status.history that to names: the whole revision,
-// or a commit prefix of at least 7 hex digits matching exactly one revision.
-func historyRevision(app *gitsyncv1.Application, to string) (string, error) {
-	to = strings.TrimSpace(to)
-	var found []string
-	seen := map[string]bool{}
-	for _, h := range app.Status.History {
-		if seen[h.Revision] {
-			continue
-		}
-		seen[h.Revision] = true
-		commit := source.CommitOf(h.Revision)
-		if h.Revision == to || (len(to) >= 7 && commit != "" && strings.HasPrefix(commit, strings.ToLower(strings.TrimPrefix(to, "sha1:")))) {
-			found = append(found, h.Revision)
-		}
-	}
-	switch len(found) {
-	case 1:
-		return found[0], nil
-	case 0:
-		return "", fmt.Errorf("revision %q is not in the history of Application %s/%s (see gitsync history app %s)", to, app.Namespace, app.Name, app.Name)
-	}
-	return "", fmt.Errorf("revision %q is ambiguous: %s", to, strings.Join(found, ", "))
 }
 
 // pinnedRevision is spec.pinnedRevision.

@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 )
 
 // discard is the recorder wrapped in the benchmark: it records nothing, so the figure

@@ -19,7 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
-	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	gitsyncv1alpha1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/egress"
 )
 
@@ -143,14 +144,18 @@ func (w *worker) deliver(ctx context.Context, m Message) error {
 }
 
 func (w *worker) attempt(ctx context.Context, m Message) error {
-	p := &gitsyncv1.Provider{}
+	p := &gitsyncv1alpha1.Provider{}
 	if err := w.d.Reader.Get(ctx, w.provider, p); err != nil {
 		return permanent{fmt.Errorf("reading provider: %w", err)}
 	}
 	if p.Spec.Suspend {
 		return nil
 	}
-	secret, err := w.readSecret(ctx, p.Namespace, p.Spec.SecretRef)
+	var secretName string
+	if p.Spec.SecretRef != nil {
+		secretName = p.Spec.SecretRef.Name
+	}
+	secret, err := w.readSecret(ctx, p.Namespace, secretName)
 	if err != nil {
 		return permanent{err}
 	}
@@ -167,7 +172,7 @@ func (w *worker) attempt(ctx context.Context, m Message) error {
 	// Redact every value of the Provider's Secret and of the source's Secrets.
 	values := secretValues(secret)
 	for _, name := range w.sourceSecrets(ctx, m) {
-		s, err := w.readSecret(ctx, p.Namespace, &gitsyncv1.LocalObjectReference{Name: name})
+		s, err := w.readSecret(ctx, p.Namespace, name)
 		if err == nil {
 			values = append(values, secretValues(s)...)
 		}
@@ -208,19 +213,20 @@ func (w *worker) attempt(ctx context.Context, m Message) error {
 		return permanent{fmt.Errorf("%s answered %s", p.Spec.Type, resp.Status)}
 	}
 	// Slack's Web API answers 200 with {"ok": false, "error": "..."}.
-	if p.Spec.Type == gitsyncv1.ProviderSlack && target.Token != "" && strings.Contains(string(answer), `"ok":false`) {
+	if p.Spec.Type == gitsyncv1alpha1.ProviderSlack && target.Token != "" && strings.Contains(string(answer), `"ok":false`) {
 		return permanent{fmt.Errorf("slack refused the message: %s", redact(string(answer), values))}
 	}
 	return nil
 }
 
-func (w *worker) readSecret(ctx context.Context, namespace string, ref *gitsyncv1.LocalObjectReference) (map[string][]byte, error) {
-	if ref == nil {
+// readSecret reads the Provider's Secret name (none: "").
+func (w *worker) readSecret(ctx context.Context, namespace, name string) (map[string][]byte, error) {
+	if name == "" {
 		return nil, nil
 	}
 	s := &corev1.Secret{}
-	if err := w.d.Secrets.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, s); err != nil {
-		return nil, fmt.Errorf("reading Secret %s: %w", ref.Name, err)
+	if err := w.d.Secrets.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, s); err != nil {
+		return nil, fmt.Errorf("reading Secret %s: %w", name, err)
 	}
 	return s.Data, nil
 }
@@ -290,7 +296,7 @@ func redact(s string, values []string) string {
 // a redirect is checked by the guard and loses the credentials and the tenant's headers
 // when it leaves the address's scheme, host or port. One transport per delivery: nothing
 // keyed by a tenant's CA bundle is cached.
-func httpClient(p *gitsyncv1.Provider, ca []byte, guard *egress.Guard) (*http.Client, error) {
+func httpClient(p *gitsyncv1alpha1.Provider, ca []byte, guard *egress.Guard) (*http.Client, error) {
 	transport := guard.Transport()
 	if p.Spec.Proxy != "" {
 		proxy, err := url.Parse(p.Spec.Proxy)

@@ -12,6 +12,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/rollback"
 )
 
 func entryID(e gitsyncv1.InventoryEntry) string { return apply.EntryFrom(e).Subject() }
@@ -107,9 +108,9 @@ func (s *Server) apiAction(w http.ResponseWriter, r *http.Request) {
 		}
 		app.SetAnnotations(a)
 	case "rollback":
-		rev, err := rollbackRevision(app, req.Revision)
+		rev, err := rollback.Target(app, req.Revision)
 		if err != nil {
-			fail(w, err)
+			fail(w, fmt.Errorf("%w: %w", err, errBadRequest))
 			return
 		}
 		app.Spec.PinnedRevision = rev
@@ -125,20 +126,4 @@ func (s *Server) apiAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, map[string]string{"result": result})
-}
-
-// rollbackRevision is the revision of app's history that rev names exactly (the UI sends
-// a history row's revision): an Application of a HelmRepository cannot be pinned to a
-// commit, and a revision outside the history is refused, as `gitsync rollback` does.
-func rollbackRevision(app *gitsyncv1.Application, rev string) (string, error) {
-	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
-		return "", fmt.Errorf("Application %s/%s renders a chart of a HelmRepository: rollback pins a Git commit; pin the chart version instead (spec.helm.version): %w",
-			app.Namespace, app.Name, errBadRequest)
-	}
-	for _, h := range app.Status.History {
-		if h.Revision == rev && rev != "" {
-			return rev, nil
-		}
-	}
-	return "", fmt.Errorf("revision %q is not in the history of Application %s/%s: %w", rev, app.Namespace, app.Name, errBadRequest)
 }

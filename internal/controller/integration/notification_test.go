@@ -233,7 +233,7 @@ func TestNotificationProviderFormats(t *testing.T) {
 			g.Expect(r.Header.Get("X-Team")).To(Equal("platform"))
 			var p notify.GenericPayload
 			g.Expect(json.Unmarshal(r.Body, &p)).To(Succeed())
-			g.Expect(p.InvolvedObject).To(Equal(notify.ObjectRef{APIVersion: "gitsync.dev/v1alpha1", Kind: "Application", Namespace: f.ns, Name: "app"}))
+			g.Expect(p.InvolvedObject).To(Equal(notify.ObjectRef{APIVersion: "gitsync.dev/v1beta1", Kind: "Application", Namespace: f.ns, Name: "app"}))
 			g.Expect(p.Severity).To(Equal("info"))
 			g.Expect(p.Reason).To(Equal("Applied"))
 			g.Expect(p.Metadata).To(HaveKeyWithValue("revision", "main@sha1:"+sha))

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	gitsyncv1alpha1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/internal/controller/kit"
 	"github.com/gitsync-dev/gitsync/internal/notify"
 	"github.com/gitsync-dev/gitsync/internal/shard"
@@ -31,7 +31,7 @@ func Setup(mgr ctrl.Manager, opts notify.Options, sh shard.Shard) (recorder.Even
 	results := make(chan event.GenericEvent, 256)
 	opts.OnResult = func(p types.NamespacedName) {
 		select {
-		case results <- event.GenericEvent{Object: &gitsyncv1.Provider{ObjectMeta: objectMeta(p)}}:
+		case results <- event.GenericEvent{Object: &gitsyncv1alpha1.Provider{ObjectMeta: objectMeta(p)}}:
 		default: // a reconcile is already due; the Provider reads the latest result then
 		}
 	}
@@ -42,7 +42,7 @@ func Setup(mgr ctrl.Manager, opts notify.Options, sh shard.Shard) (recorder.Even
 	}
 	providers := &ProviderReconciler{Client: mgr.GetClient(), Results: d, Shard: sh}
 	if err := ctrl.NewControllerManagedBy(mgr).
-		For(&gitsyncv1.Provider{}, builder.WithPredicates(kit.InShard(sh),
+		For(&gitsyncv1alpha1.Provider{}, builder.WithPredicates(kit.InShard(sh),
 			predicate.Or(predicate.GenerationChangedPredicate{}, kit.EnteredShard{Shard: sh}))).
 		WatchesRawSource(source.Channel(results, &handler.EnqueueRequestForObject{})).
 		Complete(providers); err != nil {
@@ -50,9 +50,9 @@ func Setup(mgr ctrl.Manager, opts notify.Options, sh shard.Shard) (recorder.Even
 	}
 	alerts := &AlertReconciler{Client: mgr.GetClient(), Shard: sh}
 	if err := ctrl.NewControllerManagedBy(mgr).
-		For(&gitsyncv1.Alert{}, builder.WithPredicates(kit.InShard(sh),
+		For(&gitsyncv1alpha1.Alert{}, builder.WithPredicates(kit.InShard(sh),
 			predicate.Or(predicate.GenerationChangedPredicate{}, kit.EnteredShard{Shard: sh}))).
-		Watches(&gitsyncv1.Provider{}, handler.EnqueueRequestsFromMapFunc(alertsOfProvider(mgr.GetClient(), sh))).
+		Watches(&gitsyncv1alpha1.Provider{}, handler.EnqueueRequestsFromMapFunc(alertsOfProvider(mgr.GetClient(), sh))).
 		Complete(alerts); err != nil {
 		return nil, nil, fmt.Errorf("setting up the Alert controller: %w", err)
 	}
@@ -61,7 +61,7 @@ func Setup(mgr ctrl.Manager, opts notify.Options, sh shard.Shard) (recorder.Even
 
 func alertsOfProvider(c client.Client, sh shard.Shard) handler.MapFunc {
 	return func(ctx context.Context, p client.Object) []reconcile.Request {
-		list := &gitsyncv1.AlertList{}
+		list := &gitsyncv1alpha1.AlertList{}
 		if err := c.List(ctx, list, client.InNamespace(p.GetNamespace())); err != nil {
 			return nil
 		}
