@@ -20,6 +20,7 @@ import (
 type buildOptions struct {
 	*options
 	path        string
+	root        string
 	fromFile    string
 	showSecrets bool
 	decrypt     bool
@@ -49,6 +50,7 @@ both --decrypt and --show-secrets are given.`,
 		},
 	}
 	cmd.Flags().StringVar(&b.path, "path", "", "directory to render instead of the source's revision")
+	cmd.Flags().StringVar(&b.root, "root", "", "with --path: the directory the render may read (default: the Git worktree holding --path, else --path itself)")
 	cmd.Flags().StringVar(&b.fromFile, "from-file", "", "read the Application from this YAML file instead of the cluster")
 	cmd.Flags().BoolVar(&b.showSecrets, "show-secrets", false, "print Secret values instead of ***")
 	cmd.Flags().BoolVar(&b.decrypt, "decrypt", false, "decrypt SOPS-encrypted documents with the decryption Secret, read with your rights")
@@ -91,7 +93,7 @@ func (b *buildOptions) run(ctx context.Context, args []string) error {
 	var r *rendered
 	switch {
 	case b.path != "":
-		r, err = renderLocal(ctx, b.path, app, clusterOf(b.config, c, app, b.decrypt), b.decrypt)
+		r, err = renderLocal(ctx, localPath{Dir: b.path, Root: b.root}, app, clusterOf(b.config, c, app, b.decrypt), b.decrypt)
 	case c == nil:
 		return fmt.Errorf("--from-file needs --path: the source's revision is read from the cluster")
 	default:

@@ -22,6 +22,7 @@ import (
 type diffOptions struct {
 	*options
 	path     string
+	root     string
 	exitCode bool
 	decrypt  bool
 }
@@ -56,7 +57,8 @@ HelmRepository is pulled from the repository (the version spec.helm.version sele
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&d.path, "path", "", "directory to render instead of the source's revision (the kustomization or YAML directory itself; confined to its Git worktree)")
+	cmd.Flags().StringVar(&d.path, "path", "", "directory to render instead of the source's revision (the kustomization or YAML directory itself; confined to --root)")
+	cmd.Flags().StringVar(&d.root, "root", "", "with --path: the directory the render may read (an overlay's ../base must be inside it); default: the Git worktree holding --path, else --path itself (as Argo CD's --local-repo-root)")
 	cmd.Flags().BoolVar(&d.exitCode, "exit-code", true, "exit 1 when there are changes; false: exit 0 unless an error occurs")
 	cmd.Flags().BoolVar(&d.decrypt, "decrypt", false, "decrypt SOPS-encrypted documents with the decryption Secret, read with your rights (values stay masked)")
 	return cmd
@@ -75,20 +77,20 @@ func (d *diffOptions) run(ctx context.Context, args []string) (bool, error) {
 	if k, err := parseKind(args[0]); err != nil || k != kindApp {
 		return false, fmt.Errorf("diff works on apps: gitsync diff app NAME")
 	}
-	app, r, outcomes, err := d.diffApp(ctx, "", args[1], d.path, "", d.decrypt)
+	app, r, outcomes, err := d.diffApp(ctx, "", args[1], localPath{Dir: d.path, Root: d.root}, "", d.decrypt)
 	if err != nil {
 		return false, err
 	}
 	return report(maskingWriter{w: d.Out, sensitive: r.sensitive}, app, r.from, outcomes), nil
 }
 
-// diffApp renders the Application ns/name (ns "": the kubeconfig's namespace) from dir,
+// diffApp renders the Application ns/name (ns "": the kubeconfig's namespace) from local,
 // else from revision (a commit or a branch of its GitRepository, see renderAtRevision),
 // else from its source's current (or pinned) revision, and compares it with the cluster.
 // With decrypt, SOPS-encrypted content is decrypted with the user's rights to the
 // decryption Secret (its values stay masked). It returns the Application, the render
 // (where it came from, what to mask) and the outcomes.
-func (o *options) diffApp(ctx context.Context, ns, name, dir, revision string, decrypt bool) (*gitsyncv1.Application, *rendered, []outcome, error) {
+func (o *options) diffApp(ctx context.Context, ns, name string, local localPath, revision string, decrypt bool) (*gitsyncv1.Application, *rendered, []outcome, error) {
 	c, err := o.client()
 	if err != nil {
 		return nil, nil, nil, err
@@ -109,8 +111,8 @@ func (o *options) diffApp(ctx context.Context, ns, name, dir, revision string, d
 	cluster := clusterOf(cfg, c, app, decrypt)
 	var r *rendered
 	switch {
-	case dir != "":
-		r, err = renderLocal(ctx, dir, app, cluster, decrypt)
+	case local.Dir != "":
+		r, err = renderLocal(ctx, local, app, cluster, decrypt)
 	case revision != "":
 		r, err = renderAtRevision(ctx, c, app, revision, cluster, decrypt)
 	default:

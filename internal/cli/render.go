@@ -83,7 +83,8 @@ func clusterOf(cfg *rest.Config, c client.Client, app *gitsyncv1.Application, de
 // renderLocal renders dir (the directory to render, in place of spec.path), confined to
 // the Git worktree that holds dir (so an overlay may use ../base), or to dir itself.
 // Without decrypt, SOPS-encrypted content is left encrypted (render.Source.KeepEncrypted).
-func renderLocal(ctx context.Context, dir string, app *gitsyncv1.Application, cluster *render.Cluster, decrypt bool) (*rendered, error) {
+func renderLocal(ctx context.Context, local localPath, app *gitsyncv1.Application, cluster *render.Cluster, decrypt bool) (*rendered, error) {
+	dir := local.Dir
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("resolving --path %s: %w", dir, err)
@@ -92,9 +93,14 @@ func renderLocal(ctx context.Context, dir string, app *gitsyncv1.Application, cl
 		return nil, fmt.Errorf("--path %s is not a directory", dir)
 	}
 	root := worktreeRoot(abs)
+	if local.Root != "" {
+		if root, err = filepath.Abs(local.Root); err != nil {
+			return nil, fmt.Errorf("resolving --root %s: %w", local.Root, err)
+		}
+	}
 	rel, err := filepath.Rel(root, abs)
-	if err != nil {
-		return nil, fmt.Errorf("resolving --path %s: %w", dir, err)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil, fmt.Errorf("--path %s is not inside --root %s", dir, local.Root)
 	}
 	res, err := render.Render(ctx, app, render.Source{Root: root, Path: "./" + filepath.ToSlash(rel), KeepEncrypted: !decrypt}, cluster)
 	if err != nil {
@@ -102,6 +108,10 @@ func renderLocal(ctx context.Context, dir string, app *gitsyncv1.Application, cl
 	}
 	return newRendered(res, "local path "+dir), nil
 }
+
+// localPath is a directory to render in place of the source's revision (--path), and
+// the root the render is confined to (--root; "": the Git worktree holding Dir, else Dir).
+type localPath struct{ Dir, Root string }
 
 // worktreeRoot returns the nearest directory at or above dir holding .git, or dir.
 func worktreeRoot(dir string) string {
