@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -58,4 +59,56 @@ func (o *options) objectNames(ctx context.Context, k kind, prefix string) []stri
 		}
 	}
 	return names
+}
+
+// completeNamespaces completes -n with the cluster's namespaces.
+func (o *options) completeNamespaces(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Second)
+	defer cancel()
+	c, err := o.client()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	list := &corev1.NamespaceList{}
+	if err := c.List(ctx, list); err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var names []string
+	for _, ns := range list.Items {
+		if strings.HasPrefix(ns.Name, toComplete) {
+			names = append(names, ns.Name)
+		}
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeFixed completes a flag with fixed values.
+func completeFixed(values ...string) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return values, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeHistory completes --to with the revisions of the named Application's history,
+// newest first.
+func (o *options) completeHistory(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if len(args) < 2 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Second)
+	defer cancel()
+	_, app, err := o.readApp(ctx, "", args[1])
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var revisions []string
+	seen := map[string]bool{}
+	for i := len(app.Status.History) - 1; i >= 0; i-- {
+		rev := app.Status.History[i].Revision
+		if !seen[rev] && strings.HasPrefix(rev, toComplete) {
+			seen[rev] = true
+			revisions = append(revisions, rev)
+		}
+	}
+	return revisions, cobra.ShellCompDirectiveNoFileComp
 }

@@ -97,6 +97,12 @@ func TestCompletion(t *testing.T) {
 	g.Expect(complete("get", "apps", "-n", f.ns, "--kubeconfig", kubeconfigPath, "w")).To(HavePrefix("web\n"))
 	g.Expect(complete("diff", "app", "-n", f.ns, "--kubeconfig", kubeconfigPath, "")).To(HavePrefix("web\n"))
 	g.Expect(complete("reconcile", "source", "-n", f.ns, "--kubeconfig", kubeconfigPath, "")).To(HavePrefix("app-repo\n"))
+	// Flag values: namespaces, --for, --to (the app's history, newest first).
+	g.Expect(complete("get", "apps", "--kubeconfig", kubeconfigPath, "-n", f.ns[:6])).To(ContainSubstring(f.ns + "\n"))
+	g.Expect(complete("wait", "app", "web", "--for", "")).To(HavePrefix("synced\nhealthy\nready\n"))
+	g.Expect(f.app.Status.History).NotTo(BeEmpty())
+	g.Expect(complete("rollback", "app", "web", "-n", f.ns, "--kubeconfig", kubeconfigPath, "--to", "")).
+		To(HavePrefix(f.app.Status.History[len(f.app.Status.History)-1].Revision + "\n"))
 }
 
 // withoutConversionWebhook sets the converted CRDs back to no conversion, as the test

@@ -34,6 +34,7 @@ func (o *options) newRollbackCommand() *cobra.Command {
 	cmd.Flags().StringVar(&to, "to", "", "revision from `gitsync history app NAME` (<ref>@sha1:<commit>, or a unique commit prefix)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait for the rollback to be applied")
 	_ = cmd.MarkFlagRequired("to")
+	_ = cmd.RegisterFlagCompletionFunc("to", o.completeHistory)
 	return cmd
 }
 

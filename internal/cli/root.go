@@ -120,6 +120,7 @@ const errorExitCodeAnnotation = "gitsync.dev/usage-errors-exit-2"
 // addKubeFlags gives a verb kubectl's kubeconfig flags (--kubeconfig, --context, -n ...).
 func (o *options) addKubeFlags(c *cobra.Command) {
 	o.flags.AddFlags(c.PersistentFlags())
+	_ = c.RegisterFlagCompletionFunc("namespace", o.completeNamespaces)
 }
 
 func (o *options) restConfig() (*rest.Config, error) {

@@ -64,6 +64,7 @@ func (o *options) newWaitCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&forWhat, "for", "ready", "synced, healthy or ready")
+	_ = cmd.RegisterFlagCompletionFunc("for", completeFixed("synced", "healthy", "ready"))
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait")
 	return cmd
 }
