@@ -81,7 +81,7 @@ func NewRootCommand(streams Streams, extra ...*cobra.Command) *cobra.Command {
 		o.newGetCommand(), o.newDiffCommand(), o.newBuildCommand(),
 		o.newReconcileCommand(), o.newSyncCommand(), o.newSuspendCommand(true), o.newSuspendCommand(false),
 		o.newWaitCommand(), o.newHistoryCommand(), o.newEventsCommand(), o.newTreeCommand(),
-		o.newRollbackCommand(), o.newInstallCommand(), o.newBootstrapCommand(), o.newUninstallCommand(), o.newVersionCommand(), o.newUICommand(), o.newMCPCommand(),
+		o.newRollbackCommand(), o.newLogsCommand(), o.newInstallCommand(), o.newBootstrapCommand(), o.newUninstallCommand(), o.newVersionCommand(), o.newUICommand(), o.newMCPCommand(),
 	} {
 		o.addKubeFlags(c)
 		root.AddCommand(c)
