@@ -34,7 +34,9 @@ import (
 // -timeout 60m) and GITSYNC_BENCH_IDLE_WINDOW (a Go duration, default 3m). To compare
 // settings, GITSYNC_BENCH_CONCURRENT and GITSYNC_BENCH_QPS override the operator's
 // --concurrent and --kube-api-qps defaults; GITSYNC_BENCH_COLD_CPUPROFILE=FILE profiles
-// this process during the cold phase.
+// this process during the cold phase; GITSYNC_BENCH_HEAPPROFILE=FILE writes the heap in
+// use at rest, after the cold start (FILE.cold) and after the restart (FILE), where
+// heap-MiB/1000obj is measured (`go tool pprof -top -inuse_space FILE`).
 func scaleOf(b *testing.B) (apps, objects int, idle time.Duration) {
 	apps, objects, idle = 100, 20, 3*time.Minute
 	if s := os.Getenv("GITSYNC_BENCH_SCALE"); s != "" {
@@ -70,6 +72,11 @@ func scaleOf(b *testing.B) (apps, objects int, idle time.Duration) {
 func BenchmarkScale(b *testing.B) {
 	apps, perApp, idle := scaleOf(b)
 	objects := apps * perApp
+	if os.Getenv("GITSYNC_BENCH_HEAPPROFILE") != "" {
+		// The default (a sample per 512 KiB) is too coarse to tell structures of a few
+		// MiB apart.
+		runtime.MemProfileRate = 4096
+	}
 	for range b.N {
 		b.StopTimer()
 		resetPeakRSS()
@@ -103,6 +110,7 @@ func BenchmarkScale(b *testing.B) {
 		cold := time.Since(start)
 		coldCounts, coldDetail := op.counter.Since(before), op.counter.DetailSince(beforeDetail)
 		time.Sleep(2 * time.Second) // the last status writes land
+		heapProfile(b, ".cold")
 		op.stop()
 
 		// 2. Restart, nothing changed in Git.
@@ -116,6 +124,7 @@ func BenchmarkScale(b *testing.B) {
 		runtime.GC()
 		var steady runtime.MemStats
 		runtime.ReadMemStats(&steady)
+		heapProfile(b, "")
 		before = op.counter.Snapshot()
 		cpuBefore := cpuTime()
 		time.Sleep(idle)
@@ -371,6 +380,24 @@ func coldProfile(b *testing.B) (stop func()) {
 	return func() {
 		pprof.StopCPUProfile()
 		f.Close()
+	}
+}
+
+// heapProfile writes the heap in use, after a collection, into the file
+// GITSYNC_BENCH_HEAPPROFILE names followed by suffix, when set.
+func heapProfile(b *testing.B, suffix string) {
+	path := os.Getenv("GITSYNC_BENCH_HEAPPROFILE")
+	if path == "" {
+		return
+	}
+	f, err := os.Create(path + suffix)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	runtime.GC()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		b.Fatal(err)
 	}
 }
 

@@ -78,6 +78,9 @@ type Watches struct {
 	// second, so a writer that puts a value back within the same second (undoing drift
 	// that is being reported) leaves them as they were.
 	watched func(ObjectRef) bool
+
+	// shared holds the values the cached objects share (see compact).
+	shared sharedValues
 }
 
 // WatchClosely makes every update of the objects for which watched is true an Event
@@ -298,6 +301,9 @@ func (w *Watches) start(gvk schema.GroupVersionKind) (*watch, error) {
 	informer := metadatainformer.NewFilteredMetadataInformer(w.client, gvr, metav1.NamespaceAll, 0, cache.Indexers{},
 		func(o *metav1.ListOptions) { o.LabelSelector = gitsyncv1.ApplicationLabel }).Informer()
 	wt := &watch{informer: informer, gone: make(chan struct{})}
+	if err := informer.SetTransform(w.compact); err != nil {
+		return nil, err
+	}
 	err = informer.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
 		if KindNotServed(err) {
 			w.vanish(gvk, wt)
