@@ -7,7 +7,6 @@ package drift
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"sort"
@@ -376,8 +375,9 @@ func ChangedByOthers(oldObj, newObj *metav1.PartialObjectMetadata) bool {
 
 // Fingerprint summarises the managedFields entries of other writers than gitsync (status
 // excluded), and the owner labels; two versions with the same fingerprint differ only by
-// gitsync's writes or by status.
-func Fingerprint(obj *metav1.PartialObjectMetadata) string {
+// gitsync's writes or by status. It is the first 128 bits of a SHA-256 (kept per object:
+// no string to allocate).
+func Fingerprint(obj *metav1.PartialObjectMetadata) [16]byte {
 	h := sha256.New()
 	labels := obj.GetLabels()
 	fmt.Fprintf(h, "%s\x00%s\x00", labels[gitsyncv1.ApplicationLabel], labels[gitsyncv1.ApplicationNamespaceLabel])
@@ -400,5 +400,5 @@ func Fingerprint(obj *metav1.PartialObjectMetadata) string {
 	for _, e := range entries {
 		fmt.Fprintf(h, "%s\x01", e)
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return [16]byte(h.Sum(nil))
 }
