@@ -2,7 +2,6 @@ package desired
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
-	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/drift"
 )
 
@@ -40,26 +38,23 @@ const prepareTimeout = 30 * time.Second
 // Applied records the objects of a successful sync as the Application's desired state,
 // makes the watched kinds those of every recorded Application, and tells the listener.
 func (s *Store) Applied(ctx context.Context, app types.NamespacedName, objs []*unstructured.Unstructured) error {
-	byID := make(map[string]stored, len(objs))
+	rec, err := record(objs)
+	if err != nil {
+		return err
+	}
 	kinds := map[schema.GroupVersionKind]bool{}
-	refs := make([]drift.ObjectRef, 0, len(objs))
-	for _, o := range objs {
-		raw, err := o.MarshalJSON()
-		if err != nil {
-			return fmt.Errorf("recording %s: %w", apply.Subject(o), err)
-		}
-		ref := drift.RefOf(o)
-		byID[ref.ID()] = stored{ref: ref, raw: raw}
-		kinds[o.GroupVersionKind()] = true
-		refs = append(refs, ref)
+	refs := make([]drift.ObjectRef, 0, len(rec))
+	for _, d := range rec {
+		kinds[d.ref.GVK] = true
+		refs = append(refs, d.ref)
 	}
 	s.mu.Lock()
-	s.objects[app] = byID
+	s.objects[app] = rec
 	s.setKinds(s.desiredKinds, app, kinds)
 	delete(s.unsure, app)
 	s.setKinds(s.prepared, app, nil)
 	s.mu.Unlock()
-	err := s.syncWatches(ctx)
+	err = s.syncWatches(ctx)
 	if s.listener != nil {
 		s.listener.Applied(app, refs)
 	}

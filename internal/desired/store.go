@@ -40,7 +40,7 @@ type Listener interface {
 // not usable: call New.
 type Store struct {
 	mu      sync.Mutex
-	objects map[types.NamespacedName]map[string]stored // by inventory ID
+	objects map[types.NamespacedName]recorded
 	// desiredKinds holds the kinds of each Application's desired objects; kindUsers
 	// counts, per kind, the entries of desiredKinds and prepared that name it (see
 	// setKinds), so that the kinds to watch are known without going over every object.
@@ -63,7 +63,7 @@ type Store struct {
 // New returns an empty Store; Attach gives it its watches.
 func New() *Store {
 	return &Store{
-		objects:      map[types.NamespacedName]map[string]stored{},
+		objects:      map[types.NamespacedName]recorded{},
 		desiredKinds: map[types.NamespacedName]map[schema.GroupVersionKind]bool{},
 		kindUsers:    map[schema.GroupVersionKind]int{},
 		prepared:     map[types.NamespacedName]map[schema.GroupVersionKind]bool{},
@@ -165,7 +165,7 @@ func (s *Store) Unchanged(app types.NamespacedName) func(*unstructured.Unstructu
 		}
 		ref := drift.RefOf(obj)
 		s.mu.Lock()
-		d, ok := s.objects[app][ref.ID()]
+		d, ok := s.objects[app].find(ref)
 		s.mu.Unlock()
 		if !ok || !bytes.Equal(d.raw, raw) || (s.listener != nil && s.listener.Busy(app, ref)) {
 			return false
@@ -202,7 +202,7 @@ func (s *Store) Object(app types.NamespacedName, ref drift.ObjectRef) (*unstruct
 	if !tracked {
 		return nil, false
 	}
-	d, ok := objs[ref.ID()]
+	d, ok := objs.find(ref)
 	if !ok {
 		return nil, true
 	}
