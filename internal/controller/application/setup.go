@@ -70,19 +70,24 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		Watches(&gitsyncv1.HelmRepository{}, kit.NewRevisionFirst(handler.EnqueueRequestsFromMapFunc(r.applicationsForSource)),
 			builder.WithPredicates(artifactChanged{}))
 	b = kit.RequestedNow(b, &gitsyncv1.Application{})
-	b, err := r.watchReferences(mgr, b)
+	b, attachRefs, err := r.watchReferences(mgr, b)
 	if err != nil {
 		return err
 	}
 	if r.Desired != nil {
 		b = b.WatchesRawSource(kit.ChannelAt(r.Desired.SyncRequests(), kit.HighPriority))
 	}
-	return b.
+	c, err := b.
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 			RateLimiter:             kit.RetryLimiter(opts.RetryBase, opts.RetryMax),
 		}).
-		Complete(r)
+		Build(r)
+	if err != nil {
+		return err
+	}
+	attachRefs(c)
+	return nil
 }
 
 func (r *Reconciler) applicationsForSource(ctx context.Context, repo client.Object) []reconcile.Request {
