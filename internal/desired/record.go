@@ -43,11 +43,10 @@ func (s *Store) Applied(ctx context.Context, app types.NamespacedName, objs []*u
 		return err
 	}
 	kinds := map[schema.GroupVersionKind]bool{}
-	refs := make([]drift.ObjectRef, 0, len(rec))
-	for _, d := range rec {
-		kinds[d.ref.GVK] = true
-		refs = append(refs, d.ref)
+	for _, ref := range rec.refs {
+		kinds[ref.GVK] = true
 	}
+	refs := rec.refs // never changed: a new state is a new record
 	s.mu.Lock()
 	s.objects[app] = rec
 	s.setKinds(s.desiredKinds, app, kinds)
@@ -65,9 +64,9 @@ func (s *Store) Applied(ctx context.Context, app types.NamespacedName, objs []*u
 // watches of kinds no other Application has.
 func (s *Store) Forget(ctx context.Context, app types.NamespacedName) {
 	s.mu.Lock()
-	refs := make([]drift.ObjectRef, 0, len(s.objects[app]))
-	for _, d := range s.objects[app] {
-		refs = append(refs, d.ref)
+	var refs []drift.ObjectRef
+	if rec := s.objects[app]; rec != nil {
+		refs = rec.refs
 	}
 	delete(s.objects, app)
 	s.setKinds(s.desiredKinds, app, nil)
@@ -91,13 +90,16 @@ func (s *Store) CheckAll(app types.NamespacedName) {
 	}
 	s.mu.Lock()
 	var refs []drift.ObjectRef
-	for _, d := range s.objects[app] {
-		if m, ok := s.watches.Cached(d.ref); ok {
-			if o, err := d.object(); err == nil && drift.Untouched(o, m, app) {
-				continue
+	if rec := s.objects[app]; rec != nil {
+		rr := rec.reader()
+		for i, ref := range rec.refs {
+			if m, ok := s.watches.Cached(ref); ok {
+				if o, err := rr.object(i); err == nil && drift.Untouched(o, m, app) {
+					continue
+				}
 			}
+			refs = append(refs, ref)
 		}
-		refs = append(refs, d.ref)
 	}
 	s.mu.Unlock()
 	if len(refs) > 0 {
