@@ -1,7 +1,9 @@
 package drift
 
 import (
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"unique"
@@ -17,7 +19,8 @@ import (
 // objects have in common instead of holding a copy per object: the labels map of a set
 // of labels (the objects of one Application mostly carry the same), a managedFields
 // entry's fields (the objects of one kind rendered alike own the same fields) and time,
-// and the strings. The cached objects are read only, as any informer's are.
+// and the strings, and the list of managedFields entries itself when equal. The cached
+// objects are read only, as any informer's are.
 
 // compact is the cache.TransformFunc of the watches.
 func (w *Watches) compact(obj any) (any, error) {
@@ -34,6 +37,7 @@ func (w *Watches) compact(obj any) (any, error) {
 			Labels:          w.shared.labels(m.Labels),
 		},
 	}
+	entries := make([]metav1.ManagedFieldsEntry, 0, len(m.ManagedFields))
 	for _, e := range m.ManagedFields {
 		if e.Subresource == "status" {
 			continue // never drift: neither Untouched nor Fingerprint reads it
@@ -42,8 +46,9 @@ func (w *Watches) compact(obj any) (any, error) {
 		e.Operation = metav1.ManagedFieldsOperationType(intern(string(e.Operation)))
 		e.FieldsType, e.Subresource = intern(e.FieldsType), intern(e.Subresource)
 		e.FieldsV1, e.Time = w.shared.fields(e.FieldsV1), w.shared.time(e.Time)
-		out.ManagedFields = append(out.ManagedFields, e)
+		entries = append(entries, e)
 	}
+	out.ManagedFields = w.shared.managedFields(entries)
 	return out, nil
 }
 
@@ -55,13 +60,14 @@ func intern(s string) string {
 	return unique.Make(s).Value()
 }
 
-// sharedValues hands out one copy of equal labels maps, managedFields field sets and
-// times. Its tables are forgotten when they outgrow twice what they held after the
+// sharedValues hands out one copy of equal labels maps, managedFields lists, field sets
+// and times. Its tables are forgotten when they outgrow twice what they held after the
 // last reset (objects keep the copies they have; later ones share new copies), so
 // values no object holds any longer do not pile up.
 type sharedValues struct {
 	mu     sync.Mutex
 	labelm map[string]map[string]string
+	entrym map[string][]metav1.ManagedFieldsEntry
 	fieldm map[string]*metav1.FieldsV1
 	timem  map[int64]*metav1.Time
 	limit  int
@@ -71,13 +77,14 @@ const minSharedLimit = 4096
 
 func (s *sharedValues) reset() {
 	s.labelm = map[string]map[string]string{}
+	s.entrym = map[string][]metav1.ManagedFieldsEntry{}
 	s.fieldm = map[string]*metav1.FieldsV1{}
 	s.timem = map[int64]*metav1.Time{}
 }
 
 // room forgets the tables when they are full; the caller holds s.mu.
 func (s *sharedValues) room() {
-	n := len(s.labelm) + len(s.fieldm) + len(s.timem)
+	n := len(s.labelm) + len(s.entrym) + len(s.fieldm) + len(s.timem)
 	if s.labelm != nil && n < max(s.limit, minSharedLimit) {
 		return
 	}
@@ -117,6 +124,40 @@ func (s *sharedValues) labels(l map[string]string) map[string]string {
 	}
 	s.labelm[key] = m
 	return m
+}
+
+// managedFields returns the shared copy of entries, whose values are shared already
+// (a list of equal entries: the objects of one kind applied alike in the same second).
+func (s *sharedValues) managedFields(entries []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
+	if len(entries) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		var when int64
+		if e.Time != nil {
+			when = e.Time.UnixNano()
+		}
+		var fields []byte
+		if e.FieldsV1 != nil {
+			fields = e.FieldsV1.Raw
+		}
+		for _, part := range []string{e.Manager, string(e.Operation), e.APIVersion, e.FieldsType, e.Subresource, strconv.FormatInt(when, 10), string(fields)} {
+			b.WriteString(part)
+			b.WriteByte(0)
+		}
+		b.WriteByte(1)
+	}
+	key := b.String()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.entrym[key]; ok {
+		return c
+	}
+	s.room()
+	c := slices.Clip(entries)
+	s.entrym[key] = c
+	return c
 }
 
 func (s *sharedValues) fields(f *metav1.FieldsV1) *metav1.FieldsV1 {

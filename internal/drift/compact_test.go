@@ -50,6 +50,9 @@ func TestCompact(t *testing.T) {
 	if reflect.ValueOf(a.Labels).Pointer() != reflect.ValueOf(b.Labels).Pointer() {
 		t.Error("equal labels are held twice")
 	}
+	if &a.ManagedFields[0] != &b.ManagedFields[0] {
+		t.Error("equal managedFields lists are held twice")
+	}
 	for i := range a.ManagedFields {
 		if a.ManagedFields[i].FieldsV1 != b.ManagedFields[i].FieldsV1 || a.ManagedFields[i].Time != b.ManagedFields[i].Time {
 			t.Errorf("managedFields entry %d: equal fields or times are held twice", i)
