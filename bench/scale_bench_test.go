@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -36,7 +37,8 @@ import (
 // --concurrent and --kube-api-qps defaults; GITSYNC_BENCH_COLD_CPUPROFILE=FILE profiles
 // this process during the cold phase; GITSYNC_BENCH_HEAPPROFILE=FILE writes the heap in
 // use at rest, after the cold start (FILE.cold) and after the restart (FILE), where
-// heap-MiB/1000obj is measured (`go tool pprof -top -inuse_space FILE`).
+// heap-MiB/1000obj is measured, and at the largest heap seen during the cold start
+// (FILE.peak; `go tool pprof -top -inuse_space FILE`).
 func scaleOf(b *testing.B) (apps, objects int, idle time.Duration) {
 	apps, objects, idle = 100, 20, 3*time.Minute
 	if s := os.Getenv("GITSYNC_BENCH_SCALE"); s != "" {
@@ -101,12 +103,14 @@ func BenchmarkScale(b *testing.B) {
 		before, beforeDetail := op.counter.Snapshot(), op.counter.DetailSnapshot()
 		start := time.Now()
 		stopProfile := coldProfile(b)
+		stopPeak := peakHeapProfile(b)
 		b.StartTimer()
 		createPairs(b, ns, names, srv)
 		pushDuringCold := hot.pushAndWait(b, op.webhook, 1)
 		waitAllReady(b, ns, names, 30*time.Minute)
 		b.StopTimer()
 		stopProfile()
+		stopPeak()
 		cold := time.Since(start)
 		coldCounts, coldDetail := op.counter.Since(before), op.counter.DetailSince(beforeDetail)
 		time.Sleep(2 * time.Second) // the last status writes land
@@ -399,6 +403,45 @@ func heapProfile(b *testing.B, suffix string) {
 	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// peakHeapProfile writes the heap in use into FILE.peak (GITSYNC_BENCH_HEAPPROFILE=FILE)
+// each time the heap's objects grew by a tenth past the last profile written, until
+// the returned func is called: the last one written is near the peak.
+func peakHeapProfile(b *testing.B) (stop func()) {
+	path := os.Getenv("GITSYNC_BENCH_HEAPPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		var written uint64
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			metrics.Read(sample)
+			if v := sample[0].Value.Uint64(); v > written+written/10 {
+				written = v
+				f, err := os.Create(path + ".peak")
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				err = pprof.Lookup("heap").WriteTo(f, 0)
+				f.Close()
+				if err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
 }
 
 // cpuTime is the user and system CPU time this process used so far.

@@ -126,7 +126,10 @@ func (rr *recordReader) object(i int) (*unstructured.Unstructured, error) {
 
 var (
 	writers = sync.Pool{New: func() any {
-		w, _ := flate.NewWriter(nil, flate.DefaultCompression) // a valid level: no error
+		// BestSpeed: a chunk of alike objects compresses about as well as at any level
+		// (16 ConfigMaps: 3,654 bytes to 261, 248 at the best), with a third of the state
+		// kept per writer.
+		w, _ := flate.NewWriter(nil, flate.BestSpeed) // a valid level: no error
 		return w
 	}}
 	readers = sync.Pool{New: func() any { return flate.NewReader(nil) }}
