@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -34,7 +35,10 @@ import (
 // -timeout 60m) and GITSYNC_BENCH_IDLE_WINDOW (a Go duration, default 3m). To compare
 // settings, GITSYNC_BENCH_CONCURRENT and GITSYNC_BENCH_QPS override the operator's
 // --concurrent and --kube-api-qps defaults; GITSYNC_BENCH_COLD_CPUPROFILE=FILE profiles
-// this process during the cold phase.
+// this process during the cold phase; GITSYNC_BENCH_HEAPPROFILE=FILE writes the heap in
+// use at rest, after the cold start (FILE.cold) and after the restart (FILE), where
+// heap-MiB/1000obj is measured, and at the largest heap seen during the cold start
+// (FILE.peak; `go tool pprof -top -inuse_space FILE`).
 func scaleOf(b *testing.B) (apps, objects int, idle time.Duration) {
 	apps, objects, idle = 100, 20, 3*time.Minute
 	if s := os.Getenv("GITSYNC_BENCH_SCALE"); s != "" {
@@ -70,12 +74,26 @@ func scaleOf(b *testing.B) (apps, objects int, idle time.Duration) {
 func BenchmarkScale(b *testing.B) {
 	apps, perApp, idle := scaleOf(b)
 	objects := apps * perApp
+	if os.Getenv("GITSYNC_BENCH_HEAPPROFILE") != "" {
+		// The default (a sample per 512 KiB) is too coarse to tell structures of a few
+		// MiB apart.
+		runtime.MemProfileRate = 4096
+	}
 	for range b.N {
 		b.StopTimer()
 		resetPeakRSS()
 		runtime.GC()
 		var base runtime.MemStats
 		runtime.ReadMemStats(&base)
+		// The peak resident set of each phase (VmHWM, started over at each phase).
+		var phasePeaks []string
+		var peak int64
+		endPhase := func(name string) {
+			p := peakRSS()
+			peak = max(peak, p)
+			phasePeaks = append(phasePeaks, fmt.Sprintf("%s %d MiB", name, p>>20))
+			resetPeakRSS()
+		}
 
 		srv := gittest.NewServer(b, gittest.Options{})
 		ns := namespace(b)
@@ -94,40 +112,48 @@ func BenchmarkScale(b *testing.B) {
 		before, beforeDetail := op.counter.Snapshot(), op.counter.DetailSnapshot()
 		start := time.Now()
 		stopProfile := coldProfile(b)
+		stopPeak := peakHeapProfile(b)
 		b.StartTimer()
 		createPairs(b, ns, names, srv)
 		pushDuringCold := hot.pushAndWait(b, op.webhook, 1)
 		waitAllReady(b, ns, names, 30*time.Minute)
 		b.StopTimer()
 		stopProfile()
+		stopPeak()
 		cold := time.Since(start)
 		coldCounts, coldDetail := op.counter.Since(before), op.counter.DetailSince(beforeDetail)
 		time.Sleep(2 * time.Second) // the last status writes land
+		heapProfile(b, ".cold")
 		op.stop()
+		endPhase("cold start")
 
 		// 2. Restart, nothing changed in Git.
 		op = startScaleOperator(b, storage)
 		before = map[string]int{} // a new counter: all its requests are the restart's
 		restart := op.waitReconciled(b, apps+1, op.started, 10*time.Minute)
 		restartCounts, restartDetail := op.counter.Since(before), op.counter.DetailSince(map[string]int{})
+		endPhase("restart")
 
 		// 3. Idle.
 		time.Sleep(2 * time.Second)
 		runtime.GC()
 		var steady runtime.MemStats
 		runtime.ReadMemStats(&steady)
+		heapProfile(b, "")
 		before = op.counter.Snapshot()
 		cpuBefore := cpuTime()
 		time.Sleep(idle)
 		idleCPU := cpuTime() - cpuBefore
 		idleCounts := op.counter.Since(before)
 		op.stop()
+		endPhase("idle")
 
 		// 4. Restart with a push to the hot Application.
 		op = startScaleOperator(b, storage)
 		pushDuringRestart := hot.pushAndWait(b, op.webhook, 2)
 		op.waitReconciled(b, apps+1, op.started, 10*time.Minute)
 		op.stop()
+		endPhase("restart with a push")
 
 		perObject := func(counts map[string]int) float64 { return float64(apicount.Total(counts)) / float64(objects) }
 		heapPer1000 := (float64(steady.HeapInuse) - float64(base.HeapInuse)) / float64(objects) * 1000
@@ -138,7 +164,7 @@ func BenchmarkScale(b *testing.B) {
 		b.ReportMetric(float64(apicount.Writes(restartCounts)), "restart-writes")
 		b.ReportMetric(float64(apicount.Total(idleCounts)), "idle-requests")
 		b.ReportMetric(100*idleCPU.Seconds()/idle.Seconds(), "idle-cpu-%")
-		b.ReportMetric(float64(peakRSS())/(1<<20), "peak-rss-MiB")
+		b.ReportMetric(float64(peak)/(1<<20), "peak-rss-MiB")
 		b.ReportMetric(heapPer1000/(1<<20), "heap-MiB/1000obj")
 		b.ReportMetric(float64(pushDuringCold.Milliseconds()), "push-cold-ms")
 		b.ReportMetric(float64(pushDuringRestart.Milliseconds()), "push-restart-ms")
@@ -151,8 +177,8 @@ func BenchmarkScale(b *testing.B) {
 			100*idleCPU.Seconds()/idle.Seconds())
 		b.Logf("push -> applied: %v while %d Applications are created, %v during a restart", pushDuringCold.Round(time.Millisecond),
 			apps, pushDuringRestart.Round(time.Millisecond))
-		b.Logf("peak RSS %d MiB; heap in use %.1f MiB per 1,000 objects (%d MiB at rest)", peakRSS()>>20,
-			heapPer1000/(1<<20), steady.HeapInuse>>20)
+		b.Logf("peak RSS %d MiB (%s); heap in use %.1f MiB per 1,000 objects (%d MiB at rest)", peak>>20,
+			strings.Join(phasePeaks, ", "), heapPer1000/(1<<20), steady.HeapInuse>>20)
 	}
 }
 
@@ -372,6 +398,63 @@ func coldProfile(b *testing.B) (stop func()) {
 		pprof.StopCPUProfile()
 		f.Close()
 	}
+}
+
+// heapProfile writes the heap in use, after a collection, into the file
+// GITSYNC_BENCH_HEAPPROFILE names followed by suffix, when set.
+func heapProfile(b *testing.B, suffix string) {
+	path := os.Getenv("GITSYNC_BENCH_HEAPPROFILE")
+	if path == "" {
+		return
+	}
+	f, err := os.Create(path + suffix)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	runtime.GC()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// peakHeapProfile writes the heap in use into FILE.peak (GITSYNC_BENCH_HEAPPROFILE=FILE)
+// each time the heap's objects grew by a tenth past the last profile written, until
+// the returned func is called: the last one written is near the peak.
+func peakHeapProfile(b *testing.B) (stop func()) {
+	path := os.Getenv("GITSYNC_BENCH_HEAPPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		var written uint64
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			metrics.Read(sample)
+			if v := sample[0].Value.Uint64(); v > written+written/10 {
+				written = v
+				f, err := os.Create(path + ".peak")
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				err = pprof.Lookup("heap").WriteTo(f, 0)
+				f.Close()
+				if err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
 }
 
 // cpuTime is the user and system CPU time this process used so far.

@@ -2,7 +2,6 @@ package desired
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
-	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/drift"
 )
 
@@ -40,26 +38,22 @@ const prepareTimeout = 30 * time.Second
 // Applied records the objects of a successful sync as the Application's desired state,
 // makes the watched kinds those of every recorded Application, and tells the listener.
 func (s *Store) Applied(ctx context.Context, app types.NamespacedName, objs []*unstructured.Unstructured) error {
-	byID := make(map[string]stored, len(objs))
-	kinds := map[schema.GroupVersionKind]bool{}
-	refs := make([]drift.ObjectRef, 0, len(objs))
-	for _, o := range objs {
-		raw, err := o.MarshalJSON()
-		if err != nil {
-			return fmt.Errorf("recording %s: %w", apply.Subject(o), err)
-		}
-		ref := drift.RefOf(o)
-		byID[ref.ID()] = stored{ref: ref, raw: raw}
-		kinds[o.GroupVersionKind()] = true
-		refs = append(refs, ref)
+	rec, err := record(objs)
+	if err != nil {
+		return err
 	}
+	kinds := map[schema.GroupVersionKind]bool{}
+	for _, ref := range rec.refs {
+		kinds[ref.GVK] = true
+	}
+	refs := rec.refs // never changed: a new state is a new record
 	s.mu.Lock()
-	s.objects[app] = byID
+	s.objects[app] = rec
 	s.setKinds(s.desiredKinds, app, kinds)
 	delete(s.unsure, app)
 	s.setKinds(s.prepared, app, nil)
 	s.mu.Unlock()
-	err := s.syncWatches(ctx)
+	err = s.syncWatches(ctx)
 	if s.listener != nil {
 		s.listener.Applied(app, refs)
 	}
@@ -70,9 +64,9 @@ func (s *Store) Applied(ctx context.Context, app types.NamespacedName, objs []*u
 // watches of kinds no other Application has.
 func (s *Store) Forget(ctx context.Context, app types.NamespacedName) {
 	s.mu.Lock()
-	refs := make([]drift.ObjectRef, 0, len(s.objects[app]))
-	for _, d := range s.objects[app] {
-		refs = append(refs, d.ref)
+	var refs []drift.ObjectRef
+	if rec := s.objects[app]; rec != nil {
+		refs = rec.refs
 	}
 	delete(s.objects, app)
 	s.setKinds(s.desiredKinds, app, nil)
@@ -96,13 +90,16 @@ func (s *Store) CheckAll(app types.NamespacedName) {
 	}
 	s.mu.Lock()
 	var refs []drift.ObjectRef
-	for _, d := range s.objects[app] {
-		if m, ok := s.watches.Cached(d.ref); ok {
-			if o, err := d.object(); err == nil && drift.Untouched(o, m, app) {
-				continue
+	if rec := s.objects[app]; rec != nil {
+		rr := rec.reader()
+		for i, ref := range rec.refs {
+			if m, ok := s.watches.Cached(ref); ok {
+				if o, err := rr.object(i); err == nil && drift.Untouched(o, m, app) {
+					continue
+				}
 			}
+			refs = append(refs, ref)
 		}
-		refs = append(refs, d.ref)
 	}
 	s.mu.Unlock()
 	if len(refs) > 0 {

@@ -5,6 +5,7 @@ package desired
 
 import (
 	"bytes"
+	"slices"
 	"sort"
 	"sync"
 
@@ -40,7 +41,7 @@ type Listener interface {
 // not usable: call New.
 type Store struct {
 	mu      sync.Mutex
-	objects map[types.NamespacedName]map[string]stored // by inventory ID
+	objects map[types.NamespacedName]*recorded
 	// desiredKinds holds the kinds of each Application's desired objects; kindUsers
 	// counts, per kind, the entries of desiredKinds and prepared that name it (see
 	// setKinds), so that the kinds to watch are known without going over every object.
@@ -63,7 +64,7 @@ type Store struct {
 // New returns an empty Store; Attach gives it its watches.
 func New() *Store {
 	return &Store{
-		objects:      map[types.NamespacedName]map[string]stored{},
+		objects:      map[types.NamespacedName]*recorded{},
 		desiredKinds: map[types.NamespacedName]map[schema.GroupVersionKind]bool{},
 		kindUsers:    map[schema.GroupVersionKind]int{},
 		prepared:     map[types.NamespacedName]map[schema.GroupVersionKind]bool{},
@@ -82,22 +83,6 @@ func (s *Store) Attach(w *drift.Watches, l Listener) {
 
 // Watches returns the attached watches (nil before Attach).
 func (s *Store) Watches() *drift.Watches { return s.watches }
-
-// stored is one object of a desired state, kept small: its reference and its JSON (a
-// decoded object takes several times the memory, for every managed object, while only
-// the few that a drift check looks at are ever needed whole).
-type stored struct {
-	ref drift.ObjectRef
-	raw []byte
-}
-
-func (d stored) object() (*unstructured.Unstructured, error) {
-	obj := &unstructured.Unstructured{}
-	if err := obj.UnmarshalJSON(d.raw); err != nil {
-		return nil, err
-	}
-	return obj, nil
-}
 
 // Lock takes the Application's lock and returns its release: a sync holds it from before
 // its apply until Applied has recorded the new desired state, a drift check around its
@@ -158,6 +143,10 @@ func (s *Store) Unchanged(app types.NamespacedName) func(*unstructured.Unstructu
 	if _, ok := s.objects[app]; !ok || s.unsure[app] || s.watches == nil {
 		return nil
 	}
+	// The sync asks about each of its objects: each chunk of the recorded state is
+	// inflated once.
+	var mu sync.Mutex
+	var rr *recordReader
 	return func(obj *unstructured.Unstructured) bool {
 		raw, err := obj.MarshalJSON()
 		if err != nil {
@@ -165,9 +154,19 @@ func (s *Store) Unchanged(app types.NamespacedName) func(*unstructured.Unstructu
 		}
 		ref := drift.RefOf(obj)
 		s.mu.Lock()
-		d, ok := s.objects[app][ref.ID()]
+		rec := s.objects[app]
 		s.mu.Unlock()
-		if !ok || !bytes.Equal(d.raw, raw) || (s.listener != nil && s.listener.Busy(app, ref)) {
+		i, ok := rec.find(ref)
+		if !ok {
+			return false
+		}
+		mu.Lock()
+		if rr == nil || rr.rec != rec {
+			rr = rec.reader()
+		}
+		recorded, err := rr.raw(i)
+		mu.Unlock()
+		if err != nil || !bytes.Equal(recorded, raw) || (s.listener != nil && s.listener.Busy(app, ref)) {
 			return false
 		}
 		m, ok := s.watches.Cached(ref)
@@ -181,14 +180,18 @@ func (s *Store) Unchanged(app types.NamespacedName) func(*unstructured.Unstructu
 // these: no render and no Git fetch per request.
 func (s *Store) Objects(app types.NamespacedName) ([]*unstructured.Unstructured, bool) {
 	s.mu.Lock()
-	recorded, ok := s.objects[app]
-	objs := make([]*unstructured.Unstructured, 0, len(recorded))
-	for _, d := range recorded {
-		if obj, err := d.object(); err == nil {
-			objs = append(objs, obj)
+	rec, ok := s.objects[app]
+	s.mu.Unlock()
+	var objs []*unstructured.Unstructured
+	if rec != nil {
+		rr := rec.reader()
+		objs = make([]*unstructured.Unstructured, 0, len(rec.refs))
+		for i := range rec.refs {
+			if obj, err := rr.object(i); err == nil {
+				objs = append(objs, obj)
+			}
 		}
 	}
-	s.mu.Unlock()
 	sort.Slice(objs, func(i, j int) bool { return apply.Subject(objs[i]) < apply.Subject(objs[j]) })
 	return objs, ok
 }
@@ -202,11 +205,11 @@ func (s *Store) Object(app types.NamespacedName, ref drift.ObjectRef) (*unstruct
 	if !tracked {
 		return nil, false
 	}
-	d, ok := objs[ref.ID()]
+	i, ok := objs.find(ref)
 	if !ok {
 		return nil, true
 	}
-	obj, err := d.object()
+	obj, err := objs.reader().object(i)
 	if err != nil {
 		return nil, true // recorded from a valid object: cannot happen
 	}
@@ -217,11 +220,10 @@ func (s *Store) Object(app types.NamespacedName, ref drift.ObjectRef) (*unstruct
 func (s *Store) Refs(app types.NamespacedName) []drift.ObjectRef {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	refs := make([]drift.ObjectRef, 0, len(s.objects[app]))
-	for _, d := range s.objects[app] {
-		refs = append(refs, d.ref)
+	if rec := s.objects[app]; rec != nil {
+		return slices.Clone(rec.refs)
 	}
-	return refs
+	return []drift.ObjectRef{}
 }
 
 // Owners is the apply.OwnerLookup of the watches: they hold the metadata of every object

@@ -117,6 +117,14 @@ spec:
 			if got := Untouched(tc.desired, tc.live, owner); got != tc.want {
 				t.Errorf("Untouched = %v, want %v", got, tc.want)
 			}
+			// The watch cache's copy (compact) tells the same.
+			cached, err := (&Watches{}).compact(tc.live)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := Untouched(tc.desired, cached.(*metav1.PartialObjectMetadata), owner); got != tc.want {
+				t.Errorf("Untouched of the cached copy = %v, want %v", got, tc.want)
+			}
 		})
 	}
 }

@@ -6,14 +6,11 @@ package drift
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -78,6 +75,9 @@ type Watches struct {
 	// second, so a writer that puts a value back within the same second (undoing drift
 	// that is being reported) leaves them as they were.
 	watched func(ObjectRef) bool
+
+	// shared holds the values the cached objects share (see compact).
+	shared sharedValues
 }
 
 // WatchClosely makes every update of the objects for which watched is true an Event
@@ -298,6 +298,9 @@ func (w *Watches) start(gvk schema.GroupVersionKind) (*watch, error) {
 	informer := metadatainformer.NewFilteredMetadataInformer(w.client, gvr, metav1.NamespaceAll, 0, cache.Indexers{},
 		func(o *metav1.ListOptions) { o.LabelSelector = gitsyncv1.ApplicationLabel }).Informer()
 	wt := &watch{informer: informer, gone: make(chan struct{})}
+	if err := informer.SetTransform(w.compact); err != nil {
+		return nil, err
+	}
 	err = informer.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
 		if KindNotServed(err) {
 			w.vanish(gvk, wt)
@@ -358,41 +361,4 @@ func OwnerOf(labels map[string]string) (types.NamespacedName, bool) {
 		return types.NamespacedName{}, false
 	}
 	return types.NamespacedName{Namespace: labels[gitsyncv1.ApplicationNamespaceLabel], Name: name}, true
-}
-
-// ChangedByOthers tells whether an update was made by someone else than gitsync: it
-// compares the managedFields entries of the two versions, leaving out gitsync's own
-// entry and every status-subresource entry (status is never drift). An update that only
-// gitsync's apply or a status writer made changes nothing there, and costs no request.
-func ChangedByOthers(oldObj, newObj *metav1.PartialObjectMetadata) bool {
-	return Fingerprint(oldObj) != Fingerprint(newObj)
-}
-
-// Fingerprint summarises the managedFields entries of other writers than gitsync (status
-// excluded), and the owner labels; two versions with the same fingerprint differ only by
-// gitsync's writes or by status.
-func Fingerprint(obj *metav1.PartialObjectMetadata) string {
-	h := sha256.New()
-	labels := obj.GetLabels()
-	fmt.Fprintf(h, "%s\x00%s\x00", labels[gitsyncv1.ApplicationLabel], labels[gitsyncv1.ApplicationNamespaceLabel])
-	entries := make([]string, 0, len(obj.ManagedFields))
-	for _, e := range obj.ManagedFields {
-		if e.Manager == gitsyncv1.FieldManager || e.Subresource == "status" {
-			continue
-		}
-		var when string
-		if e.Time != nil {
-			when = e.Time.UTC().Format(time.RFC3339)
-		}
-		var fields string
-		if e.FieldsV1 != nil {
-			fields = string(e.FieldsV1.Raw)
-		}
-		entries = append(entries, e.Manager+"\x00"+string(e.Operation)+"\x00"+e.Subresource+"\x00"+when+"\x00"+fields)
-	}
-	sort.Strings(entries)
-	for _, e := range entries {
-		fmt.Fprintf(h, "%s\x01", e)
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }

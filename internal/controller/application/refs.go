@@ -2,15 +2,22 @@ package application
 
 import (
 	"context"
+	"strings"
 	"sync"
 
-	corev1 "k8s.io/api/core/v1"
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 )
@@ -48,14 +55,91 @@ func renderRefs(app *gitsyncv1.Application) []string {
 // watchReferences indexes the Applications by their references and watches Secrets and
 // ConfigMaps (metadata only: no value is cached) so that a change of one an
 // Application's render reads re-syncs it, past the quiet backstop (see changedRefs).
-func (r *Reconciler) watchReferences(mgr ctrl.Manager, b *builder.Builder) (*builder.Builder, error) {
+// A kind is watched from when the first Application that reads one of its kind is
+// seen: until then no Secret or ConfigMap of the cluster is cached (their metadata,
+// gitsync's own ConfigMaps included, was most of the cache where no Application reads
+// one). The watch's first list re-syncs the Applications that read one, so a change
+// between their render and the list is not missed. The returned func takes the
+// controller built from b.
+func (r *Reconciler) watchReferences(mgr ctrl.Manager, b *builder.Builder) (*builder.Builder, func(controller.Controller), error) {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &gitsyncv1.Application{}, applicationRefsIndex,
 		func(o client.Object) []string { return renderRefs(o.(*gitsyncv1.Application)) }); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return b.
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.applicationsReading("Secret")), builder.OnlyMetadata).
-		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.applicationsReading("ConfigMap")), builder.OnlyMetadata), nil
+	w := &refWatches{cache: mgr.GetCache(), log: mgr.GetLogger().WithName("references"), wanted: map[string]bool{}, started: map[string]bool{},
+		handlers: map[string]handler.EventHandler{
+			"Secret":    handler.EnqueueRequestsFromMapFunc(r.applicationsReading("Secret")),
+			"ConfigMap": handler.EnqueueRequestsFromMapFunc(r.applicationsReading("ConfigMap")),
+		}}
+	need := func(o client.Object) {
+		if app, ok := o.(*gitsyncv1.Application); ok && r.Shard.Owns(app) {
+			w.need(renderRefs(app))
+		}
+	}
+	return b.Watches(&gitsyncv1.Application{}, handler.Funcs{
+		CreateFunc: func(_ context.Context, e event.CreateEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			need(e.Object)
+		},
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			need(e.ObjectNew)
+		},
+	}), w.attach, nil
+}
+
+// refWatches starts the watch of a referenced kind (Secret, ConfigMap) once some
+// Application reads one of that kind.
+type refWatches struct {
+	mu       sync.Mutex
+	cache    cache.Cache
+	log      logr.Logger
+	handlers map[string]handler.EventHandler
+	ctrl     controller.Controller
+	wanted   map[string]bool
+	started  map[string]bool
+}
+
+// need asks for the watches of the kinds of refs (renderRefs keys).
+func (w *refWatches) need(refs []string) {
+	if len(refs) == 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, ref := range refs {
+		kind, _, _ := strings.Cut(ref, "/")
+		w.wanted[kind] = true
+	}
+	w.start()
+}
+
+// attach gives the controller whose queue the watches feed.
+func (w *refWatches) attach(c controller.Controller) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ctrl = c
+	w.start()
+}
+
+// start starts the wanted watches not started yet; the caller holds w.mu.
+func (w *refWatches) start() {
+	if w.ctrl == nil {
+		return
+	}
+	for kind := range w.wanted {
+		if w.started[kind] {
+			continue
+		}
+		h, ok := w.handlers[kind]
+		if !ok {
+			continue
+		}
+		obj := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: kind}}
+		if err := w.ctrl.Watch(source.Kind(w.cache, client.Object(obj), h)); err != nil {
+			w.log.Error(err, "watching the objects Applications read", "kind", kind)
+			continue
+		}
+		w.started[kind] = true
+	}
 }
 
 // applicationsReading maps a Secret or ConfigMap to the Applications that read it, and

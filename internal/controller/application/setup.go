@@ -73,7 +73,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		Watches(&gitsyncv1.HelmRepository{}, kit.NewRevisionFirst(handler.EnqueueRequestsFromMapFunc(r.applicationsForSource)),
 			builder.WithPredicates(artifactChanged{}))
 	b = kit.RequestedNow(b, &gitsyncv1.Application{})
-	b, err := r.watchReferences(mgr, b)
+	b, attachRefs, err := r.watchReferences(mgr, b)
 	if err != nil {
 		return err
 	}
@@ -84,12 +84,17 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	if opts.APIServer != nil {
 		b = b.WatchesRawSource(retries.Source())
 	}
-	return b.
+	c, err := b.
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 			RateLimiter:             retries,
 		}).
-		Complete(r)
+		Build(r)
+	if err != nil {
+		return err
+	}
+	attachRefs(c)
+	return nil
 }
 
 func (r *Reconciler) applicationsForSource(ctx context.Context, repo client.Object) []reconcile.Request {

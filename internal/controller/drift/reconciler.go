@@ -65,8 +65,9 @@ type Reconciler struct {
 	// drifted holds the objects reported in some status.drift now: any change of theirs
 	// is checked (a writer undoing its own edit must clear the report).
 	drifted map[drift.ObjectRef]bool
-	// seen holds each object's drift.Fingerprint as of its last check, for the backstop.
-	seen map[drift.ObjectRef]string
+	// seen holds each object's drift.Fingerprint as of its last check, for the backstop,
+	// by seenKey (kept for every managed object: a 16-byte key, not a reference).
+	seen map[[16]byte][16]byte
 	// notBefore holds, per fought-over object, when the next correction may happen.
 	notBefore map[string]time.Time
 	// failures counts, per object, the drift checks that failed in a row, and
@@ -86,7 +87,7 @@ func New(store *desired.Store) *Reconciler {
 		wakeLater: make(chan event.GenericEvent, 4096),
 		drifted:   map[drift.ObjectRef]bool{},
 		pending:   map[types.NamespacedName]map[drift.ObjectRef]bool{},
-		seen:      map[drift.ObjectRef]string{},
+		seen:      map[[16]byte][16]byte{},
 		notBefore: map[string]time.Time{},
 		failures:  map[drift.ObjectRef]int{},
 		retryAt:   map[drift.ObjectRef]time.Time{},

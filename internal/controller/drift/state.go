@@ -1,6 +1,7 @@
 package drift
 
 import (
+	"crypto/sha256"
 	"sort"
 	"time"
 
@@ -118,7 +119,7 @@ func (r *Reconciler) Forgotten(app types.NamespacedName, refs []drift.ObjectRef)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, ref := range refs {
-		delete(r.seen, ref)
+		delete(r.seen, seenKey(ref))
 		delete(r.drifted, ref)
 		delete(r.failures, ref)
 		delete(r.retryAt, ref)
@@ -146,8 +147,8 @@ func (r *Reconciler) Backstop(app types.NamespacedName, refs []drift.ObjectRef) 
 			marked = append(marked, ref)
 		default:
 			fp := drift.Fingerprint(m)
-			if prev, known := r.seen[ref]; !known {
-				r.seen[ref] = fp
+			if prev, known := r.seen[seenKey(ref)]; !known {
+				r.seen[seenKey(ref)] = fp
 			} else if prev != fp {
 				marked = append(marked, ref)
 			}
@@ -182,10 +183,21 @@ func (r *Reconciler) markPendingQuiet(app types.NamespacedName, ref drift.Object
 	r.pending[app][ref] = true
 }
 
+// seenKey is the key of ref in seen: the first 128 bits of the SHA-256 of its kind,
+// namespace and name.
+func seenKey(ref drift.ObjectRef) [16]byte {
+	h := sha256.New()
+	for _, s := range []string{ref.GVK.Group, ref.GVK.Version, ref.GVK.Kind, ref.Namespace, ref.Name} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return [16]byte(h.Sum(nil))
+}
+
 func (r *Reconciler) recordSeen(ref drift.ObjectRef) {
 	if m, ok := r.Watches.Cached(ref); ok {
 		r.mu.Lock()
-		r.seen[ref] = drift.Fingerprint(m)
+		r.seen[seenKey(ref)] = drift.Fingerprint(m)
 		r.mu.Unlock()
 	}
 }
