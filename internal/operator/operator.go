@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"time"
 
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -174,6 +176,11 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			metadataOf("ConfigMap"): {Transform: cache.TransformStripManagedFields()},
 			metadataOf("Secret"):    {Transform: cache.TransformStripManagedFields()},
+			// gitsync's own kinds: no reader of the cache looks at their managedFields
+			// (status is written by merge patches computed from the cached copy).
+			&gitsyncv1.Application{}:    {Transform: cache.TransformStripManagedFields()},
+			&gitsyncv1.GitRepository{}:  {Transform: cache.TransformStripManagedFields()},
+			&gitsyncv1.HelmRepository{}: {Transform: cache.TransformStripManagedFields()},
 		}},
 		Controller: config.Controller{SkipNameValidation: &opts.SkipNameValidation},
 	})
