@@ -221,7 +221,8 @@ func Run(ctx context.Context, o Options) (err error) {
 		return nil
 	}
 
-	say("%s", strings.NewReplacer("{kubeconfig}", kubeconfig, "{ns}", Namespace, "{repo}", repo, "{webhook}", webhookAddr, "{token}", webhookToken).Replace(strings.Replace(`
+	say("%s", strings.NewReplacer("{kubeconfig}", kubeconfig, "{ns}", Namespace, "{repo}", repo, "{webhook}", webhookAddr, "{token}", webhookToken,
+		"{log}", filepath.Join(o.Dir, "gitsync.log")).Replace(strings.Replace(`
 The demo runs until Ctrl-C. Try, in another shell:
 
   export KUBECONFIG={kubeconfig}
@@ -229,6 +230,8 @@ The demo runs until Ctrl-C. Try, in another shell:
   gitsync get apps -A
   gitsync tree app demo -n {ns}
   gitsync history app demo -n {ns}
+  gitsync diff app hello -n {ns}                  # exit 0: the chart renders as the sync does (Capabilities, valuesFrom)
+  gitsync logs app demo -n {ns} --file {log}      # the operator's lines about one Application
   kubectl get gitrepo,helmrepo,gsapp -n {ns}
   kubectl get all,configmap -n demo-app
 
