@@ -3,7 +3,7 @@ SHELL := /usr/bin/env bash
 export GOTOOLCHAIN := local
 
 CONTROLLER_GEN ?= go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
-GO_TEST_FLAGS ?= -race -count=1
+GO_TEST_FLAGS ?= -race -count=1 -timeout 20m
 IMG ?= gitsync:dev
 
 .PHONY: all
