@@ -6,13 +6,14 @@ package localcluster
 import (
 	"errors"
 	"fmt"
-	"github.com/gitsync-dev/gitsync/internal/scheme"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/gitsync-dev/gitsync/internal/scheme"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -34,6 +35,10 @@ type Cluster struct {
 	Config *rest.Config
 	// Scheme knows the built-in kinds and gitsync's.
 	Scheme *runtime.Scheme
+	// reaper kills the control plane if this process ends without Stop (reaper.go);
+	// guarded are the PIDs it would kill.
+	reaper  *exec.Cmd
+	guarded []int
 }
 
 // NewScheme is gitsync's scheme (internal/scheme).
@@ -99,7 +104,9 @@ func StartWith(o Options) (*Cluster, error) {
 	}
 	// Tests create many objects quickly; the default client limits (5 qps) would throttle them.
 	cfg.QPS, cfg.Burst = 500, 1000
-	return &Cluster{env: env, certDir: certDir, Config: cfg, Scheme: NewScheme()}, nil
+	c := &Cluster{env: env, certDir: certDir, Config: cfg, Scheme: NewScheme()}
+	c.guard()
+	return c, nil
 }
 
 // auditPolicy records, at level Metadata (who, verb, object; no bodies), every request
@@ -130,6 +137,7 @@ func auditWrites(s *envtest.APIServer, dir, path string) error {
 
 // Stop stops the control plane and removes its data.
 func (c *Cluster) Stop() error {
+	c.unguard()
 	err := c.env.Stop()
 	return errors.Join(err, os.RemoveAll(c.certDir))
 }
@@ -167,6 +175,7 @@ func (c *Cluster) RestartAPIServerAfter(down func()) error {
 	if err := apiServer.Start(); err != nil {
 		return fmt.Errorf("starting kube-apiserver again: %w", err)
 	}
+	c.guard() // the new kube-apiserver has another PID
 	return nil
 }
 
