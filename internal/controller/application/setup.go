@@ -3,13 +3,11 @@ package application
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"k8s.io/client-go/discovery"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -20,15 +18,8 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/controller/kit"
 )
 
-// Options tunes the Application controller.
-type Options struct {
-	MaxConcurrentReconciles int
-	// RetryBase and RetryMax bound the exponential backoff after a failed sync.
-	RetryBase, RetryMax time.Duration
-	// APIServer, when set, has what failed while the API server was away retried as
-	// soon as it answers again (see kit.Retries).
-	APIServer *kit.APIServer
-}
+// Options tunes the Application controller (retries: after a failed sync).
+type Options = kit.Options
 
 // SetupWithManager registers the reconciler: it reacts to spec changes, to a new
 // gitsync.dev/requested-at value and to a new artifact of the source.
@@ -80,16 +71,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	if r.Desired != nil {
 		b = b.WatchesRawSource(kit.ChannelAt(r.Desired.SyncRequests(), kit.HighPriority))
 	}
-	retries := kit.NewRetries(opts.RetryBase, opts.RetryMax, opts.APIServer)
-	if opts.APIServer != nil {
-		b = b.WatchesRawSource(retries.Source())
-	}
-	c, err := b.
-		WithOptions(controller.Options{
-			MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
-			RateLimiter:             retries,
-		}).
-		Build(r)
+	c, err := opts.Apply(b).Build(r)
 	if err != nil {
 		return err
 	}

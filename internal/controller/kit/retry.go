@@ -6,6 +6,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -74,4 +76,25 @@ func (r *Retries) retryNow() {
 		default: // a full channel: the item's own retry still comes
 		}
 	}
+}
+
+// Options tunes a controller: how many reconciles run at once and how failed ones are
+// retried. The application and source controllers take it as their options.
+type Options struct {
+	MaxConcurrentReconciles int
+	// RetryBase and RetryMax bound the exponential backoff after a failed reconcile.
+	RetryBase, RetryMax time.Duration
+	// APIServer, when set, has what failed while the API server was away retried as
+	// soon as it answers again (see Retries).
+	APIServer *APIServer
+}
+
+// Apply gives the controller of b its concurrency and its retry limiter (with the
+// source of the retries made when the API server is back).
+func (o Options) Apply(b *builder.Builder) *builder.Builder {
+	retries := NewRetries(o.RetryBase, o.RetryMax, o.APIServer)
+	if o.APIServer != nil {
+		b = b.WatchesRawSource(retries.Source())
+	}
+	return b.WithOptions(controller.Options{MaxConcurrentReconciles: o.MaxConcurrentReconciles, RateLimiter: retries})
 }

@@ -3,15 +3,12 @@ package sources
 import (
 	"context"
 
-	"time"
-
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -24,15 +21,8 @@ import (
 // gitRepositorySecretIndex indexes GitRepositories by the Secret their spec.secretRef names.
 const gitRepositorySecretIndex = ".spec.secretRef.name"
 
-// GitRepositoryOptions tunes the GitRepository controller.
-type GitRepositoryOptions struct {
-	MaxConcurrentReconciles int
-	// RetryBase and RetryMax bound the exponential backoff after a failed poll.
-	RetryBase, RetryMax time.Duration
-	// APIServer, when set, has what failed while the API server was away retried as
-	// soon as it answers again (see kit.Retries).
-	APIServer *kit.APIServer
-}
+// GitRepositoryOptions tunes the GitRepository controller (retries: after a failed poll).
+type GitRepositoryOptions = kit.Options
 
 // SetupWithManager registers the reconciler: it reacts to spec changes, to a new
 // gitsync.dev/requested-at value, and to changes of the Secret a repository references.
@@ -52,19 +42,11 @@ func (r *GitRepositoryReconciler) SetupWithManager(mgr ctrl.Manager, opts GitRep
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&gitsyncv1.GitRepository{}, builder.WithPredicates(kit.InShard(r.Shard),
 			predicate.Or(predicate.GenerationChangedPredicate{}, kit.RequestedAtChanged{}, kit.EnteredShard{Shard: r.Shard})))
-	retries := kit.NewRetries(opts.RetryBase, opts.RetryMax, opts.APIServer)
-	if opts.APIServer != nil {
-		b = b.WatchesRawSource(retries.Source())
-	}
-	return kit.RequestedNow(b, &gitsyncv1.GitRepository{}).
+	b = kit.RequestedNow(b, &gitsyncv1.GitRepository{}).
 		// Metadata only: the Secret's data is read uncached at reconcile time.
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.repositoriesForSecret),
-			builder.OnlyMetadata, builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
-		WithOptions(controller.Options{
-			MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
-			RateLimiter:             retries,
-		}).
-		Complete(r)
+			builder.OnlyMetadata, builder.WithPredicates(predicate.ResourceVersionChangedPredicate{}))
+	return opts.Apply(b).Complete(r)
 }
 
 func (r *GitRepositoryReconciler) repositoriesForSecret(ctx context.Context, secret client.Object) []reconcile.Request {

@@ -2,13 +2,11 @@ package sources
 
 import (
 	"context"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -23,15 +21,8 @@ import (
 // helmRepositorySecretIndex indexes HelmRepositories by the Secret their spec.secretRef names.
 const helmRepositorySecretIndex = ".spec.secretRef.name"
 
-// HelmRepositoryOptions tunes the HelmRepository controller.
-type HelmRepositoryOptions struct {
-	MaxConcurrentReconciles int
-	// RetryBase and RetryMax bound the exponential backoff after a failed poll.
-	RetryBase, RetryMax time.Duration
-	// APIServer, when set, has what failed while the API server was away retried as
-	// soon as it answers again (see kit.Retries).
-	APIServer *kit.APIServer
-}
+// HelmRepositoryOptions tunes the HelmRepository controller (retries: after a failed poll).
+type HelmRepositoryOptions = kit.Options
 
 // SetupWithManager registers the reconciler: it reacts to spec changes, a new
 // gitsync.dev/requested-at value, changes of the Secret a repository references, and (for
@@ -52,20 +43,12 @@ func (r *HelmRepositoryReconciler) SetupWithManager(mgr ctrl.Manager, opts HelmR
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&gitsyncv1.HelmRepository{}, builder.WithPredicates(kit.InShard(r.Shard),
 			predicate.Or(predicate.GenerationChangedPredicate{}, kit.RequestedAtChanged{}, kit.EnteredShard{Shard: r.Shard})))
-	retries := kit.NewRetries(opts.RetryBase, opts.RetryMax, opts.APIServer)
-	if opts.APIServer != nil {
-		b = b.WatchesRawSource(retries.Source())
-	}
-	return kit.RequestedNow(b, &gitsyncv1.HelmRepository{}).
+	b = kit.RequestedNow(b, &gitsyncv1.HelmRepository{}).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.repositoriesForSecret),
 			builder.OnlyMetadata, builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
 		Watches(&gitsyncv1.Application{}, handler.EnqueueRequestsFromMapFunc(r.ociRepositoryOf),
-			builder.WithPredicates(chartNamed{})).
-		WithOptions(controller.Options{
-			MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
-			RateLimiter:             retries,
-		}).
-		Complete(r)
+			builder.WithPredicates(chartNamed{}))
+	return opts.Apply(b).Complete(r)
 }
 
 func (r *HelmRepositoryReconciler) repositoriesForSecret(ctx context.Context, secret client.Object) []reconcile.Request {
