@@ -126,9 +126,9 @@ func (s *Store) RequestSync(app types.NamespacedName) {
 // SyncRequests is what RequestSync sends, for the Application controller's queue.
 func (s *Store) SyncRequests() <-chan event.GenericEvent { return s.syncs }
 
-// Kinds returns the kinds to watch: those of some Application's desired objects or of a
+// kinds returns the kinds to watch: those of some Application's desired objects or of a
 // sync under way.
-func (s *Store) Kinds() map[schema.GroupVersionKind]bool {
+func (s *Store) kinds() map[schema.GroupVersionKind]bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	kinds := make(map[schema.GroupVersionKind]bool, len(s.kindUsers))
@@ -142,7 +142,7 @@ func (s *Store) syncWatches(ctx context.Context) error {
 	if s.watches == nil {
 		return nil
 	}
-	return s.watches.Sync(ctx, s.Kinds())
+	return s.watches.Sync(ctx, s.kinds())
 }
 
 // setKinds makes kinds the Application's entry of byApp (desiredKinds or prepared; nil

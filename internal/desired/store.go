@@ -81,9 +81,6 @@ func (s *Store) Attach(w *drift.Watches, l Listener) {
 	s.watches, s.listener = w, l
 }
 
-// Watches returns the attached watches (nil before Attach).
-func (s *Store) Watches() *drift.Watches { return s.watches }
-
 // Lock takes the Application's lock and returns its release: a sync holds it from before
 // its apply until Applied has recorded the new desired state, a drift check around its
 // comparisons and corrections.
