@@ -2,6 +2,7 @@ package ui_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,15 +37,26 @@ func screenshot(t *testing.T, ctx context.Context, dir, name string) {
 	t.Logf("screenshot: %s", p)
 }
 
+// text reads the visible text of the first element sel matches, waiting up to 10s for
+// one to exist. It queries and reads in one evaluation: a live update may replace the
+// node between a query and a read by node id (CDP's "No node with given id found").
 func text(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-	if err != nil {
-		t.Fatalf("reading %s: %v", sel, err)
+	q, _ := json.Marshal(sel)
+	expr := `(() => { const e = document.querySelector(` + string(q) + `); return e === null ? null : e.innerText; })()`
+	for {
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[*string](expr))
+		if err == nil && s != nil {
+			return *s
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("reading %s: %v (no element)", sel, err)
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
-	return s
 }
 
 func do(t *testing.T, ctx context.Context, timeout time.Duration, actions ...chromedp.Action[chromedp.Void]) {

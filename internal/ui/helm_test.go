@@ -81,9 +81,9 @@ func TestBrowserHelmRepositorySourceAndChartApp(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#live.on")))
 	g.Expect(text(t, bctx, row)).To(And(ContainSubstring("HelmRepository"), ContainSubstring(repo.URL),
 		ContainSubstring("True"), ContainSubstring(digest[:len("sha256:")+12])))
-	inline := text(t, bctx, `#sources-body tr[data-name="inline"]`)
+	inline := text(t, bctx, `#sources-body tr[data-namespace="`+f.ns+`"][data-name="inline"]`)
 	g.Expect(inline).To(ContainSubstring("https://127.0.0.1:1/charts"))
-	g.Expect(text(t, bctx, `#sources-body tr[data-kind="GitRepository"][data-name="app-repo"]`)).To(ContainSubstring(f.sha))
+	g.Expect(text(t, bctx, `#sources-body tr[data-kind="GitRepository"][data-namespace="`+f.ns+`"][data-name="app-repo"]`)).To(ContainSubstring(f.sha))
 	screenshot(t, bctx, shots, "sources-helm")
 
 	// Live: suspending the HelmRepository shows on its row without a reload.
