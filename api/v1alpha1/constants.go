@@ -73,6 +73,11 @@ const (
 	// the hooks again (`gitsync reconcile app NAME --hooks`); a request without it runs
 	// them only for a revision they have not run for.
 	RunHooksAnnotation = "gitsync.dev/run-hooks"
+	// SyncPruneAnnotation: "true@<requested-at>" or "false@<requested-at>" prunes (or
+	// does not) in the sync that request asks for, whatever spec.prune says (`gitsync
+	// reconcile app NAME --prune=true|false`, the UI's sync option); later syncs follow
+	// spec.prune again.
+	SyncPruneAnnotation = "gitsync.dev/sync-prune"
 	// ApplicationLabel names the Application that manages an object.
 	ApplicationLabel = "gitsync.dev/application"
 	// ApplicationNamespaceLabel is the namespace of the Application that manages an object.

@@ -167,7 +167,7 @@ func compare(ctx context.Context, c client.Client, app *gitsyncv1.Application, o
 	if previous := apply.EntriesOf(app.Status.Inventory); render.RefusesEmpty(app, len(objs), len(previous)) {
 		return nil, fmt.Errorf("the render has no objects: a sync refuses it rather than prune all %d objects of the inventory (set allowEmpty: true to allow it)", len(previous))
 	}
-	if app.Spec.Prune {
+	if app.Prunes() {
 		for _, e := range apply.Stale(apply.EntriesOf(app.Status.Inventory), current) {
 			out = append(out, outcome{subject: e.Subject(), action: "pruned"})
 		}

@@ -19,7 +19,9 @@ type reconcileOptions struct {
 	*options
 	withSource bool
 	// hooks asks the Application's sync to run its hooks again (gitsync.dev/run-hooks).
-	hooks   bool
+	hooks bool
+	// prune, when set, overrides spec.prune for the requested sync (gitsync.dev/sync-prune).
+	prune   *bool
 	timeout time.Duration
 }
 
@@ -35,13 +37,28 @@ func (o *options) newReconcileCommand() *cobra.Command {
 		Args:              cobra.RangeArgs(2, 3),
 		ValidArgsFunction: o.completeKindAndName,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			r.readFlags(cmd)
 			return r.run(cmd.Context(), args)
 		},
 	}
+	r.addFlags(cmd)
+	return cmd
+}
+
+// addFlags adds the flags of a sync request (reconcile and its alias sync share them).
+func (r *reconcileOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&r.withSource, "with-source", false, "reconcile the Application's source first, so that a new commit (GitRepository) or chart version (HelmRepository) is fetched")
 	cmd.Flags().BoolVar(&r.hooks, "hooks", false, "run the Application's hooks again (without it, hooks run once per revision)")
+	cmd.Flags().Bool("prune", false, "--prune=true prunes what left Git in this sync even when spec.prune is false; --prune=false keeps it this once (default: spec.prune)")
 	cmd.Flags().DurationVar(&r.timeout, "timeout", 5*time.Minute, "how long to wait for the outcome")
-	return cmd
+}
+
+// readFlags reads what addFlags cannot bind: --prune only when given.
+func (r *reconcileOptions) readFlags(cmd *cobra.Command) {
+	if cmd.Flags().Changed("prune") {
+		prune, _ := cmd.Flags().GetBool("prune")
+		r.prune = &prune
+	}
 }
 
 func (r *reconcileOptions) run(ctx context.Context, args []string) error {
@@ -149,6 +166,9 @@ func (r *reconcileOptions) reconcile(ctx context.Context, c client.WithWatch, k 
 	ann[gitsyncv1.RequestedAtAnnotation] = requested
 	if r.hooks && k == kindApp {
 		ann[gitsyncv1.RunHooksAnnotation] = requested
+	}
+	if r.prune != nil && k == kindApp {
+		ann[gitsyncv1.SyncPruneAnnotation] = gitsyncv1.PruneRequest(*r.prune, requested)
 	}
 	obj.SetAnnotations(ann)
 	if err := c.Patch(ctx, obj, base); err != nil {
@@ -325,10 +345,10 @@ func (o *options) newSyncCommand() *cobra.Command {
 				return fmt.Errorf("sync works on apps: gitsync sync app NAME (or gitsync reconcile source NAME)")
 			}
 			fmt.Fprintf(o.ErrOut, "(gitsync's form: gitsync reconcile app %s)\n", args[1])
+			r.readFlags(cmd)
 			return r.run(cmd.Context(), args)
 		},
 	}
-	cmd.Flags().BoolVar(&r.withSource, "with-source", false, "reconcile the Application's source first")
-	cmd.Flags().DurationVar(&r.timeout, "timeout", 5*time.Minute, "how long to wait for the outcome")
+	r.addFlags(cmd)
 	return cmd
 }

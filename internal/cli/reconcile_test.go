@@ -178,3 +178,23 @@ func TestRollbackThenResume(t *testing.T) {
 	g.Expect(app.Spec.PinnedRevision).To(BeEmpty())
 	_ = second
 }
+
+// --prune=true|false asks the requested sync (only) to prune or not: the annotation the
+// controller reads (gitsync.dev/sync-prune) names the request; without the flag none.
+func TestReconcilePruneOption(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, nil)
+	app := &gitsyncv1.Application{}
+	for _, args := range [][]string{{"reconcile", "app", "web", "--prune=false"}, {"sync", "app", "web", "--prune"}} {
+		r := gitsync(t, append(args, "-n", f.ns)...)
+		g.Expect(r.code).To(Equal(0), r.String())
+		g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(f.app), app)).To(Succeed())
+		requested := app.Annotations[gitsyncv1.RequestedAtAnnotation]
+		g.Expect(app.Annotations[gitsyncv1.SyncPruneAnnotation]).To(Equal(gitsyncv1.PruneRequest(args[len(args)-1] == "--prune", requested)))
+	}
+	r := gitsync(t, "reconcile", "app", "web", "-n", f.ns)
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(f.app), app)).To(Succeed())
+	g.Expect(app.Prunes()).To(BeTrue()) // spec.prune again: the annotation names an older request
+	g.Expect(app.Annotations[gitsyncv1.SyncPruneAnnotation]).NotTo(HaveSuffix(app.Annotations[gitsyncv1.RequestedAtAnnotation]))
+}

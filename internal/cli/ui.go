@@ -99,5 +99,5 @@ func UIDiff(ctx context.Context, cfg *rest.Config, c client.Client, app *gitsync
 		d := &diffs[i]
 		d.Git, d.Live, d.Diff = maskValues(d.Git, r.sensitive), maskValues(d.Live, r.sensitive), maskValues(d.Diff, r.sensitive)
 	}
-	return diffs, nil
+	return append(diffs, ui.Pruned(app, r.objects, want)...), nil
 }

@@ -172,7 +172,7 @@ func pathOr(p string) string {
 // RefusesEmpty tells whether a sync refuses a render of n objects (the main set) rather
 // than prune all the previous objects of the inventory: spec.prune without allowEmpty.
 func RefusesEmpty(app *gitsyncv1.Application, n, previous int) bool {
-	return n == 0 && app.Spec.Prune && previous > 0 && !app.Spec.AllowEmpty
+	return n == 0 && app.Prunes() && previous > 0 && !app.Spec.AllowEmpty
 }
 
 // MainSet returns the objects a sync applies and keeps in its inventory: the render

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,7 +39,9 @@ func (s *Server) sameOrigin(r *http.Request) bool {
 // actionRequest is the body of an action: Hooks (sync) runs the hooks again, Revision
 // (rollback) is the revision of the history to pin.
 type actionRequest struct {
-	Hooks    bool   `json:"hooks"`
+	Hooks bool `json:"hooks"`
+	// Prune, when it differs from spec.prune, prunes (or not) in this sync only.
+	Prune    *bool  `json:"prune"`
 	Revision string `json:"revision"`
 }
 
@@ -102,9 +105,17 @@ func (s *Server) apiAction(w http.ResponseWriter, r *http.Request) {
 		}
 		now := time.Now().UTC().Format(time.RFC3339Nano)
 		a[gitsyncv1.RequestedAtAnnotation] = now
+		var with []string
 		if req.Hooks {
 			a[gitsyncv1.RunHooksAnnotation] = now
-			result = "sync requested, hooks included"
+			with = append(with, "hooks included")
+		}
+		if req.Prune != nil && *req.Prune != app.Spec.Prune {
+			a[gitsyncv1.SyncPruneAnnotation] = gitsyncv1.PruneRequest(*req.Prune, now)
+			with = append(with, map[bool]string{true: "pruning this once", false: "without pruning this once"}[*req.Prune])
+		}
+		if len(with) > 0 {
+			result += ", " + strings.Join(with, ", ")
 		}
 		app.SetAnnotations(a)
 	case "rollback":

@@ -7,6 +7,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
@@ -88,4 +91,62 @@ func TestBrowserActionsPreviewRollbackAndSuspended(t *testing.T) {
 	g.Expect(status).To(And(HavePrefix("409 "), ContainSubstring("suspended")))
 	g.Expect(env.Client.Get(bg, key, app)).To(Succeed())
 	g.Expect(app.Annotations[gitsyncv1.RequestedAtAnnotation]).To(Equal(requested))
+}
+
+// The sync's prune option: unticked as spec.prune is (off here), the preview lists no
+// prune; ticked, the preview lists what left Git as pruned, and the sync prunes it this
+// once (spec.prune stays off). The option outlives the page's live updates.
+func TestBrowserSyncPruneOption(t *testing.T) {
+	g := NewWithT(t)
+	bg := context.Background()
+	ctx := browser.New(t, 1280, 900)
+	f := newFixture(t)
+	key := client.ObjectKeyFromObject(f.app)
+	app := &gitsyncv1.Application{}
+	g.Expect(env.Client.Get(bg, key, app)).To(Succeed())
+	base := client.MergeFrom(app.DeepCopy())
+	app.Spec.Prune, app.Spec.AutoSync = false, ptr.To(false)
+	g.Expect(env.Client.Patch(bg, app, base)).To(Succeed())
+	// Git drops the ConfigMap; the source fetches it now; the new revision waits (autoSync off).
+	sha := f.repo.Commit("main", "settings leave", nil, "app/configmap.yaml")
+	repo := &gitsyncv1.GitRepository{}
+	g.Expect(env.Client.Get(bg, client.ObjectKey{Namespace: f.ns, Name: "app-repo"}, repo)).To(Succeed())
+	base = client.MergeFrom(repo.DeepCopy())
+	repo.Annotations = map[string]string{gitsyncv1.RequestedAtAnnotation: "now"}
+	g.Expect(env.Client.Patch(bg, repo, base)).To(Succeed())
+	g.Eventually(func(g Gomega) string {
+		g.Expect(env.Client.Get(bg, key, app)).To(Succeed())
+		g.Expect(app.Status.Sync).NotTo(BeNil())
+		return app.Status.Sync.Status + " " + app.Status.Sync.Revision
+	}).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).Should(Equal(gitsyncv1.SyncStatusOutOfSync + " main@sha1:" + sha))
+
+	srv := startUI(t, env.Config, ui.Options{})
+	settings := "ConfigMap/" + f.ns + "/settings"
+	do(t, ctx, 20*time.Second, chromedp.Navigate(srv.LoginURL("/apps/"+f.ns+"/web")), chromedp.WaitVisible(chromedp.CSS("#opt-prune")),
+		chromedp.WaitVisible(chromedp.CSS("#live.on")))
+	g.Expect(eval[bool](t, ctx, `document.getElementById("opt-prune").checked`)).To(BeFalse())
+	do(t, ctx, 5*time.Second, chromedp.Click(chromedp.CSS(`button[data-action="preview"]`)))
+	poll(t, ctx, 60*time.Second, `!document.getElementById("preview").hidden`)
+	g.Expect(text(t, ctx, "#preview")).NotTo(ContainSubstring(settings))
+
+	do(t, ctx, 5*time.Second, chromedp.Click(chromedp.CSS("#opt-prune")), chromedp.Click(chromedp.CSS(`button[data-action="preview"]`)))
+	poll(t, ctx, 60*time.Second, `document.getElementById("preview-list").textContent.includes(`+"`"+settings+" — pruned`)")
+	// A live update (an unrelated annotation) leaves the ticked option as it was.
+	before := eval[string](t, ctx, `document.body.dataset.updated || ""`)
+	g.Expect(env.Client.Get(bg, key, app)).To(Succeed())
+	base = client.MergeFrom(app.DeepCopy())
+	app.Annotations = map[string]string{"touch": "1"}
+	g.Expect(env.Client.Patch(bg, app, base)).To(Succeed())
+	poll(t, ctx, 10*time.Second, `(document.body.dataset.updated || "") !== "`+before+`"`)
+	g.Expect(eval[bool](t, ctx, `document.getElementById("opt-prune").checked`)).To(BeTrue())
+
+	do(t, ctx, 5*time.Second, chromedp.Click(chromedp.CSS(`button[data-action="sync"]`)))
+	poll(t, ctx, 10*time.Second, `document.getElementById("action-log").textContent.includes("sync requested, pruning this once")`)
+	g.Eventually(func(g Gomega) bool {
+		err := env.Client.Get(bg, client.ObjectKey{Namespace: f.ns, Name: "settings"}, &corev1.ConfigMap{})
+		return apierrors.IsNotFound(err)
+	}).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).Should(BeTrue())
+	g.Expect(env.Client.Get(bg, key, app)).To(Succeed())
+	g.Expect(app.Spec.Prune).To(BeFalse())
+	g.Expect(app.Status.LastAppliedRevision).To(Equal("main@sha1:" + sha))
 }

@@ -40,6 +40,29 @@ func ObjectDiffs(ctx context.Context, c client.Client, app *gitsyncv1.Applicatio
 	return out, nil
 }
 
+// Pruned lists as "pruned" diffs the entries of app's inventory that objs (the whole
+// render, SOPS documents included) no longer holds, when a sync now prunes (`gitsync
+// diff` lists them the same way).
+func Pruned(app *gitsyncv1.Application, objs []*unstructured.Unstructured, want func(subject string) bool) []ObjectDiff {
+	if !app.Prunes() {
+		return nil
+	}
+	current := make([]apply.Entry, 0, len(objs))
+	for _, o := range objs {
+		current = append(current, apply.EntryOf(o))
+	}
+	var out []ObjectDiff
+	for _, e := range apply.Stale(apply.EntriesOf(app.Status.Inventory), current) {
+		if subject := e.Subject(); want(subject) {
+			out = append(out, ObjectDiff{Subject: subject, Action: PrunedAction})
+		}
+	}
+	return out
+}
+
+// PrunedAction is the Action of an object a sync would delete.
+const PrunedAction = "pruned"
+
 // DesiredDiffer diffs what the operator last applied (desired: the drift controller's
 // record, by Application) with the cluster: no render and no Git fetch per request. An
 // Application whose revision the operator does not hold yet has no diff to show.

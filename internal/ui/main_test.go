@@ -55,9 +55,10 @@ var deploymentYAML = manifests.Deployment("nginx:1.0")
 // fixture is a synced Application (a Deployment, a ConfigMap and a Secret; self-heal
 // off, so drift stays until the test corrects it) in a namespace of its own.
 type fixture struct {
-	ns  string
-	sha string
-	app *gitsyncv1.Application
+	ns   string
+	sha  string
+	app  *gitsyncv1.Application
+	repo *gittest.Repo
 }
 
 func newFixture(t *testing.T) *fixture { t.Helper(); return newFixtureWith(t, nil) }
@@ -70,6 +71,7 @@ func newFixtureWith(t *testing.T, extra map[string]string) *fixture {
 	f := &fixture{ns: env.Namespace(t)}
 	srv := gittest.NewServer(t, gittest.Options{})
 	repo := srv.CreateRepo("app")
+	f.repo = repo
 	files := map[string]string{
 		"app/deployment.yaml": deploymentYAML,
 		"app/configmap.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  greeting: hello\n",

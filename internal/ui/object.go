@@ -65,6 +65,8 @@ func (s *Server) apiObject(w http.ResponseWriter, r *http.Request) {
 			view.Note = "Git manifest unavailable: " + err.Error()
 		case len(diffs) == 0:
 			view.Note = "Git no longer holds this object; the next sync prunes it if prune is on."
+		case diffs[0].Action == PrunedAction:
+			view.Note = "Git no longer holds this object; the next sync prunes it."
 		default:
 			view.ObjectDiff = diffs[0]
 		}

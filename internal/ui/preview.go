@@ -4,13 +4,15 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/drift"
 )
 
 // Preview is a sync's dry run: the objects a sync would change, with their diffs (the
-// compare of `gitsync diff`), and how many it would leave unchanged.
+// compare of `gitsync diff`), those it would prune, and how many it would leave unchanged.
 type Preview struct {
 	Changes   []ObjectDiff `json:"changes"`
 	Unchanged int          `json:"unchanged"`
@@ -40,6 +42,17 @@ func (s *Server) apiPreview(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Diff == nil {
 		failWith(w, http.StatusNotImplemented, "this ui has no Git manifests to compare with")
 		return
+	}
+	// ?prune=true|false previews the sync option: what it would prune, or not.
+	if v := r.URL.Query().Get("prune"); v != "" {
+		prune, err := strconv.ParseBool(v)
+		if err != nil {
+			fail(w, fmt.Errorf("prune=%q: %w", v, errBadRequest))
+			return
+		}
+		app = app.DeepCopy()
+		app.Spec.Prune = prune
+		delete(app.Annotations, gitsyncv1.SyncPruneAnnotation)
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 60*time.Second)
 	defer cancel()

@@ -33,7 +33,7 @@ var assets embed.FS
 type ObjectDiff struct {
 	// Subject is "Kind/namespace/name" ("Kind/name" when cluster-scoped).
 	Subject string `json:"subject"`
-	// Action is what a sync would do: created, configured or unchanged.
+	// Action is what a sync would do: created, configured, unchanged or pruned.
 	Action string `json:"action"`
 	Live   string `json:"live,omitempty"`
 	Git    string `json:"git,omitempty"`

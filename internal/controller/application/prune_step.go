@@ -13,7 +13,8 @@ import (
 )
 
 // reconcilePrune deletes what left Git (only objects still carrying this Application's
-// labels), when spec.prune is set. What the render describes stays in the inventory
+// labels), when spec.prune is set or the sync request being handled asks for it
+// (gitsync.dev/sync-prune, which can also turn it off for that sync). What the render describes stays in the inventory
 // whether it was applied or not (a chart's CRDs that crds: Create leaves alone once they
 // exist, or crds: Skip): a policy does not remove an object from Git. A CRD that still
 // has custom resources is not deleted without spec.pruneCRDs (Ready=False/PruneRefused),
@@ -23,7 +24,12 @@ func (r *Reconciler) reconcilePrune(ctx context.Context, s *syncRun) (ctrl.Resul
 	app := s.app
 	previous := s.previous
 	current := union(s.result.Inventory, stillDescribed(previous, s))
-	if app.Spec.Prune {
+	if app.Spec.Prune && !app.Prunes() {
+		// A sync request turned pruning off this once: what left Git stays in the
+		// inventory, for the next sync to prune.
+		current = union(current, apply.Stale(previous, current))
+	}
+	if app.Prunes() {
 		stale := apply.Stale(previous, current)
 		if len(stale) > 0 {
 			pruned, err := pruneInWaveOrder(ctx, s.manager, stale, r.pruneOptions(app))

@@ -48,7 +48,8 @@
   function preview() {
     var pending = note("Preview of a sync…", false);
     var box = document.getElementById("preview");
-    return fetch(base() + "/preview").then(answer).then(function (o) {
+    var prune = document.getElementById("opt-prune");
+    return fetch(base() + "/preview" + (prune ? "?prune=" + prune.checked : "")).then(answer).then(function (o) {
       pending.remove();
       if (o.error) { note("Preview failed: " + o.error, true); return; }
       box.hidden = false;
@@ -77,7 +78,8 @@
     if (a === "preview") { preview(); return; }
     if (a === "sync") {
       var hooks = document.getElementById("opt-hooks");
-      post("sync", { hooks: !!(hooks && hooks.checked) }, "Sync");
+      var prune = document.getElementById("opt-prune");
+      post("sync", { hooks: !!(hooks && hooks.checked), prune: prune ? prune.checked : null }, "Sync");
       return;
     }
     if (a === "rollback") {

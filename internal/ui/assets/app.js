@@ -100,9 +100,16 @@
       if (html === null) return;
       var doc = new DOMParser().parseFromString(html, "text/html");
       var focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.id : null;
+      // The sync options a person ticked outlive the swap.
+      var options = {};
+      document.querySelectorAll('input[id^="opt-"]').forEach(function (o) { options[o.id] = o.checked; });
       ids.forEach(function (id) {
         var fresh = doc.getElementById(id), old = $(id);
         if (fresh && old) old.innerHTML = fresh.innerHTML;
+      });
+      Object.keys(options).forEach(function (id) {
+        var o = $(id);
+        if (o) o.checked = options[id];
       });
       if (focused) {
         var again = document.querySelector('button.node[data-id="' + CSS.escape(focused) + '"]');

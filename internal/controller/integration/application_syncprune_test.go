@@ -1,0 +1,79 @@
+package integration
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+)
+
+// A sync request may turn pruning on or off for that sync only (gitsync.dev/sync-prune,
+// set by `gitsync reconcile app NAME --prune=…` and the UI's sync option): with
+// spec.prune false, a request with pruning deletes what left Git; with spec.prune true,
+// a request without it keeps the object, and the next sync (no option) prunes it.
+func TestSyncRequestPruneOption(t *testing.T) {
+	request := func(f *appFixture, g Gomega, value string, prune *bool) {
+		f.edit(g, "app", func(a *gitsyncv1.Application) {
+			a.Annotations = map[string]string{gitsyncv1.RequestedAtAnnotation: value}
+			if prune != nil {
+				a.Annotations[gitsyncv1.SyncPruneAnnotation] = gitsyncv1.PruneRequest(*prune, value)
+			}
+		})
+	}
+	// With autoSync off, a new revision waits for the request.
+	waitOutOfSync := func(f *appFixture, g Gomega, sha string) {
+		g.Eventually(func(g Gomega) *gitsyncv1.SyncInfo { return f.get(g, "app").Status.Sync }).
+			WithTimeout(waitTimeout).WithPolling(pollInterval).
+			Should(Equal(&gitsyncv1.SyncInfo{Status: gitsyncv1.SyncStatusOutOfSync, Revision: "main@sha1:" + sha}))
+	}
+	waitHandled := func(f *appFixture, g Gomega, value string) *gitsyncv1.Application {
+		var app *gitsyncv1.Application
+		g.Eventually(func(g Gomega) string {
+			app = f.get(g, "app")
+			return app.Status.LastHandledReconcileAt
+		}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Equal(value))
+		return app
+	}
+
+	t.Run("on, this once, with spec.prune false", func(t *testing.T) {
+		g := NewWithT(t)
+		f, sha := newAppFixture(t, map[string]string{"keep.yaml": configMapYAML("keep", "1"), "gone.yaml": configMapYAML("gone", "1")})
+		f.app("app", func(a *gitsyncv1.Application) { a.Spec.AutoSync = ptr.To(false) })
+		request(f, g, "1", nil)
+		f.waitApplied("app", sha)
+
+		sha2 := f.repo.Commit("main", "remove gone", nil, "gone.yaml")
+		waitOutOfSync(f, g, sha2)
+		request(f, g, "2", ptr.To(true))
+		app := f.waitApplied("app", sha2)
+		g.Expect(f.exists(g, &corev1.ConfigMap{}, "gone")).To(BeFalse())
+		g.Expect(app.Status.History[0].Pruned).To(Equal(1))
+		g.Expect(app.Spec.Prune).To(BeFalse())
+	})
+
+	t.Run("off, this once, with spec.prune true", func(t *testing.T) {
+		g := NewWithT(t)
+		f, sha := newAppFixture(t, map[string]string{"keep.yaml": configMapYAML("keep", "1"), "gone.yaml": configMapYAML("gone", "1")})
+		f.app("app", func(a *gitsyncv1.Application) { a.Spec.AutoSync = ptr.To(false); a.Spec.Prune = true })
+		request(f, g, "1", nil)
+		f.waitApplied("app", sha)
+
+		sha2 := f.repo.Commit("main", "remove gone", nil, "gone.yaml")
+		waitOutOfSync(f, g, sha2)
+		request(f, g, "2", ptr.To(false))
+		app := f.waitApplied("app", sha2)
+		g.Expect(f.exists(g, &corev1.ConfigMap{}, "gone")).To(BeTrue())
+		g.Expect(app.Status.History[0].Pruned).To(BeZero())
+		// Still in the inventory: the next sync prunes it.
+		g.Expect(app.Status.Inventory.Entries).To(ContainElement(gitsyncv1.InventoryEntry{ID: f.ns + "_gone__ConfigMap", V: "v1"}))
+
+		request(f, g, "3", nil)
+		app = waitHandled(f, g, "3")
+		g.Eventually(func(g Gomega) bool { return f.exists(g, &corev1.ConfigMap{}, "gone") }).
+			WithTimeout(waitTimeout).WithPolling(pollInterval).Should(BeFalse())
+		g.Expect(app.Status.Inventory.Entries).To(ConsistOf(gitsyncv1.InventoryEntry{ID: f.ns + "_keep__ConfigMap", V: "v1"}))
+	})
+}
