@@ -9,7 +9,12 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+
+	"github.com/gitsync-dev/gitsync/internal/testutil/chartserver"
 )
 
 // sharedLogLines returns the lines of the shared operator's log that hold all of parts.
@@ -62,4 +67,31 @@ func TestOperatorLogsSyncsDriftAndFailures(t *testing.T) {
 		return sharedLogLines(g, `"msg":"sync failed"`, f.ns, `"reason":"BuildFailed"`, revision(broken))
 	}).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).ShouldNot(BeEmpty())
 	g.Expect(sharedLogLines(g, value)).To(BeEmpty(), "a value reached the log")
+}
+
+// A chart that is not in its repository fails the sync with one log line that names the
+// reason (ChartNotFound) and the Application.
+func TestOperatorLogsChartNotFound(t *testing.T) {
+	g := NewWithT(t)
+	sharedOperator(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	repo := chartserver.NewRepo(t)
+	repo.Add("web", "1.0.0", chartserver.Package(t, "web", chartserver.ConfigMapChart("web", "1.0.0")))
+	g.Expect(env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "ca", Namespace: ns},
+		Data: map[string][]byte{"ca.crt": repo.CA}})).To(Succeed())
+	g.Expect(env.Client.Create(ctx, &gitsyncv1.HelmRepository{
+		ObjectMeta: metav1.ObjectMeta{Name: "charts", Namespace: ns},
+		Spec:       gitsyncv1.HelmRepositorySpec{URL: repo.URL, SecretRef: &gitsyncv1.LocalObjectReference{Name: "ca"}},
+	})).To(Succeed())
+	g.Expect(env.Client.Create(ctx, &gitsyncv1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: "missing-chart", Namespace: ns},
+		Spec: gitsyncv1.ApplicationSpec{
+			SourceRef: gitsyncv1.SourceReference{Kind: gitsyncv1.HelmRepositoryKind, Name: "charts"},
+			Helm:      &gitsyncv1.HelmSpec{Chart: "nope"},
+		},
+	})).To(Succeed())
+	g.Eventually(func(g Gomega) []string {
+		return sharedLogLines(g, `"msg":"sync failed"`, ns, "missing-chart", `"reason":"ChartNotFound"`, `chart \"nope\" is not in the repository`)
+	}).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).ShouldNot(BeEmpty())
 }
