@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
-
 	"github.com/gitsync-dev/gitsync/internal/testutil/chartserver"
 )
 
