@@ -58,7 +58,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&gitsyncv1.Application{}, builder.WithPredicates(kit.InShard(r.Shard),
-			predicate.Or(predicate.GenerationChangedPredicate{}, kit.RequestedAtChanged{}, deletionStarted{}, kit.EnteredShard{Shard: r.Shard}))).
+			kit.NotRequested(),
+			predicate.Or(predicate.GenerationChangedPredicate{}, deletionStarted{}, kit.EnteredShard{Shard: r.Shard}))).
 		Watches(&gitsyncv1.GitRepository{}, kit.NewRevisionFirst(handler.EnqueueRequestsFromMapFunc(r.applicationsForSource)),
 			builder.WithPredicates(artifactChanged{})).
 		Watches(&gitsyncv1.HelmRepository{}, kit.NewRevisionFirst(handler.EnqueueRequestsFromMapFunc(r.applicationsForSource)),

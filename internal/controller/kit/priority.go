@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 )
@@ -64,9 +65,18 @@ func (a priorityAdder) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.R
 
 // RequestedNow enqueues, at high priority, the objects whose gitsync.dev/requested-at
 // changed (a push webhook, `gitsync reconcile`): added to a controller next to its
-// For, it lifts those requests above the backlog.
+// For, it lifts those requests above the backlog. The For leaves those updates to it
+// (NotRequested).
 func RequestedNow(b *builder.Builder, obj client.Object) *builder.Builder {
 	return b.Watches(obj, prioritized[client.Object](HighPriority, &handler.EnqueueRequestForObject{}), builder.WithPredicates(RequestedAtChanged{}))
+}
+
+// NotRequested passes every event but an update that sets a new requested-at, which
+// RequestedNow enqueues: a For that took it too would enqueue it a second time while
+// the first reconcile runs, and the key would be reconciled again right after it, for
+// nothing (for a GitRepository, one more ref listing per webhook delivery).
+func NotRequested() predicate.Predicate {
+	return predicate.Not[client.Object](RequestedAtChanged{})
 }
 
 // ChannelAt is a channel source whose events are enqueued at priority p.

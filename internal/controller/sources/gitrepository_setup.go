@@ -41,7 +41,8 @@ func (r *GitRepositoryReconciler) SetupWithManager(mgr ctrl.Manager, opts GitRep
 
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&gitsyncv1.GitRepository{}, builder.WithPredicates(kit.InShard(r.Shard),
-			predicate.Or(predicate.GenerationChangedPredicate{}, kit.RequestedAtChanged{}, kit.EnteredShard{Shard: r.Shard})))
+			kit.NotRequested(),
+			predicate.Or(predicate.GenerationChangedPredicate{}, kit.EnteredShard{Shard: r.Shard})))
 	b = kit.RequestedNow(b, &gitsyncv1.GitRepository{}).
 		// Metadata only: the Secret's data is read uncached at reconcile time.
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.repositoriesForSecret),

@@ -42,7 +42,8 @@ func (r *HelmRepositoryReconciler) SetupWithManager(mgr ctrl.Manager, opts HelmR
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&gitsyncv1.HelmRepository{}, builder.WithPredicates(kit.InShard(r.Shard),
-			predicate.Or(predicate.GenerationChangedPredicate{}, kit.RequestedAtChanged{}, kit.EnteredShard{Shard: r.Shard})))
+			kit.NotRequested(),
+			predicate.Or(predicate.GenerationChangedPredicate{}, kit.EnteredShard{Shard: r.Shard})))
 	b = kit.RequestedNow(b, &gitsyncv1.HelmRepository{}).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.repositoriesForSecret),
 			builder.OnlyMetadata, builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
