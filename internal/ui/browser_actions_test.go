@@ -131,6 +131,8 @@ func TestBrowserSyncPruneOption(t *testing.T) {
 
 	do(t, ctx, 5*time.Second, chromedp.Click(chromedp.CSS("#opt-prune")), chromedp.Click(chromedp.CSS(`button[data-action="preview"]`)))
 	poll(t, ctx, 60*time.Second, `document.getElementById("preview-list").textContent.includes(`+"`"+settings+" — pruned`)")
+	g.Expect(text(t, ctx, "#preview-list")).To(ContainSubstring("Git no longer holds it: the sync deletes it."))
+	screenshot(t, ctx, t.TempDir(), "sync-prune-preview")
 	// A live update (an unrelated annotation) leaves the ticked option as it was.
 	before := eval[string](t, ctx, `document.body.dataset.updated || ""`)
 	g.Expect(env.Client.Get(bg, key, app)).To(Succeed())

@@ -62,11 +62,18 @@
         var s = document.createElement("summary");
         s.textContent = c.subject + " — " + c.action + (c.fields && c.fields.length ? " (" + c.fields.join(", ") + ")" : "");
         d.appendChild(s);
+        list.appendChild(d);
+        if (c.action === "pruned") {
+          var p = document.createElement("p");
+          p.className = "pruned";
+          p.textContent = "Git no longer holds it: the sync deletes it.";
+          d.appendChild(p);
+          return;
+        }
         var pre = document.createElement("pre"), split = document.createElement("div");
         pre.className = "diff"; pre.tabIndex = 0; split.className = "diff-split";
         d.appendChild(pre); d.appendChild(split);
         window.gitsyncDiff.render(c.diff || "", pre, split);
-        list.appendChild(d);
       });
       note("Preview: " + o.changes.length + " object(s) would change", false);
     }, function (e) { pending.remove(); note("Preview failed: " + e, true); });
