@@ -245,6 +245,9 @@ The demo runs until Ctrl-C. Try, in another shell:
   curl -s -X POST http://{webhook}/hook/generic -H "X-Signature: sha256=$(printf %s "$body" | openssl dgst -sha256 -hmac {token} | sed 's/^.* //')" -d "$body"
   kubectl get configmap web-config -n demo-app -o yaml
   kubectl get gsapp demo -n {ns} -o jsonpath='{.status.hooks}'     # the PreSync hook ran again
+  gitsync reconcile app demo -n {ns}                 # a sync request: no hook runs again at the same revision
+  gitsync reconcile app demo -n {ns} --hooks         # ... unless it asks for them
+  gitsync reconcile app demo -n {ns} --prune=false   # this sync keeps what left Git (spec.prune: true); the next prunes it
 
   # the chart: change a value, and the objects follow
   kubectl patch gsapp hello -n {ns} --type merge -p '{"spec":{"helm":{"values":{"greeting":"hi from values"}}}}'
