@@ -69,7 +69,7 @@ type SyncProgress struct {
 	Generation int64 `json:"generation"`
 
 	// startedAt is when the sync began: its waits end at startedAt + spec.timeout.
-	StartedAt metav1.Time `json:"startedAt"`
+	StartedAt metav1.MicroTime `json:"startedAt"`
 
 	// hooks tells whether the sync runs the hooks.
 	// +optional
@@ -95,7 +95,7 @@ type SyncProgress struct {
 
 	// failedAt is when the sync failed: SyncFail hooks wait until failedAt + spec.timeout.
 	// +optional
-	FailedAt *metav1.Time `json:"failedAt,omitempty"`
+	FailedAt *metav1.MicroTime `json:"failedAt,omitempty"`
 }
 
 // HookFailedReason: a hook (PreSync, Sync, PostSync) failed; nothing after it was applied.
