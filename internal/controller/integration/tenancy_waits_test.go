@@ -204,3 +204,47 @@ func TestHookTimeoutSpansRequeues(t *testing.T) {
 	g.Expect(f.exists(g, &corev1.ConfigMap{}, "main")).To(BeFalse())
 	g.Consistently(created, 3*time.Second, 200*time.Millisecond).Should(Equal(2), "forever and on-fail, each created once")
 }
+
+// Fair sharing between namespaces: twenty Applications of one namespace, each with a
+// sync that holds a worker for a while (its first look at a PreSync hook that never
+// completes), are queued before another namespace's Application; that one is served
+// before most of the twenty, not after all of them: one namespace runs at most half
+// the workers at once.
+func TestOneNamespaceDoesNotTakeEveryWorker(t *testing.T) {
+	g := NewWithT(t)
+	const many = 20
+	files := map[string]string{}
+	for i := range many {
+		dir := fmt.Sprintf("a%d/", i)
+		files[dir+"migrate.yaml"] = jobYAML("generateName", "migrate-", `gitsync.dev/hook: PreSync`)
+		files[dir+"cm.yaml"] = configMapYAML(fmt.Sprintf("cm-%d", i), "1")
+	}
+	busy, _ := newAppFixture(t, files)
+	other, otherSHA := newAppFixture(t, map[string]string{"cm.yaml": configMapYAML("other", "1")})
+	for _, f := range []*appFixture{busy, other} {
+		g.Eventually(func(g Gomega) *gitsyncv1.Artifact { return getRepo(g, f.ns, "repo").Status.Artifact }).
+			WithTimeout(waitTimeout).WithPolling(pollInterval).ShouldNot(BeNil())
+	}
+	started := func(g Gomega) int {
+		n := 0
+		for i := range many {
+			if len(busy.hookJobs(g, fmt.Sprintf("a%d", i))) > 0 {
+				n++
+			}
+		}
+		return n
+	}
+	for i := range many {
+		name := fmt.Sprintf("a%d", i)
+		busy.app(name, func(a *gitsyncv1.Application) {
+			a.Spec.Path = "./" + name
+			a.Spec.Timeout = &metav1.Duration{Duration: 10 * time.Minute}
+		})
+		busy.suspendAtEnd(name)
+	}
+	other.app("app")
+	other.waitApplied("app", otherSHA)
+	g.Expect(started(g)).To(BeNumerically("<", many/2), "the other namespace's Application waited for most of the first's")
+	// And the first namespace's syncs all start, in turn.
+	g.Eventually(started).WithTimeout(time.Minute).WithPolling(pollInterval).Should(Equal(many))
+}
