@@ -138,3 +138,42 @@ func TestRunTimeoutSpansResumes(t *testing.T) {
 	g.Expect(out.Hooks).To(HaveLen(2))
 	g.Expect(out.Hooks[1].Phase).To(Equal(gitsyncv1.HookSyncFail))
 }
+
+// A resumed run applies the waves applied before it yielded only when asked (Reapply:
+// the controller asks when it did not hold the Application's drift lock meanwhile).
+func TestRunReappliesOnResumeWhenAsked(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	db := deployment(t, ns, "db", `gitsync.dev/sync-wave: "0"`)
+	last := configMap(t, ns, "last", `gitsync.dev/sync-wave: "1"`)
+	r := runner(ns)
+	r.Yield = 200 * time.Millisecond
+	plan := mustPlan(t, db, last)
+
+	out, err := r.Run(ctx, plan, Options{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(out.Waiting).NotTo(BeNil())
+	g.Expect(out.Waiting.Applied).To(Equal(1))
+	g.Expect(out.Result.Count("created")).To(Equal(1))
+	g.Expect(env.Client.Delete(ctx, db.DeepCopy())).To(Succeed())
+	g.Eventually(func() bool { return exists(ctx, db) }, 10*time.Second, 50*time.Millisecond).Should(BeFalse())
+
+	out, err = r.Run(ctx, plan, Options{Resume: out.Waiting})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(out.Waiting).NotTo(BeNil())
+	g.Expect(exists(ctx, db)).To(BeFalse(), "not applied again")
+	g.Expect(out.Result.Count("unchanged")).To(Equal(1), "reported as applied before")
+	g.Expect(out.Waiting.Created).To(Equal(1), "the count of the first call carries over")
+
+	out, err = r.Run(ctx, plan, Options{Resume: out.Waiting, Reapply: true})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(out.Waiting).NotTo(BeNil())
+	g.Expect(exists(ctx, db)).To(BeTrue(), "applied again")
+	makeAvailable(ctx, t, db)
+	out, err = r.Run(ctx, plan, Options{Resume: out.Waiting})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(out.Waiting).To(BeNil())
+	g.Expect(exists(ctx, last)).To(BeTrue())
+	g.Expect(out.Result.Inventory).To(HaveLen(2))
+}

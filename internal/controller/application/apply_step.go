@@ -28,10 +28,11 @@ func (r *Reconciler) reconcileApply(ctx context.Context, s *syncRun) (ctrl.Resul
 			"%s rendered no objects at %s: refusing to prune all %d objects (set allowEmpty: true to allow it)",
 			pathOf(app), s.revision, len(previous)))
 	}
-	// Each apply (routine resyncs stop before it) says which limits it runs under.
+	// Each apply (routine resyncs stop before it; a sync that resumes said it when it
+	// began) says which limits it runs under.
 	_, n1 := r.Caps.Timeout("spec.timeout", app.GetTimeout().Duration)
 	_, n2 := r.Caps.Interval("spec.interval", app.GetInterval().Duration)
-	kit.Capped(r.Recorder, app, true, n1, n2)
+	kit.Capped(r.Recorder, app, resumable(s) == nil, n1, n2)
 	manager, err := r.Applier(app)
 	if err != nil {
 		return r.failRevision(s, gitsyncv1.ApplyFailedReason, err)

@@ -9,6 +9,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -247,4 +248,39 @@ func TestOneNamespaceDoesNotTakeEveryWorker(t *testing.T) {
 	g.Expect(started(g)).To(BeNumerically("<", many/2), "the other namespace's Application waited for most of the first's")
 	// And the first namespace's syncs all start, in turn.
 	g.Eventually(started).WithTimeout(time.Minute).WithPolling(pollInterval).Should(Equal(many))
+}
+
+// A new revision supersedes a sync that waits for a hook of the revision before, as it
+// superseded one that waited in its worker (the next sync was of the new revision): its
+// own run starts at once, hooks included, and completes.
+func TestNewRevisionSupersedesAWaitingSync(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	files := map[string]string{
+		"migrate.yaml": jobYAML("name", "migrate", `gitsync.dev/hook: PreSync`),
+		"cm.yaml":      configMapYAML("main", "1"),
+	}
+	f, sha1 := newAppFixture(t, files)
+	f.app("app", func(a *gitsyncv1.Application) { a.Spec.Timeout = &metav1.Duration{Duration: 10 * time.Minute} })
+	f.suspendAtEnd("app")
+	first := f.waitHookJob("app", "migrate")
+	g.Eventually(func(g Gomega) *gitsyncv1.SyncProgress { return f.get(g, "app").Status.SyncProgress }).
+		WithTimeout(waitTimeout).WithPolling(pollInterval).ShouldNot(BeNil())
+	g.Expect(f.get(g, "app").Status.SyncProgress.Revision).To(Equal("main@sha1:" + sha1))
+
+	files["cm.yaml"] = configMapYAML("main", "2")
+	sha2 := f.repo.Commit("main", "two", files)
+	var second batchv1.Job
+	g.Eventually(func(g Gomega) {
+		jobs := f.hookJobs(g, "app")
+		g.Expect(jobs).To(HaveLen(1))
+		g.Expect(jobs[0].UID).NotTo(Equal(first.UID), "the new revision's run created its hook")
+		second = jobs[0]
+		g.Expect(f.get(g, "app").Status.SyncProgress.Revision).To(Equal("main@sha1:" + sha2))
+	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
+	g.Expect(kubelet.FinishJob(ctx, env.Client, f.ns, second.Name, true)).To(Succeed())
+	app := f.waitApplied("app", sha2)
+	g.Expect(f.configMap(g, "main").Data["value"]).To(Equal("2"))
+	g.Expect(app.Status.SyncProgress).To(BeNil())
+	g.Expect(app.Status.HooksRevision).To(Equal("main@sha1:" + sha2))
 }
