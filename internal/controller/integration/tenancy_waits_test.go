@@ -266,7 +266,7 @@ func TestNewRevisionSupersedesAWaitingSync(t *testing.T) {
 	first := f.waitHookJob("app", "migrate")
 	g.Eventually(func(g Gomega) *gitsyncv1.SyncProgress { return f.get(g, "app").Status.SyncProgress }).
 		WithTimeout(waitTimeout).WithPolling(pollInterval).ShouldNot(BeNil())
-	g.Expect(f.get(g, "app").Status.SyncProgress.Revision).To(Equal("main@sha1:" + sha1))
+	g.Expect(f.get(g, "app").Status.SyncProgress).To(HaveField("Revision", "main@sha1:"+sha1))
 
 	files["cm.yaml"] = configMapYAML("main", "2")
 	sha2 := f.repo.Commit("main", "two", files)
@@ -276,7 +276,9 @@ func TestNewRevisionSupersedesAWaitingSync(t *testing.T) {
 		g.Expect(jobs).To(HaveLen(1))
 		g.Expect(jobs[0].UID).NotTo(Equal(first.UID), "the new revision's run created its hook")
 		second = jobs[0]
-		g.Expect(f.get(g, "app").Status.SyncProgress.Revision).To(Equal("main@sha1:" + sha2))
+		progress := f.get(g, "app").Status.SyncProgress
+		g.Expect(progress).NotTo(BeNil())
+		g.Expect(progress.Revision).To(Equal("main@sha1:" + sha2))
 	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
 	g.Expect(kubelet.FinishJob(ctx, env.Client, f.ns, second.Name, true)).To(Succeed())
 	app := f.waitApplied("app", sha2)
