@@ -39,11 +39,14 @@ func (r *Reconciler) planSync(s *syncRun) error {
 // asks for them (gitsync.dev/run-hooks equal to the new gitsync.dev/requested-at). A
 // plain request, a resume or a spec change at the same revision runs none.
 func runHooks(s *syncRun) bool {
-	app := s.app
+	return s.app.Status.HooksRevision != s.revision || hooksRequested(s.app)
+}
+
+// hooksRequested tells whether a sync request not handled yet asks for the hooks.
+func hooksRequested(app *gitsyncv1.Application) bool {
 	requested := app.GetAnnotations()[gitsyncv1.RequestedAtAnnotation]
 	newRequest := requested != "" && requested != app.Status.LastHandledReconcileAt
-	asked := newRequest && app.GetAnnotations()[gitsyncv1.RunHooksAnnotation] == requested
-	return app.Status.HooksRevision != s.revision || asked
+	return newRequest && app.GetAnnotations()[gitsyncv1.RunHooksAnnotation] == requested
 }
 
 // applyPlan applies the main set: in one call when nothing orders it, otherwise through

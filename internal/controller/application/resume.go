@@ -44,10 +44,11 @@ func waitRequeue(waited time.Duration) time.Duration {
 }
 
 // resumable returns the progress of the sync the reconcile resumes: that of the
-// revision and spec generation it syncs (nil when none, or when it is another's).
+// revision and spec generation it syncs (nil when none, when it is another's, or when a
+// new sync request asks for the hooks: that starts a run of its own).
 func resumable(s *syncRun) *gitsyncv1.SyncProgress {
 	p := s.app.Status.SyncProgress
-	if p == nil || p.Revision != s.revision || p.Generation != s.app.Generation {
+	if p == nil || p.Revision != s.revision || p.Generation != s.app.Generation || hooksRequested(s.app) {
 		return nil
 	}
 	return p

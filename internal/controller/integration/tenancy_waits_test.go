@@ -286,3 +286,40 @@ func TestNewRevisionSupersedesAWaitingSync(t *testing.T) {
 	g.Expect(app.Status.SyncProgress).To(BeNil())
 	g.Expect(app.Status.HooksRevision).To(Equal("main@sha1:" + sha2))
 }
+
+// A sync request while a sync waits: a plain one is taken by the waiting sync (no hook
+// again); one that asks for the hooks starts a run of its own, whose hook is new.
+func TestSyncRequestDuringAWait(t *testing.T) {
+	g := NewWithT(t)
+	f, sha := newAppFixture(t, map[string]string{
+		"migrate.yaml": jobYAML("name", "migrate", `gitsync.dev/hook: PreSync`),
+		"cm.yaml":      configMapYAML("main", "1"),
+	})
+	created := jobCreations(t, f.ns)
+	f.app("app", func(a *gitsyncv1.Application) { a.Spec.Timeout = &metav1.Duration{Duration: 10 * time.Minute} })
+	f.suspendAtEnd("app")
+	first := f.waitHookJob("app", "migrate")
+	request := func(value string, hooks bool) {
+		t.Helper()
+		f.edit(g, "app", func(a *gitsyncv1.Application) {
+			a.Annotations = map[string]string{gitsyncv1.RequestedAtAnnotation: value}
+			if hooks {
+				a.Annotations[gitsyncv1.RunHooksAnnotation] = value
+			}
+		})
+		g.Eventually(func(g Gomega) string { return f.get(g, "app").Status.LastHandledReconcileAt }).
+			WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Equal(value))
+	}
+
+	request("plain", false)
+	g.Consistently(created, 2*time.Second, 100*time.Millisecond).Should(Equal(1), "the waiting sync took the plain request")
+	g.Expect(f.get(g, "app").Status.SyncProgress).NotTo(BeNil())
+
+	request("hooks", true)
+	g.Eventually(created).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Equal(2))
+	second := f.waitHookJob("app", "migrate")
+	g.Expect(second.UID).NotTo(Equal(first.UID))
+	g.Expect(kubelet.FinishJob(context.Background(), env.Client, f.ns, "migrate", true)).To(Succeed())
+	f.waitApplied("app", sha)
+	g.Expect(created()).To(Equal(2))
+}
