@@ -17,10 +17,11 @@ import (
 // wave costs no extra round), then yields. The reconcile records where the run stands
 // in status.syncProgress (revision, generation, start, waves applied) and status.hooks
 // (the hooks created, the awaited ones Running), and comes back after a short, growing
-// delay (waitRequeue). The next reconcile of the same revision and generation resumes the run from
-// there: no hook is created twice, no wave applied twice, and the run's timeout counts
-// from startedAt. A new revision or spec supersedes it: that reconcile starts a run of
-// its own, as a sync after a finished one does.
+// delay (waitRequeue). The next reconcile of the same revision and generation resumes
+// the run from there: no hook is created twice, no wave applied twice, and the run's
+// timeout counts from startedAt. A new revision or spec, or a sync request that asks for
+// the hooks, supersedes it: that reconcile starts a run of its own, as a sync after a
+// finished one does.
 //
 // Nothing wakes a waiting sync when its hook changes: a watch of hooks would also wake
 // an Application whose run has just ended (the event and the run's status race through
