@@ -357,6 +357,11 @@ type ApplicationStatus struct {
 	// +optional
 	HooksRevision string `json:"hooksRevision,omitempty"`
 
+	// syncProgress is where an ordered sync stands while it waits, between reconciles,
+	// for a hook to finish or a wave to be healthy; it is cleared when the sync ends.
+	// +optional
+	SyncProgress *SyncProgress `json:"syncProgress,omitempty"`
+
 	// history holds the last 10 syncs, newest first.
 	// +optional
 	// +kubebuilder:validation:MaxItems=10

@@ -58,6 +58,46 @@ type HookStatus struct {
 	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
 }
 
+// SyncProgress is where an ordered sync of one revision and spec generation stands
+// while it waits for a hook or a wave between reconciles. The hooks it created so far,
+// with those still running, are in status.hooks.
+type SyncProgress struct {
+	// revision being synced.
+	Revision string `json:"revision"`
+
+	// generation of the spec being synced.
+	Generation int64 `json:"generation"`
+
+	// startedAt is when the sync began: its waits end at startedAt + spec.timeout.
+	StartedAt metav1.MicroTime `json:"startedAt"`
+
+	// hooks tells whether the sync runs the hooks.
+	// +optional
+	Hooks bool `json:"hooks,omitempty"`
+
+	// appliedWaves counts the waves applied so far (with the Sync hooks of each).
+	// +optional
+	AppliedWaves int `json:"appliedWaves,omitempty"`
+
+	// created and configured count the objects the sync's earlier applies changed.
+	// +optional
+	Created int `json:"created,omitempty"`
+	// +optional
+	Configured int `json:"configured,omitempty"`
+
+	// failure, when set, is why the sync failed: its SyncFail hooks are under way.
+	// +optional
+	Failure string `json:"failure,omitempty"`
+
+	// failedPhase is where the sync failed (PreSync, Sync, PostSync, or a wave).
+	// +optional
+	FailedPhase string `json:"failedPhase,omitempty"`
+
+	// failedAt is when the sync failed: SyncFail hooks wait until failedAt + spec.timeout.
+	// +optional
+	FailedAt *metav1.MicroTime `json:"failedAt,omitempty"`
+}
+
 // HookFailedReason: a hook (PreSync, Sync, PostSync) failed; nothing after it was applied.
 const HookFailedReason = "HookFailed"
 

@@ -181,6 +181,16 @@ func (r *reconcileOptions) reconcile(ctx context.Context, c client.WithWatch, k 
 	if err != nil {
 		return nil, err
 	}
+	if app, ok := obj.(*gitsyncv1.Application); ok && app.Status.SyncProgress != nil {
+		// The sync took the request and waits (for a hook or a wave) between
+		// reconciles: its outcome comes when it ends.
+		fmt.Fprintf(r.Out, "◎ waiting for the sync: %s\n", conditionMessage(app, gitsyncv1.ReconcilingCondition))
+		if obj, err = waitFor(ctx, c, k, key, func(o client.Object) (bool, error) {
+			return o.(*gitsyncv1.Application).Status.SyncProgress == nil, nil
+		}); err != nil {
+			return nil, err
+		}
+	}
 	ready := apimeta.FindStatusCondition(conditionsOf(obj), gitsyncv1.ReadyCondition)
 	if ready != nil && ready.Status == metav1.ConditionFalse {
 		return nil, fmt.Errorf("%s %s failed: %s: %s", k.kindName(), key, ready.Reason, ready.Message)
@@ -351,4 +361,12 @@ func (o *options) newSyncCommand() *cobra.Command {
 	}
 	r.addFlags(cmd)
 	return cmd
+}
+
+// conditionMessage is the message of the Application's condition t ("" without it).
+func conditionMessage(app *gitsyncv1.Application, t string) string {
+	if c := apimeta.FindStatusCondition(app.Status.Conditions, t); c != nil {
+		return c.Message
+	}
+	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 
@@ -11,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	kubelet "github.com/gitsync-dev/gitsync/internal/demo/standin"
 )
 
 // reconcile --with-source: the new commit is applied when the command returns.
@@ -197,4 +199,32 @@ func TestReconcilePruneOption(t *testing.T) {
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(f.app), app)).To(Succeed())
 	g.Expect(app.Prunes()).To(BeTrue()) // spec.prune again: the annotation names an older request
 	g.Expect(app.Annotations[gitsyncv1.SyncPruneAnnotation]).NotTo(HaveSuffix(app.Annotations[gitsyncv1.RequestedAtAnnotation]))
+}
+
+// reconcile waits for a sync that waits between reconciles (for its PreSync hook here),
+// and prints its outcome once it ends, not when the sync took the request.
+func TestReconcileWaitsForAWaitingSync(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, nil)
+	files := appFiles("nginx:2.0", "old-s3cret-value")
+	files["app/migrate.yaml"] = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: migrate\n  annotations: {gitsync.dev/hook: PreSync}\n" +
+		"spec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: run, image: example.com/run:1}]\n"
+	sha := f.repo.Commit("main", "with a hook", files)
+
+	done := make(chan result, 1)
+	go func() { done <- gitsync(t, "reconcile", "app", "web", "-n", f.ns, "--with-source") }()
+	ctx := context.Background()
+	g.Eventually(func(g Gomega) {
+		app := &gitsyncv1.Application{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(f.app), app)).To(Succeed())
+		g.Expect(app.Status.SyncProgress).NotTo(BeNil())
+		g.Expect(app.Status.LastHandledReconcileAt).NotTo(BeEmpty())
+	}).WithTimeout(time.Minute).WithPolling(200 * time.Millisecond).Should(Succeed())
+	g.Consistently(done, 3*time.Second, 200*time.Millisecond).ShouldNot(Receive(), "reconcile waits for the hook")
+	g.Expect(kubelet.FinishJob(ctx, env.Client, f.ns, "migrate", true)).To(Succeed())
+	var r result
+	g.Eventually(done).WithTimeout(time.Minute).Should(Receive(&r))
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(r.out).To(ContainSubstring("◎ waiting for the sync: PreSync: waiting for Job/migrate"))
+	g.Expect(r.out).To(ContainSubstring("Application " + f.ns + "/web: applied revision main@sha1:" + sha))
 }

@@ -70,6 +70,10 @@ type Options struct {
 	StoragePath string
 	// Concurrent is the number of reconciles each controller runs at once.
 	Concurrent int
+	// MaxConcurrentPerNamespace caps the Application reconciles of one namespace that
+	// run at once, so that one tenant cannot take every worker; 0: half of Concurrent,
+	// rounded up.
+	MaxConcurrentPerNamespace int
 	// KubeAPIQPS and KubeAPIBurst limit the requests of all the operator's clients
 	// together; zero takes DefaultKubeAPIQPS and DefaultKubeAPIBurst, a negative
 	// KubeAPIQPS turns the client-side limit off.
@@ -252,7 +256,8 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		Shard:                   opts.Shard,
 	}
 	apps.Recorder = events
-	if err := apps.SetupWithManager(mgr, application.Options{MaxConcurrentReconciles: opts.Concurrent, APIServer: apiServer}); err != nil {
+	if err := apps.SetupWithManager(mgr, application.Options{MaxConcurrentReconciles: opts.Concurrent,
+		MaxConcurrentPerNamespace: opts.MaxConcurrentPerNamespace, APIServer: apiServer}); err != nil {
 		return nil, fmt.Errorf("setting up the Application controller: %w", err)
 	}
 	helmRepos := &sources.HelmRepositoryReconciler{Client: mgr.GetClient(), Charts: charts, Jitter: kit.Jitter(0.1), Shard: opts.Shard, Caps: opts.Caps}

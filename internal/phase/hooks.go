@@ -22,8 +22,14 @@ import (
 // deletions wait until every hook of the phase has succeeded, and go last created
 // first; when a hook fails, it is deleted if its policy says HookFailed, the hooks
 // that succeeded before it by HookSucceeded, and the phase stops there.
-func (r *Runner) runHooks(ctx context.Context, phase string, hooks []Hook, out *Outcome) error {
+//
+// A resumed run does not create the hooks it created before it yielded: it takes up
+// each where it was (succeeded, or still awaited). It returns errWaiting when the call
+// yields; the hooks created so far are in the Outcome then, the awaited ones Running.
+func (x *run) runHooks(ctx context.Context, phase string, hooks []Hook) error {
+	r, out := x.r, x.out
 	var succeeded []finishedHook
+	waited := false
 	for start := 0; start < len(hooks); {
 		end := start + 1
 		if hooks[start].Together {
@@ -35,11 +41,16 @@ func (r *Runner) runHooks(ctx context.Context, phase string, hooks []Hook, out *
 		start = end
 
 		created := make([]*unstructured.Unstructured, len(group))
+		before := make([]*HookRun, len(group))
 		for i, h := range group {
+			if before[i] = x.recordedHook(phase); before[i] != nil {
+				created[i] = createdBefore(h, before[i])
+				continue
+			}
 			obj, err := r.createHook(ctx, h)
 			if err != nil {
 				out.Hooks = append(out.Hooks, hookRun(h, h.Object, HookFailed, err.Error()))
-				r.deleteSucceeded(ctx, succeeded, out)
+				x.deleteSucceeded(ctx, succeeded)
 				return fmt.Errorf("%s hook %s: %w", phase, hookKey(h.Object), err)
 			}
 			created[i] = obj
@@ -47,41 +58,88 @@ func (r *Runner) runHooks(ctx context.Context, phase string, hooks []Hook, out *
 		var failed error
 		for i, h := range group {
 			run := hookRun(h, created[i], HookRunning, "")
-			run.Result, run.Message = r.waitHook(ctx, phase, created[i])
+			awaited := false
+			if b := before[i]; b != nil && b.Result != HookRunning {
+				run.Result, run.Message, run.Deleted = b.Result, b.Message, b.Deleted
+			} else {
+				var err error
+				run.Result, run.Message, err = x.waitHook(ctx, phase, created[i], b != nil)
+				if err != nil {
+					// The call yields: this hook and the rest of its group are awaited.
+					out.Hooks = append(out.Hooks, run)
+					for j := i + 1; j < len(group); j++ {
+						later := hookRun(group[j], created[j], HookRunning, "")
+						if b := before[j]; b != nil {
+							later.Result, later.Message = b.Result, b.Message
+						}
+						out.Hooks = append(out.Hooks, later)
+					}
+					return err
+				}
+				waited, awaited = true, true
+			}
 			if run.Result == HookSucceeded {
-				succeeded = append(succeeded, finishedHook{hook: h, obj: created[i], run: len(out.Hooks)})
+				succeeded = append(succeeded, finishedHook{hook: h, obj: created[i], run: len(out.Hooks), before: before[i] != nil})
 			} else {
 				if failed == nil {
 					failed = fmt.Errorf("%s hook %s/%s failed: %s", phase, run.Kind, run.Name, run.Message)
 				}
-				if h.HasPolicy(gitsyncv1.HookDeleteFailed) && r.deleteHook(ctx, created[i]) == nil {
+				if awaited && h.HasPolicy(gitsyncv1.HookDeleteFailed) && r.deleteHook(ctx, created[i]) == nil {
 					run.Deleted = true
 				}
 			}
 			out.Hooks = append(out.Hooks, run)
 		}
 		if failed != nil {
-			r.deleteSucceeded(ctx, succeeded, out)
+			x.deleteSucceeded(ctx, succeeded)
 			return failed
 		}
 	}
-	r.deleteSucceeded(ctx, succeeded, out)
+	if waited {
+		// (A phase that was over before the call yielded deleted its hooks then.)
+		x.deleteSucceeded(ctx, succeeded)
+	}
 	return nil
 }
 
-// finishedHook is a hook that succeeded, with its index in Outcome.Hooks.
+// createdBefore is the object of a hook that a resumed run created before it yielded.
+func createdBefore(h Hook, run *HookRun) *unstructured.Unstructured {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(h.Object.GroupVersionKind())
+	obj.SetNamespace(run.Namespace)
+	obj.SetName(run.Name)
+	return obj
+}
+
+// finishedHook is a hook that succeeded, with its index in Outcome.Hooks; before tells
+// that a call before this one created it (it is known by name only).
 type finishedHook struct {
-	hook Hook
-	obj  *unstructured.Unstructured
-	run  int
+	hook   Hook
+	obj    *unstructured.Unstructured
+	run    int
+	before bool
 }
 
 // deleteSucceeded deletes the hooks whose policy is HookSucceeded, last created first.
-func (r *Runner) deleteSucceeded(ctx context.Context, hooks []finishedHook, out *Outcome) {
+// A hook created before the call yielded is deleted only if it is still this
+// Application's hook (status.hooks names it).
+func (x *run) deleteSucceeded(ctx context.Context, hooks []finishedHook) {
 	for i := len(hooks) - 1; i >= 0; i-- {
 		h := hooks[i]
-		if h.hook.HasPolicy(gitsyncv1.HookDeleteSucceeded) && r.deleteHook(ctx, h.obj) == nil {
-			out.Hooks[h.run].Deleted = true
+		if !h.hook.HasPolicy(gitsyncv1.HookDeleteSucceeded) {
+			continue
+		}
+		obj := h.obj
+		if h.before {
+			live := &unstructured.Unstructured{}
+			live.SetGroupVersionKind(obj.GroupVersionKind())
+			if err := x.r.Client.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil || !x.r.ownHook(live) {
+				continue
+			}
+			obj = live
+		}
+		if x.r.deleteHook(ctx, obj) == nil {
+			x.out.Hooks[h.run].Deleted = true
 		}
 	}
 }

@@ -2,6 +2,7 @@ package phase
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -36,10 +37,19 @@ type Runner struct {
 	HealthyOnceApplied func(schema.GroupVersionKind) bool
 	// HookLabels go on every hook the run creates (they are not the owner labels).
 	HookLabels map[string]string
-	// Timeout bounds each wait: a hook to finish, a wave to be healthy.
+	// Timeout bounds the run's waits (hooks to finish, waves to be healthy) together:
+	// they end Timeout after the run began (State.Started, for a resumed run).
 	Timeout time.Duration
+	// Yield, when set, bounds how long one call waits for a hook or a wave: a wait that
+	// starts in the call may take Yield (the common quick hook or wave finishes within
+	// it), a wait carried over from the call that yielded is looked at once; then Run
+	// returns an Outcome whose Waiting holds the State to resume from (Options.Resume),
+	// instead of holding its caller. Zero: Run waits until the run ends.
+	Yield time.Duration
 	// Progress, when set, is told what the run waits for ("PreSync: waiting for Job/x").
 	Progress func(ctx context.Context, msg string)
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
 }
 
 // Options of one run.
@@ -48,6 +58,13 @@ type Options struct {
 	// the waves are applied, in order.
 	Hooks bool
 	Apply apply.Options
+	// Resume continues the run of the same plan and Options.Hooks that yielded with
+	// this State: the dry-run and the hooks created already are not done again, nor
+	// (without Reapply) the applies of the waves applied already.
+	Resume *State
+	// Reapply applies again, on resume, the waves applied before the yield (when
+	// something else may have written them meanwhile).
+	Reapply bool
 }
 
 // Outcome is what a run did, also when it failed.
@@ -58,6 +75,9 @@ type Outcome struct {
 	Hooks []HookRun
 	// Phase is where the run stopped with an error ("PreSync", "wave 2", ...).
 	Phase string
+	// Waiting, when set, is where the run stands: it waits for a hook or a wave beyond
+	// Runner.Yield. Run it again with Options.Resume = Waiting to go on.
+	Waiting *State
 }
 
 // HookRun is the outcome of one hook.
@@ -78,35 +98,56 @@ const (
 )
 
 // Run dry-runs the whole main set (and the hooks), then runs PreSync hooks, the waves
-// in order (each once the previous is healthy, Sync hooks with the wave of their
+// in order (each once the previous is healthy, Sync hooks with the wave of its
 // weight), and PostSync hooks once everything is healthy. When a phase fails, SyncFail
 // hooks run and the error names what failed; nothing past the failure is applied.
+// With Runner.Yield, a run that waits longer returns with Outcome.Waiting and no error.
 func (r *Runner) Run(ctx context.Context, plan *Plan, opts Options) (*Outcome, error) {
-	out := &Outcome{}
-	if err := r.Applier.DryRun(ctx, plan.Objects(), opts.Apply); err != nil {
-		out.Phase = "dry-run"
-		return out, err
-	}
-	if opts.Hooks {
-		if err := r.dryRunHooks(ctx, plan.Hooks(), definedBy(plan)); err != nil {
+	x := r.newRun(plan, opts)
+	out := x.out
+	if opts.Resume == nil {
+		if err := r.Applier.DryRun(ctx, plan.Objects(), opts.Apply); err != nil {
 			out.Phase = "dry-run"
 			return out, err
 		}
+		if opts.Hooks {
+			if err := r.dryRunHooks(ctx, plan.Hooks(), definedBy(plan)); err != nil {
+				out.Phase = "dry-run"
+				return out, err
+			}
+		}
 	}
-	err := r.run(ctx, plan, opts, out)
+	var err error
+	if st := opts.Resume; st != nil && st.Failure != "" {
+		// The run failed before it yielded: its SyncFail hooks are under way.
+		err = x.resumeFailure(st)
+	} else {
+		err = x.run(ctx)
+		if errors.Is(err, errWaiting) {
+			return x.yield(), nil
+		}
+		if err != nil {
+			x.failure, x.failedAt = err, r.now()
+		}
+	}
 	if err != nil && opts.Hooks && len(plan.SyncFail) > 0 {
-		if ferr := r.runHooks(ctx, gitsyncv1.HookSyncFail, plan.SyncFail, out); ferr != nil {
+		ferr := x.runHooks(ctx, gitsyncv1.HookSyncFail, plan.SyncFail)
+		if errors.Is(ferr, errWaiting) {
+			return x.yield(), nil
+		}
+		if ferr != nil {
 			err = fmt.Errorf("%w; then %v", err, ferr)
 		}
 	}
 	return out, err
 }
 
-func (r *Runner) run(ctx context.Context, plan *Plan, opts Options, out *Outcome) error {
+func (x *run) run(ctx context.Context) error {
+	r, plan, opts, out := x.r, x.plan, x.opts, x.out
 	if opts.Hooks && len(plan.PreSync) > 0 {
 		// CRDs and Namespaces stay first: a PreSync hook may live in a Namespace, or be
-		// of a kind, that this revision creates.
-		if defs := clusterDefinitions(plan); len(defs) > 0 {
+		// of a kind, that this revision creates. (A resumed run applied them already.)
+		if defs := clusterDefinitions(plan); len(defs) > 0 && opts.Resume == nil {
 			res, err := r.Applier.Apply(ctx, defs, opts.Apply)
 			if res != nil {
 				out.Result = merge(out.Result, res)
@@ -116,7 +157,7 @@ func (r *Runner) run(ctx context.Context, plan *Plan, opts Options, out *Outcome
 				return err
 			}
 		}
-		if err := r.runHooks(ctx, gitsyncv1.HookPreSync, plan.PreSync, out); err != nil {
+		if err := x.runHooks(ctx, gitsyncv1.HookPreSync, plan.PreSync); err != nil {
 			out.Phase = gitsyncv1.HookPreSync
 			return err
 		}
@@ -127,40 +168,55 @@ func (r *Runner) run(ctx context.Context, plan *Plan, opts Options, out *Outcome
 	}
 	steps := steps(plan.Waves, syncHooks)
 	for i, st := range steps {
+		label := fmt.Sprintf("wave %d", st.number)
 		if len(st.objects) > 0 {
-			res, err := r.Applier.Apply(ctx, st.objects, opts.Apply)
-			if res != nil {
-				out.Result = merge(out.Result, res)
-			}
-			if err != nil {
-				out.Phase = fmt.Sprintf("wave %d", st.number)
+			if err := x.applyStep(ctx, i, st); err != nil {
+				out.Phase = label
 				return err
 			}
 		}
 		if len(st.hooks) > 0 {
-			if err := r.runHooks(ctx, gitsyncv1.HookSync, st.hooks, out); err != nil {
+			if err := x.runHooks(ctx, gitsyncv1.HookSync, st.hooks); err != nil {
 				out.Phase = gitsyncv1.HookSync
 				return err
 			}
 		}
 		// The next wave waits for this one's health; the last one too when PostSync
-		// hooks follow.
+		// hooks follow. A resumed run looks again only at the wave it waited for.
 		last := i == len(steps)-1
-		if len(st.objects) > 0 && (!last || (opts.Hooks && len(plan.PostSync) > 0)) {
-			label := fmt.Sprintf("wave %d", st.number)
-			if err := r.waitHealthy(ctx, label, st.objects); err != nil {
+		if len(st.objects) > 0 && (!last || (opts.Hooks && len(plan.PostSync) > 0)) && i >= x.resumedAt-1 {
+			if err := x.waitHealthy(ctx, label, st.objects, i == x.resumedAt-1); err != nil {
 				out.Phase = label
 				return err
 			}
 		}
 	}
 	if opts.Hooks && len(plan.PostSync) > 0 {
-		if err := r.runHooks(ctx, gitsyncv1.HookPostSync, plan.PostSync, out); err != nil {
+		if err := x.runHooks(ctx, gitsyncv1.HookPostSync, plan.PostSync); err != nil {
 			out.Phase = gitsyncv1.HookPostSync
 			return err
 		}
 	}
 	return nil
+}
+
+// applyStep applies the objects of step i, unless a resumed run applied them before it
+// yielded (and Reapply is not asked): they count as unchanged then.
+func (x *run) applyStep(ctx context.Context, i int, st step) error {
+	if i < x.resumedAt && !x.opts.Reapply {
+		x.out.Result = merge(x.out.Result, unchangedResult(st.objects))
+		return nil
+	}
+	res, err := x.r.Applier.Apply(ctx, st.objects, x.opts.Apply)
+	if res != nil {
+		x.out.Result = merge(x.out.Result, res)
+		x.created += res.Count("created")
+		x.configured += res.Count("configured")
+	}
+	if err == nil && i >= x.applied {
+		x.applied = i + 1
+	}
+	return err
 }
 
 // step is one wave with the Sync hooks of its weight.
@@ -264,91 +320,4 @@ func definedBy(plan *Plan) definitions {
 		}
 	}
 	return d
-}
-
-func (r *Runner) progress(ctx context.Context, format string, args ...any) {
-	if r.Progress != nil {
-		r.Progress(ctx, fmt.Sprintf(format, args...))
-	}
-}
-
-// waitHealthy waits until every object is Healthy; a Degraded object fails at once.
-func (r *Runner) waitHealthy(ctx context.Context, label string, objs []*unstructured.Unstructured) error {
-	ctx, cancel := context.WithTimeout(ctx, r.timeout())
-	defer cancel()
-	var pending []*unstructured.Unstructured
-	for _, o := range objs {
-		if r.HealthyOnceApplied == nil || !r.HealthyOnceApplied(o.GroupVersionKind()) {
-			pending = append(pending, o)
-		}
-	}
-	if len(pending) == 0 {
-		return nil
-	}
-	var lastMsg string
-	for delay := firstPoll; ; delay = nextPoll(delay) {
-		var still []*unstructured.Unstructured
-		for _, o := range pending {
-			live := &unstructured.Unstructured{}
-			live.SetGroupVersionKind(o.GroupVersionKind())
-			if err := r.Client.Get(ctx, client.ObjectKeyFromObject(o), live); err != nil {
-				if ctx.Err() != nil {
-					break
-				}
-				still = append(still, o)
-				lastMsg = fmt.Sprintf("%s: %v", apply.Subject(o), err)
-				continue
-			}
-			status, msg := r.Health(live)
-			switch status {
-			case gitsyncv1.HealthStatusHealthy:
-			case gitsyncv1.HealthStatusDegraded:
-				return fmt.Errorf("%s: %s is degraded: %s", label, apply.Subject(o), msg)
-			default:
-				still = append(still, o)
-				lastMsg = fmt.Sprintf("%s (%s: %s)", apply.Subject(o), status, msg)
-			}
-		}
-		if len(still) == 0 {
-			return nil
-		}
-		if len(still) != len(pending) || delay == firstPoll {
-			r.progress(ctx, "%s: waiting for %s", label, waitingFor(still, lastMsg))
-		}
-		pending = still
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s: timed out after %s waiting for %s", label, r.timeout(), lastMsg)
-		case <-time.After(delay):
-		}
-	}
-}
-
-// waitingFor names what a wait is for: the last object seen not ready, with its message.
-func waitingFor(objs []*unstructured.Unstructured, last string) string {
-	s := last
-	if len(objs) > 1 {
-		s += fmt.Sprintf(" and %d more", len(objs)-1)
-	}
-	return s
-}
-
-// Polls start fast (a wave or hook often finishes at once) and slow down to once a second.
-const (
-	firstPoll = 20 * time.Millisecond
-	maxPoll   = time.Second
-)
-
-func nextPoll(d time.Duration) time.Duration {
-	if d *= 2; d > maxPoll {
-		return maxPoll
-	}
-	return d
-}
-
-func (r *Runner) timeout() time.Duration {
-	if r.Timeout > 0 {
-		return r.Timeout
-	}
-	return 5 * time.Minute
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,10 +28,11 @@ func (r *Reconciler) reconcileApply(ctx context.Context, s *syncRun) (ctrl.Resul
 			"%s rendered no objects at %s: refusing to prune all %d objects (set allowEmpty: true to allow it)",
 			pathOf(app), s.revision, len(previous)))
 	}
-	// Each apply (routine resyncs stop before it) says which limits it runs under.
+	// Each apply (routine resyncs stop before it; a sync that resumes said it when it
+	// began) says which limits it runs under.
 	_, n1 := r.Caps.Timeout("spec.timeout", app.GetTimeout().Duration)
 	_, n2 := r.Caps.Interval("spec.interval", app.GetInterval().Duration)
-	kit.Capped(r.Recorder, app, true, n1, n2)
+	kit.Capped(r.Recorder, app, resumable(s) == nil, n1, n2)
 	manager, err := r.Applier(app)
 	if err != nil {
 		return r.failRevision(s, gitsyncv1.ApplyFailedReason, err)
@@ -53,12 +55,17 @@ func (r *Reconciler) reconcileApply(ctx context.Context, s *syncRun) (ctrl.Resul
 	if r.Desired != nil {
 		r.Desired.Prepare(ctx, client.ObjectKeyFromObject(app), s.chartCRDs.Watched(s.objects))
 	}
-	ctx, cancel := context.WithTimeout(ctx, r.timeout(app))
+	// An ordered run bounds its own waits (spec.timeout from its start, and it yields
+	// after waitInWorker); this bounds the requests of one reconcile.
+	ctx, cancel := context.WithTimeout(ctx, r.timeout(app)+r.waitInWorker())
 	defer cancel()
 	s.applyTried = true
 	result, err := r.applyLocked(ctx, s, apply.Options{Force: app.Spec.Force, Previous: previous,
 		OwnerReleased: r.ownerReleased(app),
 		Ignore:        func(o *unstructured.Unstructured) []string { return render.IgnorePointers(app, o) }})
+	if s.waiting {
+		return r.yieldSync(s, result), nil
+	}
 	if err != nil && result != nil {
 		// Part of the set (its first stage: CRDs, Namespaces) was written before the
 		// failure: keep it in the inventory so that a later prune can remove it.
@@ -94,19 +101,37 @@ func (r *Reconciler) applyLocked(ctx context.Context, s *syncRun, opts apply.Opt
 		return r.applyPlan(ctx, s, s.manager, opts)
 	}
 	key := client.ObjectKeyFromObject(s.app)
-	unlock := r.Desired.Lock(key)
-	defer unlock()
+	if s.lock.unlock == nil {
+		s.lock.unlock = r.Desired.Lock(key)
+	}
+	// Released at the end of the reconcile, or kept until the run ends if it yields.
+	defer func() { s.lock.keep = s.waiting }()
 	// What the last sync left untouched is not sent again; until this one is recorded,
 	// nothing is vouched for (a failed apply may have written part of the set).
 	opts.Unchanged = r.Desired.Unchanged(key)
 	opts.Owners = r.Desired.Owners
 	r.Desired.Unsure(key)
 	result, err := r.applyPlan(ctx, s, s.manager, opts)
-	if err != nil {
+	if err != nil || s.waiting {
 		return result, err
 	}
 	if err := r.Desired.Applied(ctx, key, s.chartCRDs.Watched(s.objects)); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "starting drift watches")
 	}
 	return result, nil
+}
+
+// yieldSync ends a reconcile whose ordered run waits (see resume.go): what it applied
+// joins the inventory (a later prune may remove it), with an Applied event when it
+// changed something, and the steps stop until the next look.
+func (r *Reconciler) yieldSync(s *syncRun, result *apply.Result) ctrl.Result {
+	app := s.app
+	if result != nil {
+		setInventory(app, union(s.previous, result.Inventory))
+		if changed := result.Count("created") + result.Count("configured"); changed > 0 {
+			r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "Applied", "Sync", "revision %s\n%s", s.revision, changeSummary(result.Changes, nil))
+		}
+	}
+	s.stop = true
+	return ctrl.Result{RequeueAfter: waitRequeue(r.now().Sub(app.Status.SyncProgress.StartedAt.Time))}
 }

@@ -6,7 +6,6 @@ import (
 	"sort"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -40,23 +39,36 @@ func (r *Reconciler) planSync(s *syncRun) error {
 // asks for them (gitsync.dev/run-hooks equal to the new gitsync.dev/requested-at). A
 // plain request, a resume or a spec change at the same revision runs none.
 func runHooks(s *syncRun) bool {
-	app := s.app
+	return s.app.Status.HooksRevision != s.revision || hooksRequested(s.app)
+}
+
+// hooksRequested tells whether a sync request not handled yet asks for the hooks.
+func hooksRequested(app *gitsyncv1.Application) bool {
 	requested := app.GetAnnotations()[gitsyncv1.RequestedAtAnnotation]
 	newRequest := requested != "" && requested != app.Status.LastHandledReconcileAt
-	asked := newRequest && app.GetAnnotations()[gitsyncv1.RunHooksAnnotation] == requested
-	return app.Status.HooksRevision != s.revision || asked
+	return newRequest && app.GetAnnotations()[gitsyncv1.RunHooksAnnotation] == requested
 }
 
 // applyPlan applies the main set: in one call when nothing orders it, otherwise through
 // the phases (PreSync hooks, waves each waiting for the one before, Sync and PostSync
 // hooks, SyncFail on failure). What the phases wait for shows in the Reconciling
-// condition; the hooks run go in status.hooks, each with an event.
+// condition; the hooks run go in status.hooks, each with an event. A run that waits
+// longer than waitInWorker yields (s.waiting, status.syncProgress: see resume.go), and
+// the next reconcile of the same revision and spec resumes it.
 func (r *Reconciler) applyPlan(ctx context.Context, s *syncRun, manager *apply.Manager, opts apply.Options) (*apply.Result, error) {
 	if s.plan == nil || !s.plan.Ordered() {
 		return manager.Apply(ctx, s.objects, opts)
 	}
 	app := s.app
 	hooks := runHooks(s)
+	var resume *phase.State
+	if p := resumable(s); p != nil {
+		hooks, resume = p.Hooks, resumeState(app, p)
+		s.carried, s.started = resume, metav1.NewTime(p.StartedAt.Time)
+		if hooks {
+			s.resumedHooks = app.Status.Hooks
+		}
+	}
 	runner := &phase.Runner{
 		Client:             manager.Client(),
 		Applier:            manager,
@@ -67,13 +79,23 @@ func (r *Reconciler) applyPlan(ctx context.Context, s *syncRun, manager *apply.M
 			gitsyncv1.HookApplicationNamespaceLabel: app.Namespace,
 		},
 		Timeout: r.timeout(app),
+		Yield:   r.waitInWorker(),
+		Now:     r.now,
 		Progress: func(ctx context.Context, msg string) {
 			conditions.MarkReconciling(app, gitsyncv1.ProgressingReason, "%s", msg)
 			conditions.MarkUnknown(app, gitsyncv1.ReadyCondition, gitsyncv1.ProgressingReason, "%s", msg)
 			s.saveProgress(ctx)
 		},
 	}
-	out, err := runner.Run(ctx, s.plan, phase.Options{Hooks: hooks, Apply: opts})
+	// Without the drift lock held since the run yielded (a restart), someone may have
+	// written the waves applied before: they are applied again.
+	reapply := resume != nil && r.Desired != nil && !s.lock.held
+	out, err := runner.Run(ctx, s.plan, phase.Options{Hooks: hooks, Apply: opts, Resume: resume, Reapply: reapply})
+	if out.Waiting != nil {
+		r.saveWaiting(s, hooks, out.Waiting)
+		return out.Result, nil
+	}
+	app.Status.SyncProgress = nil
 	if hooks {
 		r.recordHooks(s, out.Hooks)
 		if err == nil {
@@ -96,22 +118,27 @@ type hookError struct{ err error }
 func (e *hookError) Error() string { return e.err.Error() }
 func (e *hookError) Unwrap() error { return e.err }
 
-// recordHooks puts the hooks run in status.hooks and emits an event for each.
+// recordHooks puts the hooks of the run in status.hooks and emits an event for each
+// that finished in this reconcile (a resumed run's earlier hooks had theirs, and keep
+// their finishedAt; a running hook has neither yet).
 func (r *Reconciler) recordHooks(s *syncRun, runs []phase.HookRun) {
 	now := metav1.NewTime(r.now())
 	hooks := make([]gitsyncv1.HookStatus, 0, len(runs))
-	for _, h := range runs {
-		hooks = append(hooks, gitsyncv1.HookStatus{
+	for i, h := range runs {
+		st := gitsyncv1.HookStatus{
 			Kind: h.Kind, Namespace: h.Namespace, Name: h.Name, Phase: h.Phase,
-			Result: h.Result, Message: h.Message, Revision: s.revision, FinishedAt: &now,
-		})
-		subject := h.Kind + "/" + h.Name
-		s.log.Info("hook", "phase", h.Phase, "object", subject, "result", h.Result, "revision", s.revision)
-		if h.Result == phase.HookSucceeded {
-			r.Recorder.Eventf(s.app, nil, corev1.EventTypeNormal, "HookSucceeded", "Sync", "%s hook %s succeeded", h.Phase, subject)
-		} else {
-			r.Recorder.Eventf(s.app, nil, corev1.EventTypeWarning, gitsyncv1.HookFailedReason, "Sync", "%s hook %s failed: %s", h.Phase, subject, h.Message)
+			Result: h.Result, Message: h.Message, Revision: s.revision,
 		}
+		switch {
+		case h.Result == phase.HookRunning:
+		case i < len(s.resumedHooks) && s.resumedHooks[i].Result == h.Result && s.resumedHooks[i].Name == h.Name &&
+			s.resumedHooks[i].Phase == h.Phase:
+			st.FinishedAt = s.resumedHooks[i].FinishedAt
+		default:
+			st.FinishedAt = &now
+			r.hookEvent(s, h)
+		}
+		hooks = append(hooks, st)
 	}
 	if len(hooks) == 0 {
 		hooks = nil

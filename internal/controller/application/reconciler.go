@@ -88,6 +88,9 @@ type Reconciler struct {
 	// Caps bound spec.timeout and spec.interval (gitsync run --max-timeout,
 	// --min-interval); a spec over them gets the cap, and a Warning at each apply.
 	Caps caps.Caps
+	// WaitInWorker is how long an ordered sync waits for a hook or a wave in its
+	// worker before it yields and looks again later (2s when zero; see resume.go).
+	WaitInWorker time.Duration
 
 	// refreshes remembers, per Application, the missing checkout it asked its source to
 	// fetch again, so that it asks once per revision and then backs off.
@@ -97,6 +100,8 @@ type Reconciler struct {
 	written kit.WrittenVersions
 	// refsChanged holds the Applications whose Secrets or ConfigMaps changed.
 	refsChanged changedRefs
+	// held keeps the drift locks of the syncs that yielded until they end.
+	held heldLocks
 }
 
 // +kubebuilder:rbac:groups=gitsync.dev,resources=applications,verbs=get;list;watch;update;patch
@@ -113,6 +118,10 @@ var applicationOwnedConditions = []string{
 // before the apply, to show progress).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	start := r.now()
+	// The drift lock a sync of this Application kept when it yielded: its next
+	// reconcile takes it over, and releases it unless the sync yields again.
+	lock := r.held.take(req.NamespacedName)
+	defer r.held.release(req.NamespacedName, lock)
 	app := &gitsyncv1.Application{}
 	if err := r.Get(ctx, req.NamespacedName, app); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -152,7 +161,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 
 	patcher := kit.NewStatusPatcher(app, r.Client)
-	s := &syncRun{app: app, started: metav1.NewTime(start), previous: inventoryEntries(app), log: ctrl.LoggerFrom(ctx)}
+	s := &syncRun{app: app, started: metav1.NewTime(start), previous: inventoryEntries(app), log: ctrl.LoggerFrom(ctx), lock: lock}
 	s.saveProgress = func(ctx context.Context) { patcher.PatchSoon(ctx, app) }
 	defer func() {
 		// With autoSync off, a sync request stays pending until a sync ran (applied, or
@@ -225,6 +234,13 @@ type syncRun struct {
 	// saveProgress writes status if the step that follows takes long enough to be seen
 	// (see mergePatcher.PatchSoon).
 	saveProgress func(context.Context)
+	// waiting is true when the ordered run yielded to wait for a hook or a wave
+	// (resume.go); carried is the State it resumed from, resumedHooks status.hooks then.
+	waiting      bool
+	carried      *phase.State
+	resumedHooks []gitsyncv1.HookStatus
+	// lock is the Application's drift lock, when this reconcile holds it.
+	lock *heldLock
 }
 
 // markProgress sets Reconciling, and Ready=Unknown with the same message (what the sync

@@ -72,7 +72,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	if r.Desired != nil {
 		b = b.WatchesRawSource(kit.ChannelAt(r.Desired.SyncRequests(), kit.HighPriority))
 	}
-	c, err := opts.Apply(b).Build(r)
+	c, err := opts.Build(b, r)
 	if err != nil {
 		return err
 	}

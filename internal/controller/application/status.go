@@ -38,8 +38,8 @@ func (s *syncRun) finish(r *Reconciler, err error) {
 		conditions.MarkTrue(app, gitsyncv1.ReadyCondition, gitsyncv1.SucceededReason, "applied revision %s", s.revision)
 	}
 	if !failed && (changed || len(app.Status.History) == 0 || app.Status.History[0].Revision != s.revision) {
-		s.log.Info("synced", "revision", s.revision, "created", s.result.Count("created"), "configured", s.result.Count("configured"),
-			"unchanged", s.result.Count("unchanged"), "pruned", len(s.pruned), "duration", r.now().Sub(s.started.Time).Round(time.Millisecond).String())
+		s.log.Info("synced", "revision", s.revision, "created", s.count("created"), "configured", s.count("configured"),
+			"unchanged", s.count("unchanged"), "pruned", len(s.pruned), "duration", r.now().Sub(s.started.Time).Round(time.Millisecond).String())
 	}
 	if changed {
 		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "Applied", "Sync", "revision %s\n%s", s.revision, changeSummary(s.result.Changes, s.pruned))
@@ -63,7 +63,7 @@ func (s *syncRun) finish(r *Reconciler, err error) {
 			entry.Message = conditions.GetMessage(app, gitsyncv1.ReadyCondition)
 		}
 		if s.result != nil {
-			entry.Created, entry.Configured, entry.Unchanged = s.result.Count("created"), s.result.Count("configured"), s.result.Count("unchanged")
+			entry.Created, entry.Configured, entry.Unchanged = s.count("created"), s.count("configured"), s.count("unchanged")
 		}
 		entry.Pruned = len(s.pruned)
 		app.Status.History = append([]gitsyncv1.SyncHistoryEntry{entry}, app.Status.History...)
@@ -75,6 +75,24 @@ func (s *syncRun) finish(r *Reconciler, err error) {
 }
 
 const maxHistory = 10
+
+// count is how many objects the sync's applies left with action ("created",
+// "configured", "unchanged"): with a resumed run, those of the reconciles before (which
+// this one reports unchanged) count as they were then.
+func (s *syncRun) count(action string) int {
+	n := s.result.Count(action)
+	if c := s.carried; c != nil {
+		switch action {
+		case "created":
+			n += c.Created
+		case "configured":
+			n += c.Configured
+		case "unchanged":
+			n = max(n-c.Created-c.Configured, 0)
+		}
+	}
+	return n
+}
 
 // notReady stops the steps with Ready=False while the source is not ready; the source's
 // watch brings the Application back, and RetryInterval in case the event was missed.

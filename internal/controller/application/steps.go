@@ -121,12 +121,13 @@ func settled(app *gitsyncv1.Application, revision string) bool {
 }
 
 // awaitingSyncRequest holds a new revision back while autoSync is off and no sync was
-// requested: sync OutOfSync, and the steps stop.
+// requested (a sync of it that waits for a hook or a wave goes on): sync OutOfSync, and
+// the steps stop.
 func awaitingSyncRequest(s *syncRun) bool {
 	app := s.app
 	requested := app.GetAnnotations()[gitsyncv1.RequestedAtAnnotation]
 	newRequest := requested != "" && requested != app.Status.LastHandledReconcileAt
-	if autoSync(app) || s.revision == app.Status.LastAppliedRevision || newRequest {
+	if autoSync(app) || s.revision == app.Status.LastAppliedRevision || newRequest || resumable(s) != nil {
 		return false
 	}
 	app.Status.Sync = &gitsyncv1.SyncInfo{Status: gitsyncv1.SyncStatusOutOfSync, Revision: s.revision}
@@ -166,6 +167,9 @@ func (r *Reconciler) reconcileBackstop(ctx context.Context, s *syncRun) (ctrl.Re
 
 // reconcileBuild renders spec.path. A failure applies nothing: Ready=False/BuildFailed.
 func (r *Reconciler) reconcileBuild(ctx context.Context, s *syncRun) (ctrl.Result, error) {
+	if resumable(s) == nil {
+		s.app.Status.SyncProgress = nil // a waiting sync of another revision or spec: superseded
+	}
 	s.attempted = true
 	s.app.Status.LastAttemptedRevision = s.revision
 	release := r.Storage.Acquire(s.dir) // checkout GC keeps it while the build reads it

@@ -82,11 +82,20 @@ func (r *Retries) retryNow() {
 // retried. The application and source controllers take it as their options.
 type Options struct {
 	MaxConcurrentReconciles int
+	// MaxConcurrentPerNamespace caps the reconciles of one namespace that run at once
+	// (see fair.go); 0 takes half of MaxConcurrentReconciles, rounded up.
+	MaxConcurrentPerNamespace int
 	// RetryBase and RetryMax bound the exponential backoff after a failed reconcile.
 	RetryBase, RetryMax time.Duration
 	// APIServer, when set, has what failed while the API server was away retried as
 	// soon as it answers again (see Retries).
 	APIServer *APIServer
+}
+
+// Build builds the controller of b for r with the options (Apply) and the cap per
+// namespace (PerNamespace).
+func (o Options) Build(b *builder.Builder, r reconcile.Reconciler) (controller.Controller, error) {
+	return o.Apply(b).Build(PerNamespace(r, o.perNamespace()))
 }
 
 // Apply gives the controller of b its concurrency and its retry limiter (with the

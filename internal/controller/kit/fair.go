@@ -1,0 +1,78 @@
+package kit
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// Fair sharing between namespaces (tenants): a controller runs at most a few
+// reconciles of one namespace at once (Options.MaxConcurrentPerNamespace; by default
+// half its workers, rounded up). A request over the cap is not reconciled: it goes back
+// to the queue for a moment (RequeueAfter, which is no failure and keeps its priority)
+// and the worker takes the next request, so another namespace's work is served while
+// one namespace has many slow reconciles queued. This is simpler than a queue of its
+// own per namespace (controller-runtime's priority queue stays as it is, with its
+// priorities and deduplication) and it is enough: a request put back costs no API call.
+
+// namespaceRetry is how soon a request over its namespace's cap is looked at again.
+const namespaceRetry = 500 * time.Millisecond
+
+// PerNamespace wraps r so that at most max reconciles of one namespace run at once
+// (max < 1: no cap).
+func PerNamespace(r reconcile.Reconciler, max int) reconcile.Reconciler {
+	if max < 1 {
+		return r
+	}
+	return &namespaceCap{inner: r, max: max, running: map[string]int{}}
+}
+
+type namespaceCap struct {
+	inner reconcile.Reconciler
+	max   int
+
+	mu      sync.Mutex
+	running map[string]int
+}
+
+func (c *namespaceCap) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	if !c.enter(req.Namespace) {
+		return reconcile.Result{RequeueAfter: namespaceRetry}, nil
+	}
+	defer c.leave(req.Namespace)
+	return c.inner.Reconcile(ctx, req)
+}
+
+func (c *namespaceCap) enter(ns string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running[ns] >= c.max {
+		return false
+	}
+	c.running[ns]++
+	return true
+}
+
+func (c *namespaceCap) leave(ns string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running[ns]--; c.running[ns] <= 0 {
+		delete(c.running, ns)
+	}
+}
+
+// perNamespace is the cap of o: MaxConcurrentPerNamespace, or half the workers rounded
+// up (at least 1); 0 (no cap) when it would let one namespace take every worker anyway.
+func (o Options) perNamespace() int {
+	workers := max(o.MaxConcurrentReconciles, 1)
+	n := o.MaxConcurrentPerNamespace
+	if n <= 0 {
+		n = (workers + 1) / 2
+	}
+	if n >= workers {
+		return 0
+	}
+	return n
+}
