@@ -75,6 +75,11 @@ type SyncProgress struct {
 	// +optional
 	Hooks bool `json:"hooks,omitempty"`
 
+	// prune, when set, is what the sync request that started the sync asked of pruning
+	// (gitsync.dev/sync-prune): the sync prunes, or not, whatever spec.prune says.
+	// +optional
+	Prune *bool `json:"prune,omitempty"`
+
 	// appliedWaves counts the waves applied so far (with the Sync hooks of each).
 	// +optional
 	AppliedWaves int `json:"appliedWaves,omitempty"`

@@ -15,13 +15,25 @@ func (in *Application) PendingRequest() string {
 // Prunes tells whether a sync now deletes what left Git: spec.prune, unless the pending
 // sync request says otherwise through gitsync.dev/sync-prune.
 func (in *Application) Prunes() bool {
-	if requested := in.PendingRequest(); requested != "" {
-		v, at, ok := strings.Cut(in.GetAnnotations()[SyncPruneAnnotation], "@")
-		if ok && at == requested && (v == "true" || v == "false") {
-			return v == "true"
-		}
+	if p := in.RequestedPrune(); p != nil {
+		return *p
 	}
 	return in.Spec.Prune
+}
+
+// RequestedPrune is what the pending sync request asks of pruning through
+// gitsync.dev/sync-prune, or nil.
+func (in *Application) RequestedPrune() *bool {
+	requested := in.PendingRequest()
+	if requested == "" {
+		return nil
+	}
+	v, at, ok := strings.Cut(in.GetAnnotations()[SyncPruneAnnotation], "@")
+	if !ok || at != requested || (v != "true" && v != "false") {
+		return nil
+	}
+	prune := v == "true"
+	return &prune
 }
 
 // PruneRequest is the gitsync.dev/sync-prune value that asks the sync requested at

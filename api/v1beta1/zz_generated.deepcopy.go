@@ -897,6 +897,11 @@ func (in *SyncInfo) DeepCopy() *SyncInfo {
 func (in *SyncProgress) DeepCopyInto(out *SyncProgress) {
 	*out = *in
 	in.StartedAt.DeepCopyInto(&out.StartedAt)
+	if in.Prune != nil {
+		in, out := &in.Prune, &out.Prune
+		*out = new(bool)
+		**out = **in
+	}
 	if in.FailedAt != nil {
 		in, out := &in.FailedAt, &out.FailedAt
 		*out = (*in).DeepCopy()

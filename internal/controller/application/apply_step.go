@@ -23,6 +23,7 @@ import (
 func (r *Reconciler) reconcileApply(ctx context.Context, s *syncRun) (ctrl.Result, error) {
 	app := s.app
 	previous := s.previous
+	s.prune = app.RequestedPrune() // a resumed run takes its own from status.syncProgress (applyPlan)
 	if render.RefusesEmpty(app, len(s.objects), len(previous)) {
 		return r.stalledRevision(s, gitsyncv1.PruneFailedReason, fmt.Sprintf(
 			"%s rendered no objects at %s: refusing to prune all %d objects (set allowEmpty: true to allow it)",

@@ -64,6 +64,9 @@ func (r *Reconciler) applyPlan(ctx context.Context, s *syncRun, manager *apply.M
 	var resume *phase.State
 	if p := resumable(s); p != nil {
 		hooks, resume = p.Hooks, resumeState(app, p)
+		if s.prune == nil { // a request taken by the waiting run may say otherwise
+			s.prune = p.Prune
+		}
 		s.carried, s.started = resume, metav1.NewTime(p.StartedAt.Time)
 		if hooks {
 			s.resumedHooks = app.Status.Hooks

@@ -24,12 +24,12 @@ func (r *Reconciler) reconcilePrune(ctx context.Context, s *syncRun) (ctrl.Resul
 	app := s.app
 	previous := s.previous
 	current := union(s.result.Inventory, stillDescribed(previous, s))
-	if app.Spec.Prune && !app.Prunes() {
+	if app.Spec.Prune && !s.prunes() {
 		// A sync request turned pruning off this once: what left Git stays in the
 		// inventory, for the next sync to prune.
 		current = union(current, apply.Stale(previous, current))
 	}
-	if app.Prunes() {
+	if s.prunes() {
 		stale := apply.Stale(previous, current)
 		if len(stale) > 0 {
 			pruned, err := pruneInWaveOrder(ctx, s.manager, stale, r.pruneOptions(app))

@@ -241,6 +241,17 @@ type syncRun struct {
 	resumedHooks []gitsyncv1.HookStatus
 	// lock is the Application's drift lock, when this reconcile holds it.
 	lock *heldLock
+	// prune is what the sync request this run serves asked of pruning (nil: spec.prune),
+	// kept in status.syncProgress while the run waits: the request is handled by then.
+	prune *bool
+}
+
+// prunes tells whether this run prunes: as its sync request asked, else spec.prune.
+func (s *syncRun) prunes() bool {
+	if s.prune != nil {
+		return *s.prune
+	}
+	return s.app.Spec.Prune
 }
 
 // markProgress sets Reconciling, and Ready=Unknown with the same message (what the sync

@@ -74,7 +74,7 @@ func resumeState(app *gitsyncv1.Application, p *gitsyncv1.SyncProgress) *phase.S
 // saveWaiting records a run that yields: status.syncProgress, and the hooks so far.
 func (r *Reconciler) saveWaiting(s *syncRun, hooks bool, st *phase.State) {
 	p := &gitsyncv1.SyncProgress{Revision: s.revision, Generation: s.app.Generation, StartedAt: metav1.NewMicroTime(st.Started),
-		Hooks: hooks, AppliedWaves: st.Applied, Created: st.Created, Configured: st.Configured,
+		Hooks: hooks, Prune: s.prune, AppliedWaves: st.Applied, Created: st.Created, Configured: st.Configured,
 		Failure: st.Failure, FailedPhase: st.FailedPhase}
 	if !st.FailedAt.IsZero() {
 		at := metav1.NewMicroTime(st.FailedAt)

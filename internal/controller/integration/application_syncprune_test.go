@@ -1,13 +1,17 @@
 package integration
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	kubelet "github.com/gitsync-dev/gitsync/internal/demo/standin"
 )
 
 // A sync request may turn pruning on or off for that sync only (gitsync.dev/sync-prune,
@@ -76,4 +80,38 @@ func TestSyncRequestPruneOption(t *testing.T) {
 			WithTimeout(waitTimeout).WithPolling(pollInterval).Should(BeFalse())
 		g.Expect(app.Status.Inventory.Entries).To(ConsistOf(gitsyncv1.InventoryEntry{ID: f.ns + "_keep__ConfigMap", V: "v1"}))
 	})
+}
+
+// A sync that waits for its PreSync hook between reconciles keeps its request's prune
+// option until it ends (the request is handled when the run first yields): with
+// spec.prune true and --prune=false, what left Git stays when the hook finishes.
+func TestSyncPruneOptionOutlivesAWait(t *testing.T) {
+	g := NewWithT(t)
+	files := map[string]string{"keep.yaml": configMapYAML("keep", "1"), "gone.yaml": configMapYAML("gone", "1")}
+	f, sha := newAppFixture(t, files)
+	f.app("app", func(a *gitsyncv1.Application) {
+		a.Spec.AutoSync, a.Spec.Prune = ptr.To(false), true
+		a.Spec.Timeout = &metav1.Duration{Duration: 10 * time.Minute}
+		a.Annotations = map[string]string{gitsyncv1.RequestedAtAnnotation: "1"}
+	})
+	f.suspendAtEnd("app")
+	f.waitApplied("app", sha)
+
+	delete(files, "gone.yaml")
+	files["migrate.yaml"] = jobYAML("name", "migrate", `gitsync.dev/hook: PreSync`)
+	sha2 := f.repo.Commit("main", "remove gone, add a hook", files, "gone.yaml")
+	g.Eventually(func(g Gomega) *gitsyncv1.SyncInfo { return f.get(g, "app").Status.Sync }).
+		WithTimeout(waitTimeout).WithPolling(pollInterval).Should(HaveField("Revision", "main@sha1:"+sha2))
+	f.edit(g, "app", func(a *gitsyncv1.Application) {
+		a.Annotations = map[string]string{gitsyncv1.RequestedAtAnnotation: "2", gitsyncv1.SyncPruneAnnotation: gitsyncv1.PruneRequest(false, "2")}
+	})
+	f.waitHookJob("app", "migrate")
+	g.Eventually(func(g Gomega) *gitsyncv1.SyncProgress { return f.get(g, "app").Status.SyncProgress }).
+		WithTimeout(waitTimeout).WithPolling(pollInterval).Should(HaveField("Prune", HaveValue(BeFalse())))
+	g.Expect(f.get(g, "app").Status.LastHandledReconcileAt).To(Equal("2"))
+	g.Expect(kubelet.FinishJob(context.Background(), env.Client, f.ns, "migrate", true)).To(Succeed())
+	app := f.waitApplied("app", sha2)
+	g.Expect(f.exists(g, &corev1.ConfigMap{}, "gone")).To(BeTrue())
+	g.Expect(app.Status.History[0].Pruned).To(BeZero())
+	g.Expect(app.Status.Inventory.Entries).To(ContainElement(gitsyncv1.InventoryEntry{ID: f.ns + "_gone__ConfigMap", V: "v1"}))
 }
