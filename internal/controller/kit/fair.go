@@ -10,31 +10,35 @@ import (
 
 // Fair sharing between namespaces (tenants): a controller runs at most a few
 // reconciles of one namespace at once (Options.MaxConcurrentPerNamespace; by default
-// half its workers, rounded up). A request over the cap is not reconciled: it goes back
-// to the queue for a moment (RequeueAfter, which is no failure and keeps its priority)
-// and the worker takes the next request, so another namespace's work is served while
-// one namespace has many slow reconciles queued. This is simpler than a queue of its
-// own per namespace (controller-runtime's priority queue stays as it is, with its
-// priorities and deduplication) and it is enough: a request put back costs no API call.
+// half its workers, rounded up) while the others are busy: a namespace may go over its
+// cap as long as one worker stays free, so that a single namespace (most clusters, a cold
+// start) still has every worker but one. A request over the cap is not reconciled: it
+// goes back to the queue for a moment (RequeueAfter, which is no failure and keeps its
+// priority) and the worker takes the next request, so another namespace's work is
+// served while one namespace has many slow reconciles queued. This is simpler than a
+// queue of its own per namespace (controller-runtime's priority queue stays as it is,
+// with its priorities and deduplication) and it is enough: a request put back costs no
+// API call.
 
 // namespaceRetry is how soon a request over its namespace's cap is looked at again.
-const namespaceRetry = 500 * time.Millisecond
+const namespaceRetry = 100 * time.Millisecond
 
-// PerNamespace wraps r so that at most max reconciles of one namespace run at once
-// (max < 1: no cap).
-func PerNamespace(r reconcile.Reconciler, max int) reconcile.Reconciler {
+// PerNamespace wraps r, run by workers workers, so that at most max reconciles of one
+// namespace run at once while fewer than one worker would stay free (max < 1: no cap).
+func PerNamespace(r reconcile.Reconciler, max, workers int) reconcile.Reconciler {
 	if max < 1 {
 		return r
 	}
-	return &namespaceCap{inner: r, max: max, running: map[string]int{}}
+	return &namespaceCap{inner: r, max: max, workers: workers, running: map[string]int{}}
 }
 
 type namespaceCap struct {
-	inner reconcile.Reconciler
-	max   int
+	inner        reconcile.Reconciler
+	max, workers int
 
 	mu      sync.Mutex
 	running map[string]int
+	total   int
 }
 
 func (c *namespaceCap) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
@@ -48,16 +52,18 @@ func (c *namespaceCap) Reconcile(ctx context.Context, req reconcile.Request) (re
 func (c *namespaceCap) enter(ns string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.running[ns] >= c.max {
+	if c.running[ns] >= c.max && c.total+1 >= c.workers {
 		return false
 	}
 	c.running[ns]++
+	c.total++
 	return true
 }
 
 func (c *namespaceCap) leave(ns string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.total--
 	if c.running[ns]--; c.running[ns] <= 0 {
 		delete(c.running, ns)
 	}

@@ -9,6 +9,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -39,7 +40,7 @@ func TestOneNamespaceCannotTakeEveryWorker(t *testing.T) {
 	})
 	opts := Options{MaxConcurrentReconciles: 2}
 	skip := true
-	c, err := controller.NewUnmanaged("fair-test", controller.Options{Reconciler: PerNamespace(r, opts.perNamespace()),
+	c, err := controller.NewUnmanaged("fair-test", controller.Options{Reconciler: PerNamespace(r, opts.perNamespace(), opts.MaxConcurrentReconciles),
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles, SkipNameValidation: &skip})
 	g.Expect(err).NotTo(HaveOccurred())
 	events := make(chan event.GenericEvent, 20)
@@ -73,4 +74,43 @@ func TestPerNamespaceDefaults(t *testing.T) {
 		got := Options{MaxConcurrentReconciles: tc.workers, MaxConcurrentPerNamespace: tc.set}.perNamespace()
 		g.Expect(got).To(Equal(tc.want), "workers %d, set %d", tc.workers, tc.set)
 	}
+}
+
+// Alone, a namespace is not held to its cap: it has every worker but one (kept for
+// another namespace's request). Held to half the workers, a one-namespace cold start of
+// 50 Applications took 5.6–7.4 s instead of 3.4–3.8 s.
+func TestOneNamespaceAloneHasAllButOneWorker(t *testing.T) {
+	g := NewWithT(t)
+	var mu sync.Mutex
+	running, most := 0, 0
+	r := reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+		mu.Lock()
+		running++
+		most = max(most, running)
+		mu.Unlock()
+		time.Sleep(200 * time.Millisecond)
+		mu.Lock()
+		running--
+		mu.Unlock()
+		return reconcile.Result{}, nil
+	})
+	opts := Options{MaxConcurrentReconciles: 4}
+	capped := PerNamespace(r, opts.perNamespace(), opts.MaxConcurrentReconciles)
+	var wg sync.WaitGroup
+	put := 0
+	var putMu sync.Mutex
+	for i := range 4 {
+		wg.Go(func() {
+			res, _ := capped.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "a", Name: fmt.Sprint(i)}})
+			if res.RequeueAfter > 0 {
+				putMu.Lock()
+				put++
+				putMu.Unlock()
+			}
+		})
+		time.Sleep(20 * time.Millisecond) // in order: the fourth finds three running
+	}
+	wg.Wait()
+	g.Expect(most).To(Equal(3))
+	g.Expect(put).To(Equal(1))
 }

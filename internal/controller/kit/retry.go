@@ -95,7 +95,7 @@ type Options struct {
 // Build builds the controller of b for r with the options (Apply) and the cap per
 // namespace (PerNamespace).
 func (o Options) Build(b *builder.Builder, r reconcile.Reconciler) (controller.Controller, error) {
-	return o.Apply(b).Build(PerNamespace(r, o.perNamespace()))
+	return o.Apply(b).Build(PerNamespace(r, o.perNamespace(), o.MaxConcurrentReconciles))
 }
 
 // Apply gives the controller of b its concurrency and its retry limiter (with the
