@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -82,7 +82,9 @@ func (o *options) podLogs(ctx context.Context, since time.Duration, follow bool,
 	if err != nil {
 		return err
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	// The core/v1 client alone: client-go's Clientset would link every API group's
+	// typed client into the binary, the operator's too.
+	core, err := corev1client.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
@@ -92,7 +94,7 @@ func (o *options) podLogs(ctx context.Context, since time.Duration, follow bool,
 		opts.SinceSeconds = &s
 	}
 	for _, pod := range pods.Items {
-		stream, err := cs.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, opts).Stream(ctx)
+		stream, err := core.Pods(pod.Namespace).GetLogs(pod.Name, opts).Stream(ctx)
 		if err != nil {
 			return fmt.Errorf("reading the log of Pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}

@@ -1,7 +1,6 @@
 package operator
 
 import (
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
@@ -30,7 +29,7 @@ func (m MetricsServing) ServerOptions(bindAddress string) metricsserver.Options 
 	if m.Secure {
 		opts.SecureServing = true
 		opts.CertDir = m.CertDir
-		opts.FilterProvider = filters.WithAuthenticationAndAuthorization
+		opts.FilterProvider = metricsFilter
 	}
 	return opts
 }
