@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -15,7 +17,11 @@ import (
 // start) still has every worker but one. A request over the cap is not reconciled: it
 // goes back to the queue for a moment (RequeueAfter, which is no failure and keeps its
 // priority) and the worker takes the next request, so another namespace's work is
-// served while one namespace has many slow reconciles queued. This is simpler than a
+// served while one namespace has many slow reconciles queued. What someone waits for —
+// a request taken from the queue at HighPriority or above (a push, a sync request, a new
+// revision: see priority.go) — is never put back: only the backlog (a cold start's
+// initial list, resyncs) is held to the cap, so a namespace's push is not delayed by its
+// own backlog being walked past. This is simpler than a
 // queue of its own per namespace (controller-runtime's priority queue stays as it is,
 // with its priorities and deduplication) and it is enough: a request put back costs no
 // API call.
@@ -35,6 +41,9 @@ func PerNamespace(r reconcile.Reconciler, max, workers int) reconcile.Reconciler
 type namespaceCap struct {
 	inner        reconcile.Reconciler
 	max, workers int
+	// taken holds the priority each request was last taken from the queue with
+	// (controller-runtime does not hand it to the reconciler).
+	taken sync.Map
 
 	mu      sync.Mutex
 	running map[string]int
@@ -42,17 +51,40 @@ type namespaceCap struct {
 }
 
 func (c *namespaceCap) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	if !c.enter(req.Namespace) {
+	priority, _ := c.taken.LoadAndDelete(req)
+	urgent, _ := priority.(int)
+	if !c.enter(req.Namespace, urgent >= HighPriority) {
 		return reconcile.Result{RequeueAfter: namespaceRetry}, nil
 	}
 	defer c.leave(req.Namespace)
 	return c.inner.Reconcile(ctx, req)
 }
 
-func (c *namespaceCap) enter(ns string) bool {
+// newQueue is controller-runtime's priority queue, telling c the priority of each
+// request it hands out.
+func (c *namespaceCap) newQueue(name string, limiter workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+	return takenWith{PriorityQueue: priorityqueue.New(name, func(o *priorityqueue.Opts[reconcile.Request]) {
+		o.RateLimiter = limiter
+	}), taken: &c.taken}
+}
+
+type takenWith struct {
+	priorityqueue.PriorityQueue[reconcile.Request]
+	taken *sync.Map
+}
+
+func (q takenWith) GetWithPriority() (reconcile.Request, int, bool) {
+	req, priority, shutdown := q.PriorityQueue.GetWithPriority()
+	if !shutdown {
+		q.taken.Store(req, priority)
+	}
+	return req, priority, shutdown
+}
+
+func (c *namespaceCap) enter(ns string, urgent bool) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.running[ns] >= c.max && c.total+1 >= c.workers {
+	if !urgent && c.running[ns] >= c.max && c.total+1 >= c.workers {
 		return false
 	}
 	c.running[ns]++

@@ -77,7 +77,7 @@ func TestPerNamespaceDefaults(t *testing.T) {
 }
 
 // Alone, a namespace is not held to its cap: it has every worker but one (kept for
-// another namespace's request). Held to half the workers, a one-namespace cold start of
+// another namespace's request); and a push or a request of it is never held back. Held to half the workers, a one-namespace cold start of
 // 50 Applications took 5.6–7.4 s instead of 3.4–3.8 s.
 func TestOneNamespaceAloneHasAllButOneWorker(t *testing.T) {
 	g := NewWithT(t)
@@ -113,4 +113,26 @@ func TestOneNamespaceAloneHasAllButOneWorker(t *testing.T) {
 	wg.Wait()
 	g.Expect(most).To(Equal(3))
 	g.Expect(put).To(Equal(1))
+
+	// What someone waits for (taken from the queue at HighPriority: a push, a request) is
+	// never put back, even with every worker of the namespace busy.
+	put, most = 0, 0
+	for i := range 4 {
+		req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "a", Name: fmt.Sprint(i)}}
+		if i == 3 {
+			capped.(*namespaceCap).taken.Store(req, HighPriority)
+		}
+		wg.Go(func() {
+			res, _ := capped.Reconcile(context.Background(), req)
+			if res.RequeueAfter > 0 {
+				putMu.Lock()
+				put++
+				putMu.Unlock()
+			}
+		})
+		time.Sleep(20 * time.Millisecond)
+	}
+	wg.Wait()
+	g.Expect(most).To(Equal(4))
+	g.Expect(put).To(BeZero())
 }

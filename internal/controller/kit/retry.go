@@ -93,17 +93,27 @@ type Options struct {
 }
 
 // Build builds the controller of b for r with the options (Apply) and the cap per
-// namespace (PerNamespace).
+// namespace (PerNamespace), which reads the priority of each request from the queue.
 func (o Options) Build(b *builder.Builder, r reconcile.Reconciler) (controller.Controller, error) {
-	return o.Apply(b).Build(PerNamespace(r, o.perNamespace(), o.MaxConcurrentReconciles))
+	capped := PerNamespace(r, o.perNamespace(), o.MaxConcurrentReconciles)
+	opts := o.apply(&b)
+	if c, ok := capped.(*namespaceCap); ok {
+		opts.NewQueue = c.newQueue
+	}
+	return b.WithOptions(opts).Build(capped)
 }
 
 // Apply gives the controller of b its concurrency and its retry limiter (with the
 // source of the retries made when the API server is back).
 func (o Options) Apply(b *builder.Builder) *builder.Builder {
+	opts := o.apply(&b)
+	return b.WithOptions(opts)
+}
+
+func (o Options) apply(b **builder.Builder) controller.Options {
 	retries := NewRetries(o.RetryBase, o.RetryMax, o.APIServer)
 	if o.APIServer != nil {
-		b = b.WatchesRawSource(retries.Source())
+		*b = (*b).WatchesRawSource(retries.Source())
 	}
-	return b.WithOptions(controller.Options{MaxConcurrentReconciles: o.MaxConcurrentReconciles, RateLimiter: retries})
+	return controller.Options{MaxConcurrentReconciles: o.MaxConcurrentReconciles, RateLimiter: retries}
 }
