@@ -53,7 +53,7 @@ func newRunCommandWith(o *runOptions) *cobra.Command {
 	f.StringVar(&o.operator.StoragePath, "storage-path", operator.DefaultStoragePath(), "directory for Git checkouts")
 	f.IntVar(&o.operator.Concurrent, "concurrent", 4, "reconciles each controller runs at once")
 	f.IntVar(&o.operator.MaxConcurrentPerNamespace, "max-concurrent-per-namespace", 0,
-		"Application reconciles of one namespace that run at once while another namespace waits (alone, a namespace has every worker but one); 0: half of --concurrent, rounded up; --concurrent or more: no cap")
+		"Application reconciles of one namespace that run at once while another namespace waits (alone, a namespace has every worker but one; a push or a sync request may take one more); 0 (default): no cap")
 	f.Float32Var(&o.operator.KubeAPIQPS, "kube-api-qps", operator.DefaultKubeAPIQPS,
 		"requests per second to the Kubernetes API, all clients together; negative: no client-side limit")
 	f.IntVar(&o.operator.KubeAPIBurst, "kube-api-burst", operator.DefaultKubeAPIBurst, "requests to the Kubernetes API at once above --kube-api-qps")

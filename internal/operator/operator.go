@@ -70,9 +70,9 @@ type Options struct {
 	StoragePath string
 	// Concurrent is the number of reconciles each controller runs at once.
 	Concurrent int
-	// MaxConcurrentPerNamespace caps the Application reconciles of one namespace that
-	// run at once, so that one tenant cannot take every worker; 0: half of Concurrent,
-	// rounded up.
+	// MaxConcurrentPerNamespace, when set, caps the Application reconciles of one
+	// namespace that run at once while another waits, so that one tenant cannot take
+	// every worker; 0: no cap.
 	MaxConcurrentPerNamespace int
 	// KubeAPIQPS and KubeAPIBurst limit the requests of all the operator's clients
 	// together; zero takes DefaultKubeAPIQPS and DefaultKubeAPIBurst, a negative

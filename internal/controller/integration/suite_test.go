@@ -94,9 +94,9 @@ func runSuite(m *testing.M) int {
 		apps := &application.Reconciler{Client: mgr.GetClient(), Storage: fetcher, Charts: charts, Desired: drift.Desired, RetryInterval: 300 * time.Millisecond}
 		apps.Recorder = events
 		if err := apps.SetupWithManager(mgr, application.Options{
-			MaxConcurrentReconciles: 4,
-			RetryBase:               100 * time.Millisecond,
-			RetryMax:                time.Second,
+			MaxConcurrentReconciles: 4, MaxConcurrentPerNamespace: 2, // tenancy_waits_test.go
+			RetryBase: 100 * time.Millisecond,
+			RetryMax:  time.Second,
 		}); err != nil {
 			return nil, err
 		}

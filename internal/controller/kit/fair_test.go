@@ -38,7 +38,7 @@ func TestOneNamespaceCannotTakeEveryWorker(t *testing.T) {
 		mu.Unlock()
 		return reconcile.Result{}, nil
 	})
-	opts := Options{MaxConcurrentReconciles: 2}
+	opts := Options{MaxConcurrentReconciles: 2, MaxConcurrentPerNamespace: 1}
 	skip := true
 	c, err := controller.NewUnmanaged("fair-test", controller.Options{Reconciler: PerNamespace(r, opts.perNamespace(), opts.MaxConcurrentReconciles),
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles, SkipNameValidation: &skip})
@@ -67,9 +67,9 @@ func TestOneNamespaceCannotTakeEveryWorker(t *testing.T) {
 func TestPerNamespaceDefaults(t *testing.T) {
 	g := NewWithT(t)
 	for _, tc := range []struct{ workers, set, want int }{
-		{workers: 4, want: 2}, {workers: 5, want: 3}, {workers: 2, want: 1},
-		{workers: 1, want: 0}, {workers: 0, want: 0}, // one worker: nothing to share
-		{workers: 4, set: 1, want: 1}, {workers: 4, set: 4, want: 0}, {workers: 4, set: 9, want: 0},
+		{workers: 4, want: 0}, {workers: 2, want: 0}, // off unless asked for
+		{workers: 1, set: 1, want: 0}, {workers: 0, set: 1, want: 0}, // one worker: nothing to share
+		{workers: 4, set: 1, want: 1}, {workers: 4, set: 2, want: 2}, {workers: 4, set: 4, want: 0}, {workers: 4, set: 9, want: 0},
 	} {
 		got := Options{MaxConcurrentReconciles: tc.workers, MaxConcurrentPerNamespace: tc.set}.perNamespace()
 		g.Expect(got).To(Equal(tc.want), "workers %d, set %d", tc.workers, tc.set)
@@ -77,7 +77,7 @@ func TestPerNamespaceDefaults(t *testing.T) {
 }
 
 // Alone, a namespace is not held to its cap: it has every worker but one (kept for
-// another namespace's request); and a push or a request of it is never held back. Held to half the workers, a one-namespace cold start of
+// another namespace's request); and a push or a request of it may take that one too. Held to half the workers, a one-namespace cold start of
 // 50 Applications took 5.6–7.4 s instead of 3.4–3.8 s.
 func TestOneNamespaceAloneHasAllButOneWorker(t *testing.T) {
 	g := NewWithT(t)
@@ -94,7 +94,7 @@ func TestOneNamespaceAloneHasAllButOneWorker(t *testing.T) {
 		mu.Unlock()
 		return reconcile.Result{}, nil
 	})
-	opts := Options{MaxConcurrentReconciles: 4}
+	opts := Options{MaxConcurrentReconciles: 4, MaxConcurrentPerNamespace: 2}
 	capped := PerNamespace(r, opts.perNamespace(), opts.MaxConcurrentReconciles)
 	var wg sync.WaitGroup
 	put := 0
@@ -114,12 +114,13 @@ func TestOneNamespaceAloneHasAllButOneWorker(t *testing.T) {
 	g.Expect(most).To(Equal(3))
 	g.Expect(put).To(Equal(1))
 
-	// What someone waits for (taken from the queue at HighPriority: a push, a request) is
-	// never put back, even with every worker of the namespace busy.
+	// What someone waits for (taken from the queue at HighPriority: a push, a request) may
+	// take the last worker, with every other worker busy with the namespace's backlog.
+	// Only one at a time, though: a second urgent one waits its turn.
 	put, most = 0, 0
-	for i := range 4 {
+	for i := range 5 {
 		req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "a", Name: fmt.Sprint(i)}}
-		if i == 3 {
+		if i >= 3 {
 			capped.(*namespaceCap).taken.Store(req, HighPriority)
 		}
 		wg.Go(func() {
@@ -134,5 +135,5 @@ func TestOneNamespaceAloneHasAllButOneWorker(t *testing.T) {
 	}
 	wg.Wait()
 	g.Expect(most).To(Equal(4))
-	g.Expect(put).To(BeZero())
+	g.Expect(put).To(Equal(1))
 }

@@ -82,8 +82,8 @@ func (r *Retries) retryNow() {
 // retried. The application and source controllers take it as their options.
 type Options struct {
 	MaxConcurrentReconciles int
-	// MaxConcurrentPerNamespace caps the reconciles of one namespace that run at once
-	// (see fair.go); 0 takes half of MaxConcurrentReconciles, rounded up.
+	// MaxConcurrentPerNamespace, when set, caps the reconciles of one namespace that run
+	// at once while another namespace waits (see fair.go); 0: no cap.
 	MaxConcurrentPerNamespace int
 	// RetryBase and RetryMax bound the exponential backoff after a failed reconcile.
 	RetryBase, RetryMax time.Duration
