@@ -288,38 +288,3 @@ func (r *Runner) waitGone(ctx context.Context, obj *unstructured.Unstructured) e
 		}
 	}
 }
-
-// waitHook waits until the hook is Healthy (a Job Complete, a Pod Succeeded: kstatus
-// Current) or Degraded (Failed), or the timeout passes.
-func (r *Runner) waitHook(ctx context.Context, phase string, obj *unstructured.Unstructured) (result, message string) {
-	ctx, cancel := context.WithTimeout(ctx, r.timeout())
-	defer cancel()
-	subject := obj.GetKind() + "/" + obj.GetName()
-	r.progress(ctx, "%s: waiting for %s", phase, subject)
-	var last string
-	for delay := firstPoll; ; delay = nextPoll(delay) {
-		live := &unstructured.Unstructured{}
-		live.SetGroupVersionKind(obj.GroupVersionKind())
-		err := r.Client.Get(ctx, client.ObjectKeyFromObject(obj), live)
-		switch {
-		case apierrors.IsNotFound(err):
-			return HookFailed, "deleted before it finished"
-		case err != nil:
-			last = err.Error()
-		default:
-			status, msg := r.Health(live)
-			switch status {
-			case gitsyncv1.HealthStatusHealthy:
-				return HookSucceeded, msg
-			case gitsyncv1.HealthStatusDegraded:
-				return HookFailed, msg
-			}
-			last = msg
-		}
-		select {
-		case <-ctx.Done():
-			return HookFailed, fmt.Sprintf("timed out after %s (%s)", r.timeout(), last)
-		case <-time.After(delay):
-		}
-	}
-}
