@@ -44,9 +44,8 @@ func runHooks(s *syncRun) bool {
 
 // hooksRequested tells whether a sync request not handled yet asks for the hooks.
 func hooksRequested(app *gitsyncv1.Application) bool {
-	requested := app.GetAnnotations()[gitsyncv1.RequestedAtAnnotation]
-	newRequest := requested != "" && requested != app.Status.LastHandledReconcileAt
-	return newRequest && app.GetAnnotations()[gitsyncv1.RunHooksAnnotation] == requested
+	requested := app.PendingRequest()
+	return requested != "" && app.GetAnnotations()[gitsyncv1.RunHooksAnnotation] == requested
 }
 
 // applyPlan applies the main set: in one call when nothing orders it, otherwise through

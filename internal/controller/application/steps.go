@@ -113,11 +113,10 @@ func (r *Reconciler) reconcileSource(ctx context.Context, s *syncRun) (ctrl.Resu
 // settled tells whether the Application was synced at revision with its current spec,
 // is Ready, and no sync was requested since.
 func settled(app *gitsyncv1.Application, revision string) bool {
-	requested := app.GetAnnotations()[gitsyncv1.RequestedAtAnnotation]
 	return revision == app.Status.LastAppliedRevision &&
 		app.Generation == app.Status.ObservedGeneration &&
 		conditions.IsReady(app) &&
-		(requested == "" || requested == app.Status.LastHandledReconcileAt)
+		app.PendingRequest() == ""
 }
 
 // awaitingSyncRequest holds a new revision back while autoSync is off and no sync was
@@ -125,9 +124,7 @@ func settled(app *gitsyncv1.Application, revision string) bool {
 // the steps stop.
 func awaitingSyncRequest(s *syncRun) bool {
 	app := s.app
-	requested := app.GetAnnotations()[gitsyncv1.RequestedAtAnnotation]
-	newRequest := requested != "" && requested != app.Status.LastHandledReconcileAt
-	if autoSync(app) || s.revision == app.Status.LastAppliedRevision || newRequest || resumable(s) != nil {
+	if autoSync(app) || s.revision == app.Status.LastAppliedRevision || app.PendingRequest() != "" || resumable(s) != nil {
 		return false
 	}
 	app.Status.Sync = &gitsyncv1.SyncInfo{Status: gitsyncv1.SyncStatusOutOfSync, Revision: s.revision}
