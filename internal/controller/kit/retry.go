@@ -96,7 +96,7 @@ type Options struct {
 // namespace (PerNamespace), which reads the priority of each request from the queue.
 func (o Options) Build(b *builder.Builder, r reconcile.Reconciler) (controller.Controller, error) {
 	capped := PerNamespace(r, o.perNamespace(), o.MaxConcurrentReconciles)
-	opts := o.apply(&b)
+	b, opts := o.withRetries(b)
 	if c, ok := capped.(*namespaceCap); ok {
 		opts.NewQueue = c.newQueue
 	}
@@ -106,14 +106,17 @@ func (o Options) Build(b *builder.Builder, r reconcile.Reconciler) (controller.C
 // Apply gives the controller of b its concurrency and its retry limiter (with the
 // source of the retries made when the API server is back).
 func (o Options) Apply(b *builder.Builder) *builder.Builder {
-	opts := o.apply(&b)
+	b, opts := o.withRetries(b)
 	return b.WithOptions(opts)
 }
 
-func (o Options) apply(b **builder.Builder) controller.Options {
+// withRetries adds to b the source of the retries made when the API server is back, and
+// returns the controller options of o (the caller may add to them: WithOptions takes
+// them whole).
+func (o Options) withRetries(b *builder.Builder) (*builder.Builder, controller.Options) {
 	retries := NewRetries(o.RetryBase, o.RetryMax, o.APIServer)
 	if o.APIServer != nil {
-		*b = (*b).WatchesRawSource(retries.Source())
+		b = b.WatchesRawSource(retries.Source())
 	}
-	return controller.Options{MaxConcurrentReconciles: o.MaxConcurrentReconciles, RateLimiter: retries}
+	return b, controller.Options{MaxConcurrentReconciles: o.MaxConcurrentReconciles, RateLimiter: retries}
 }
