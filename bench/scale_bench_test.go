@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
@@ -20,11 +21,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/controller/kit"
 	"github.com/gitsync-dev/gitsync/internal/operator"
 	"github.com/gitsync-dev/gitsync/internal/testutil/apicount"
 	"github.com/gitsync-dev/gitsync/internal/testutil/gittest"
@@ -85,6 +93,7 @@ func BenchmarkScale(b *testing.B) {
 		runtime.GC()
 		var base runtime.MemStats
 		runtime.ReadMemStats(&base)
+		baseLive := liveHeap()
 		// The peak resident set of each phase (VmHWM, started over at each phase).
 		var phasePeaks []string
 		var peak int64
@@ -92,6 +101,10 @@ func BenchmarkScale(b *testing.B) {
 			p := peakRSS()
 			peak = max(peak, p)
 			phasePeaks = append(phasePeaks, fmt.Sprintf("%s %d MiB", name, p>>20))
+			// The next phase starts as a new operator process would: without the
+			// stopped one's garbage in its heap (it would otherwise count twice).
+			runtime.GC()
+			debug.FreeOSMemory()
 			resetPeakRSS()
 		}
 
@@ -112,13 +125,17 @@ func BenchmarkScale(b *testing.B) {
 		before, beforeDetail := op.counter.Snapshot(), op.counter.DetailSnapshot()
 		start := time.Now()
 		stopProfile := coldProfile(b)
-		stopPeak := peakHeapProfile(b)
+		stopAPIProfile := apiServerProfile(b, "GITSYNC_BENCH_APISERVER_CPUPROFILE")
+		stopProgress := progress(b, ns, start)
+		stopPeak := peakHeapProfile(b, ".peak")
 		b.StartTimer()
 		createPairs(b, ns, names, srv)
 		pushDuringCold := hot.pushAndWait(b, op.webhook, 1)
 		waitAllReady(b, ns, names, 30*time.Minute)
 		b.StopTimer()
 		stopProfile()
+		stopAPIProfile()
+		stopProgress()
 		stopPeak()
 		cold := time.Since(start)
 		coldCounts, coldDetail := op.counter.Since(before), op.counter.DetailSince(beforeDetail)
@@ -128,10 +145,12 @@ func BenchmarkScale(b *testing.B) {
 		endPhase("cold start")
 
 		// 2. Restart, nothing changed in Git.
+		stopRestartPeak := peakHeapProfile(b, ".restart-peak")
 		op = startScaleOperator(b, storage)
 		before = map[string]int{} // a new counter: all its requests are the restart's
 		restart := op.waitReconciled(b, apps+1, op.started, 10*time.Minute)
 		restartCounts, restartDetail := op.counter.Since(before), op.counter.DetailSince(map[string]int{})
+		stopRestartPeak()
 		endPhase("restart")
 
 		// 3. Idle.
@@ -139,6 +158,7 @@ func BenchmarkScale(b *testing.B) {
 		runtime.GC()
 		var steady runtime.MemStats
 		runtime.ReadMemStats(&steady)
+		steadyLive := liveHeap()
 		heapProfile(b, "")
 		before = op.counter.Snapshot()
 		cpuBefore := cpuTime()
@@ -157,6 +177,7 @@ func BenchmarkScale(b *testing.B) {
 
 		perObject := func(counts map[string]int) float64 { return float64(apicount.Total(counts)) / float64(objects) }
 		heapPer1000 := (float64(steady.HeapInuse) - float64(base.HeapInuse)) / float64(objects) * 1000
+		livePer1000 := (float64(steadyLive) - float64(baseLive)) / float64(objects) * 1000
 		b.ReportMetric(cold.Seconds(), "cold-s")
 		b.ReportMetric(perObject(coldCounts), "cold-req/obj")
 		b.ReportMetric(restart.Seconds(), "restart-s")
@@ -166,6 +187,7 @@ func BenchmarkScale(b *testing.B) {
 		b.ReportMetric(100*idleCPU.Seconds()/idle.Seconds(), "idle-cpu-%")
 		b.ReportMetric(float64(peak)/(1<<20), "peak-rss-MiB")
 		b.ReportMetric(heapPer1000/(1<<20), "heap-MiB/1000obj")
+		b.ReportMetric(livePer1000/(1<<20), "live-MiB/1000obj")
 		b.ReportMetric(float64(pushDuringCold.Milliseconds()), "push-cold-ms")
 		b.ReportMetric(float64(pushDuringRestart.Milliseconds()), "push-restart-ms")
 		b.Logf("%d apps x %d ConfigMaps: create -> all Ready %v, %.2f requests/object: %s",
@@ -177,8 +199,8 @@ func BenchmarkScale(b *testing.B) {
 			100*idleCPU.Seconds()/idle.Seconds())
 		b.Logf("push -> applied: %v while %d Applications are created, %v during a restart", pushDuringCold.Round(time.Millisecond),
 			apps, pushDuringRestart.Round(time.Millisecond))
-		b.Logf("peak RSS %d MiB (%s); heap in use %.1f MiB per 1,000 objects (%d MiB at rest)", peak>>20,
-			strings.Join(phasePeaks, ", "), heapPer1000/(1<<20), steady.HeapInuse>>20)
+		b.Logf("peak RSS %d MiB (%s); heap in use %.1f MiB per 1,000 objects (%d MiB at rest), of which live objects %.1f MiB (%d MiB)",
+			peak>>20, strings.Join(phasePeaks, ", "), heapPer1000/(1<<20), steady.HeapInuse>>20, livePer1000/(1<<20), steadyLive>>20)
 	}
 }
 
@@ -243,7 +265,7 @@ func startScaleOperator(b *testing.B, storage string) *scaleOperator {
 		b.Fatal(err)
 	}
 	op := &scaleOperator{counter: counter, webhook: addr,
-		reconciled: apicount.Reconciles("application")}
+		reconciled: applicationReconciles()}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	op.started = time.Now()
@@ -260,19 +282,28 @@ func startScaleOperator(b *testing.B, storage string) *scaleOperator {
 }
 
 // waitReconciled waits until this operator's Application controller has reconciled n
-// times and no request went out for a second; it returns when the last request before
-// that quiet second went out, measured from start.
+// times and no request went out for a second; it returns when the later of the n-th
+// reconcile and the last request before that quiet second happened, measured from
+// start (a restart's reconciles mostly send nothing: the requests alone would end it
+// early).
 func (op *scaleOperator) waitReconciled(b *testing.B, n int, start time.Time, timeout time.Duration) time.Duration {
 	b.Helper()
 	deadline := time.Now().Add(timeout)
 	last, lastChange := -1, time.Now()
+	var doneAt time.Time
 	for {
 		total := apicount.Total(op.counter.Snapshot())
 		if total != last {
 			last, lastChange = total, time.Now()
 		}
-		done := apicount.Reconciles("application") - op.reconciled
-		if done >= float64(n) && time.Since(lastChange) >= time.Second {
+		done := applicationReconciles() - op.reconciled
+		if done >= float64(n) && doneAt.IsZero() {
+			doneAt = time.Now()
+		}
+		if !doneAt.IsZero() && time.Since(lastChange) >= time.Second {
+			if doneAt.After(lastChange) {
+				return doneAt.Sub(start)
+			}
 			return lastChange.Sub(start)
 		}
 		if time.Now().After(deadline) {
@@ -280,6 +311,17 @@ func (op *scaleOperator) waitReconciled(b *testing.B, n int, start time.Time, ti
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// applicationReconciles is how many Application reconciles ended in this process (the
+// count of gitsync_reconcile_duration_seconds): cheaper to read every few milliseconds
+// than gathering every metric, which makes a series per Application.
+func applicationReconciles() float64 {
+	var m dto.Metric
+	if err := kit.ReconcileDuration.WithLabelValues(gitsyncv1.ApplicationKind).(prometheus.Metric).Write(&m); err != nil {
+		return -1
+	}
+	return float64(m.GetHistogram().GetSampleCount())
 }
 
 const hotName = "hot"
@@ -400,6 +442,85 @@ func coldProfile(b *testing.B) (stop func()) {
 	}
 }
 
+// progress prints, every 2 s until the returned func is called, how many sources of
+// ns have an artifact and how many Applications are Ready, when GITSYNC_BENCH_PROGRESS
+// is set: where a cold start spends its time.
+func progress(b *testing.B, ns string, start time.Time) (stop func()) {
+	if os.Getenv("GITSYNC_BENCH_PROGRESS") == "" {
+		return func() {}
+	}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		ctx := context.Background()
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(2 * time.Second):
+			}
+			repos, apps := &gitsyncv1.GitRepositoryList{}, &gitsyncv1.ApplicationList{}
+			if env.Client.List(ctx, repos, client.InNamespace(ns)) != nil || env.Client.List(ctx, apps, client.InNamespace(ns)) != nil {
+				continue
+			}
+			fetched, ready := 0, 0
+			for i := range repos.Items {
+				if repos.Items[i].Status.Artifact != nil {
+					fetched++
+				}
+			}
+			for i := range apps.Items {
+				if apimeta.IsStatusConditionTrue(apps.Items[i].Status.Conditions, gitsyncv1.ReadyCondition) {
+					ready++
+				}
+			}
+			fmt.Fprintf(os.Stderr, "%5.1fs: %d of %d sources fetched, %d of %d Applications Ready\n",
+				time.Since(start).Seconds(), fetched, len(repos.Items), ready, len(apps.Items))
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
+}
+
+// apiServerProfile writes CPU profiles of the API server, taken through its
+// /debug/pprof/profile endpoint as the test env's admin, from now until the returned
+// func is called, into the files the environment variable names followed by .0, .1, …
+// (one per 5 s; `go tool pprof FILE.*` reads them as one), when set.
+func apiServerProfile(b *testing.B, variable string) (stop func()) {
+	path := os.Getenv(variable)
+	if path == "" {
+		return func() {}
+	}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.GroupVersion = &schema.GroupVersion{}
+	cfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	rc, err := rest.UnversionedRESTClientFor(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ctx.Err() == nil; i++ {
+			raw, err := rc.Get().AbsPath("/debug/pprof/profile").Param("seconds", "5").DoRaw(ctx)
+			if err != nil {
+				return // cancelled: the last slice is lost
+			}
+			if err := os.WriteFile(fmt.Sprintf("%s.%d", path, i), raw, 0o644); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
 // heapProfile writes the heap in use, after a collection, into the file
 // GITSYNC_BENCH_HEAPPROFILE names followed by suffix, when set.
 func heapProfile(b *testing.B, suffix string) {
@@ -418,10 +539,10 @@ func heapProfile(b *testing.B, suffix string) {
 	}
 }
 
-// peakHeapProfile writes the heap in use into FILE.peak (GITSYNC_BENCH_HEAPPROFILE=FILE)
+// peakHeapProfile writes the heap in use into FILE+suffix (GITSYNC_BENCH_HEAPPROFILE=FILE)
 // each time the heap's objects grew by a tenth past the last profile written, until
 // the returned func is called: the last one written is near the peak.
-func peakHeapProfile(b *testing.B) (stop func()) {
+func peakHeapProfile(b *testing.B, suffix string) (stop func()) {
 	path := os.Getenv("GITSYNC_BENCH_HEAPPROFILE")
 	if path == "" {
 		return func() {}
@@ -435,12 +556,12 @@ func peakHeapProfile(b *testing.B) (stop func()) {
 			select {
 			case <-done:
 				return
-			case <-time.After(200 * time.Millisecond):
+			case <-time.After(20 * time.Millisecond):
 			}
 			metrics.Read(sample)
 			if v := sample[0].Value.Uint64(); v > written+written/10 {
 				written = v
-				f, err := os.Create(path + ".peak")
+				f, err := os.Create(path + suffix)
 				if err != nil {
 					b.Error(err)
 					return
@@ -467,4 +588,12 @@ func cpuTime() time.Duration {
 }
 
 // resetPeakRSS starts VmHWM over from the current resident set (Linux).
+// liveHeap is the heap the last collection marked live: heap in use less the free
+// slots of the spans that hold live objects.
+func liveHeap() uint64 {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(sample)
+	return sample[0].Value.Uint64()
+}
+
 func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
