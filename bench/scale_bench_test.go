@@ -46,7 +46,11 @@ import (
 // this process during the cold phase; GITSYNC_BENCH_HEAPPROFILE=FILE writes the heap in
 // use at rest, after the cold start (FILE.cold) and after the restart (FILE), where
 // heap-MiB/1000obj is measured, and at the largest heap seen during the cold start
-// (FILE.peak; `go tool pprof -top -inuse_space FILE`).
+// (FILE.peak) and the restart (FILE.restart-peak; `go tool pprof -top -inuse_space
+// FILE`); GITSYNC_BENCH_APISERVER_CPUPROFILE=FILE profiles the API server during the
+// cold phase (FILE.0, FILE.1, …: `go tool pprof FILE.*`); GITSYNC_BENCH_PROGRESS=1
+// prints every 2 s of the cold phase how many sources have fetched and how many
+// Applications are Ready.
 func scaleOf(b *testing.B) (apps, objects int, idle time.Duration) {
 	apps, objects, idle = 100, 20, 3*time.Minute
 	if s := os.Getenv("GITSYNC_BENCH_SCALE"); s != "" {
