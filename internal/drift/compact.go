@@ -28,16 +28,10 @@ func (w *Watches) compact(obj any) (any, error) {
 	if !ok {
 		return obj, nil // a tombstone: its object was transformed when it was added
 	}
-	out := &metav1.PartialObjectMetadata{
-		TypeMeta: metav1.TypeMeta{APIVersion: intern(m.APIVersion), Kind: intern(m.Kind)},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            m.Name,
-			Namespace:       intern(m.Namespace),
-			ResourceVersion: m.ResourceVersion,
-			Labels:          w.shared.labels(m.Labels),
-		},
-	}
-	entries := make([]metav1.ManagedFieldsEntry, 0, len(m.ManagedFields))
+	// In place (a transform may change the object it is handed): a second object per
+	// watch event would be garbage of the cached objects' size, and leave their spans
+	// half empty.
+	entries := m.ManagedFields[:0]
 	for _, e := range m.ManagedFields {
 		if e.Subresource == "status" {
 			continue // never drift: neither Untouched nor Fingerprint reads it
@@ -48,8 +42,15 @@ func (w *Watches) compact(obj any) (any, error) {
 		e.FieldsV1, e.Time = w.shared.fields(e.FieldsV1), w.shared.time(e.Time)
 		entries = append(entries, e)
 	}
-	out.ManagedFields = w.shared.managedFields(entries)
-	return out, nil
+	m.TypeMeta = metav1.TypeMeta{APIVersion: intern(m.APIVersion), Kind: intern(m.Kind)}
+	m.ObjectMeta = metav1.ObjectMeta{
+		Name:            m.Name,
+		Namespace:       intern(m.Namespace),
+		ResourceVersion: m.ResourceVersion,
+		Labels:          w.shared.labels(m.Labels),
+		ManagedFields:   w.shared.managedFields(entries),
+	}
+	return m, nil
 }
 
 // intern returns the canonical copy of s (released once no object holds it).

@@ -27,7 +27,7 @@ func TestCompact(t *testing.T) {
 	var cached []*metav1.PartialObjectMetadata
 	for _, name := range []string{"a", "b"} {
 		orig := live(name)
-		c, err := w.compact(orig)
+		c, err := w.compact(live(name)) // compact changes the object it is handed
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +58,12 @@ func TestCompact(t *testing.T) {
 			t.Errorf("managedFields entry %d: equal fields or times are held twice", i)
 		}
 	}
-	if c, _ := w.compact(live("c")); reflect.ValueOf(c.(*metav1.PartialObjectMetadata).Labels).Pointer() != reflect.ValueOf(a.Labels).Pointer() {
+	third := live("c")
+	c, _ := w.compact(third)
+	if reflect.ValueOf(c.(*metav1.PartialObjectMetadata).Labels).Pointer() != reflect.ValueOf(a.Labels).Pointer() {
 		t.Error("a third object does not share the labels")
+	}
+	if c != any(third) {
+		t.Error("compact made a second object: the one handed to it is the one to keep (the cached objects' spans would be half garbage)")
 	}
 }
