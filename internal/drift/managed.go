@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -73,6 +74,42 @@ func decodeFields(e metav1.ManagedFieldsEntry) (*fieldpath.Set, error) {
 	if err := s.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
 		return nil, fmt.Errorf("decoding managedFields of %q: %w", e.Manager, err)
 	}
+	return s, nil
+}
+
+// decodedSets keeps the decoded field sets of the managedFields that Untouched reads, by
+// their JSON: the objects of one kind that one Application applies mostly carry equal
+// sets (the same keys, other values), so a restart that checks 20,000 objects decodes a
+// handful. The sets it hands out are shared: read them, never change them.
+var decodedSets = struct {
+	sync.Mutex
+	m map[string]*fieldpath.Set
+}{m: map[string]*fieldpath.Set{}}
+
+// maxDecodedSets bounds decodedSets; it starts over when full.
+const maxDecodedSets = 1024
+
+// sharedFields is decodeFields through decodedSets.
+func sharedFields(e metav1.ManagedFieldsEntry) (*fieldpath.Set, error) {
+	if e.FieldsV1 == nil || e.FieldsType != "FieldsV1" {
+		return decodeFields(e)
+	}
+	decodedSets.Lock()
+	s, ok := decodedSets.m[string(e.FieldsV1.Raw)]
+	decodedSets.Unlock()
+	if ok {
+		return s, nil
+	}
+	s, err := decodeFields(e)
+	if err != nil {
+		return nil, err
+	}
+	decodedSets.Lock()
+	if len(decodedSets.m) >= maxDecodedSets {
+		clear(decodedSets.m)
+	}
+	decodedSets.m[string(e.FieldsV1.Raw)] = s
+	decodedSets.Unlock()
 	return s, nil
 }
 

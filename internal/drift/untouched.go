@@ -37,7 +37,7 @@ func Untouched(desired *unstructured.Unstructured, live *metav1.PartialObjectMet
 		if e.Subresource != "" {
 			continue // status is never drift
 		}
-		s, err := decodeFields(e)
+		s, err := sharedFields(e) // only read below
 		if err != nil {
 			return false
 		}
