@@ -31,7 +31,9 @@ func (w *Watches) compact(obj any) (any, error) {
 	// In place (a transform may change the object it is handed): a second object per
 	// watch event would be garbage of the cached objects' size, and leave their spans
 	// half empty.
-	entries := m.ManagedFields[:0]
+	// A new list: m's may be the shared one already (a cache's Replace transforms what
+	// the reflector's own store transformed), which other objects are reading.
+	entries := make([]metav1.ManagedFieldsEntry, 0, len(m.ManagedFields))
 	for _, e := range m.ManagedFields {
 		if e.Subresource == "status" {
 			continue // never drift: neither Untouched nor Fingerprint reads it
