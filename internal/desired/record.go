@@ -89,8 +89,12 @@ func (s *Store) CheckAll(app types.NamespacedName) {
 		return
 	}
 	s.mu.Lock()
+	rec := s.objects[app]
+	s.mu.Unlock()
+	// Outside the lock: a record never changes (a new state is a new record), and the
+	// restores of a restart check every Application at once.
 	var refs []drift.ObjectRef
-	if rec := s.objects[app]; rec != nil {
+	if rec != nil {
 		rr := rec.reader()
 		for i, ref := range rec.refs {
 			if m, ok := s.watches.Cached(ref); ok {
@@ -101,7 +105,6 @@ func (s *Store) CheckAll(app types.NamespacedName) {
 			refs = append(refs, ref)
 		}
 	}
-	s.mu.Unlock()
 	if len(refs) > 0 {
 		s.listener.CheckAll(app, refs)
 	}
