@@ -217,6 +217,9 @@ func (in *Application) GetConditions() []metav1.Condition { return in.Status.Con
 // SetConditions replaces the status conditions.
 func (in *Application) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
 
+// GetObservedGeneration returns status.observedGeneration.
+func (in *Application) GetObservedGeneration() int64 { return in.Status.ObservedGeneration }
+
 // GetInterval returns spec.interval, or its default when unset.
 func (in *Application) GetInterval() metav1.Duration {
 	return durationOr(in.Spec.Interval, DefaultApplicationInterval)

@@ -156,6 +156,9 @@ func (in *GitRepository) GetConditions() []metav1.Condition { return in.Status.C
 // SetConditions replaces the status conditions.
 func (in *GitRepository) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
 
+// GetObservedGeneration returns status.observedGeneration.
+func (in *GitRepository) GetObservedGeneration() int64 { return in.Status.ObservedGeneration }
+
 // GetInterval returns spec.interval, or its default when unset.
 func (in *GitRepository) GetInterval() metav1.Duration {
 	return durationOr(in.Spec.Interval, DefaultGitRepositoryInterval)

@@ -99,6 +99,9 @@ func (in *HelmRepository) GetConditions() []metav1.Condition { return in.Status.
 // SetConditions replaces the status conditions.
 func (in *HelmRepository) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
 
+// GetObservedGeneration returns status.observedGeneration.
+func (in *HelmRepository) GetObservedGeneration() int64 { return in.Status.ObservedGeneration }
+
 // GetInterval returns spec.interval, or its default when unset.
 func (in *HelmRepository) GetInterval() metav1.Duration {
 	return durationOr(in.Spec.Interval, DefaultHelmRepositoryInterval)

@@ -159,6 +159,9 @@ func (p *mergePatcher) patch(ctx context.Context, obj client.Object, opts ...pat
 	for _, opt := range opts {
 		opt.ApplyToHelper(o)
 	}
+	if unchanged(p.before, obj, o.IncludeStatusObservedGeneration) {
+		return nil
+	}
 	after, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
 		return err
@@ -214,4 +217,18 @@ func RetryLimiter(base, max time.Duration) workqueue.TypedRateLimiter[reconcile.
 		max = 5 * time.Minute
 	}
 	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](base, max)
+}
+
+// unchanged tells, without converting either object to a map, that obj is still before
+// and, when observed is set, already records its generation as observed: a routine
+// resync (and each reconcile of a restart) writes nothing, and need not compare the
+// two as unstructured maps to find out. Otherwise the maps decide.
+func unchanged(before, obj client.Object, observed bool) bool {
+	if observed {
+		g, ok := obj.(interface{ GetObservedGeneration() int64 })
+		if !ok || g.GetObservedGeneration() != obj.GetGeneration() {
+			return false
+		}
+	}
+	return equality.Semantic.DeepEqual(before, obj)
 }
