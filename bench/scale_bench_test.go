@@ -42,8 +42,9 @@ import (
 // (default 100x20, the CI-sized run; 1000x20 is the issue's workload, run by hand with
 // -timeout 60m) and GITSYNC_BENCH_IDLE_WINDOW (a Go duration, default 3m). To compare
 // settings, GITSYNC_BENCH_CONCURRENT and GITSYNC_BENCH_QPS override the operator's
-// --concurrent and --kube-api-qps defaults; GITSYNC_BENCH_COLD_CPUPROFILE=FILE profiles
-// this process during the cold phase; GITSYNC_BENCH_HEAPPROFILE=FILE writes the heap in
+// --concurrent and --kube-api-qps defaults; GITSYNC_BENCH_COLD_CPUPROFILE=FILE and
+// GITSYNC_BENCH_RESTART_CPUPROFILE=FILE profile this process during the cold phase and
+// the first restart; GITSYNC_BENCH_HEAPPROFILE=FILE writes the heap in
 // use at rest, after the cold start (FILE.cold) and after the restart (FILE), where
 // heap-MiB/1000obj is measured, and at the largest heap seen during the cold start
 // (FILE.peak) and the restart (FILE.restart-peak; `go tool pprof -top -inuse_space
@@ -128,7 +129,7 @@ func BenchmarkScale(b *testing.B) {
 		waitAllReady(b, ns, []string{hotName}, time.Minute)
 		before, beforeDetail := op.counter.Snapshot(), op.counter.DetailSnapshot()
 		start := time.Now()
-		stopProfile := coldProfile(b)
+		stopProfile := cpuProfile(b, "GITSYNC_BENCH_COLD_CPUPROFILE")
 		stopAPIProfile := apiServerProfile(b, "GITSYNC_BENCH_APISERVER_CPUPROFILE")
 		stopProgress := progress(b, ns, start)
 		stopPeak := peakHeapProfile(b, ".peak")
@@ -150,9 +151,11 @@ func BenchmarkScale(b *testing.B) {
 
 		// 2. Restart, nothing changed in Git.
 		stopRestartPeak := peakHeapProfile(b, ".restart-peak")
+		stopProfile = cpuProfile(b, "GITSYNC_BENCH_RESTART_CPUPROFILE")
 		op = startScaleOperator(b, storage)
 		before = map[string]int{} // a new counter: all its requests are the restart's
 		restart := op.waitReconciled(b, apps+1, op.started, 10*time.Minute)
+		stopProfile()
 		restartCounts, restartDetail := op.counter.Since(before), op.counter.DetailSince(map[string]int{})
 		stopRestartPeak()
 		endPhase("restart")
@@ -425,11 +428,11 @@ func (h *hotApp) pushAndWait(b *testing.B, addr string, v int) time.Duration {
 	}
 }
 
-// coldProfile writes a CPU profile of this process (the operator, the Git server and
-// the benchmark's own watch) from the start of the cold phase to its end into the file
-// GITSYNC_BENCH_COLD_CPUPROFILE names, when set; the returned func stops it.
-func coldProfile(b *testing.B) (stop func()) {
-	path := os.Getenv("GITSYNC_BENCH_COLD_CPUPROFILE")
+// cpuProfile writes a CPU profile of this process (the operator, the Git server and
+// the benchmark's own watch) from now until the returned func is called into the file
+// the environment variable names, when set.
+func cpuProfile(b *testing.B, variable string) (stop func()) {
+	path := os.Getenv(variable)
 	if path == "" {
 		return func() {}
 	}
