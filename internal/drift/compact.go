@@ -28,9 +28,6 @@ func (w *Watches) compact(obj any) (any, error) {
 	if !ok {
 		return obj, nil // a tombstone: its object was transformed when it was added
 	}
-	// In place (a transform may change the object it is handed): a second object per
-	// watch event would be garbage of the cached objects' size, and leave their spans
-	// half empty.
 	// A new list: m's may be the shared one already (a cache's Replace transforms what
 	// the reflector's own store transformed), which other objects are reading.
 	entries := make([]metav1.ManagedFieldsEntry, 0, len(m.ManagedFields))
@@ -44,6 +41,9 @@ func (w *Watches) compact(obj any) (any, error) {
 		e.FieldsV1, e.Time = w.shared.fields(e.FieldsV1), w.shared.time(e.Time)
 		entries = append(entries, e)
 	}
+	// m itself is kept (a transform may change the object it is handed): a second
+	// object per watch event would be garbage of the cached objects' size, and leave
+	// their spans half empty.
 	m.TypeMeta = metav1.TypeMeta{APIVersion: intern(m.APIVersion), Kind: intern(m.Kind)}
 	m.ObjectMeta = metav1.ObjectMeta{
 		Name:            m.Name,
