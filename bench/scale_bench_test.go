@@ -594,7 +594,6 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// resetPeakRSS starts VmHWM over from the current resident set (Linux).
 // liveHeap is the heap the last collection marked live: heap in use less the free
 // slots of the spans that hold live objects.
 func liveHeap() uint64 {
@@ -603,4 +602,5 @@ func liveHeap() uint64 {
 	return sample[0].Value.Uint64()
 }
 
+// resetPeakRSS starts VmHWM over from the current resident set (Linux).
 func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
