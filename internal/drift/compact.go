@@ -22,14 +22,15 @@ import (
 // and the strings, and the list of managedFields entries itself when equal. The cached
 // objects are read only, as any informer's are.
 
-// compact is the cache.TransformFunc of the watches.
+// compact is the cache.TransformFunc of the watches: it makes the Meta the cache keeps.
 func (w *Watches) compact(obj any) (any, error) {
 	m, ok := obj.(*metav1.PartialObjectMetadata)
 	if !ok {
-		return obj, nil // a tombstone: its object was transformed when it was added
+		// A Meta already (a cache's Replace transforms what the reflector's own store
+		// transformed), or a tombstone, whose object was transformed when it was added.
+		return obj, nil
 	}
-	// A new list: m's may be the shared one already (a cache's Replace transforms what
-	// the reflector's own store transformed), which other objects are reading.
+	// A new list: m's may be the shared one already, which other objects are reading.
 	entries := make([]metav1.ManagedFieldsEntry, 0, len(m.ManagedFields))
 	for _, e := range m.ManagedFields {
 		if e.Subresource == "status" {
@@ -41,18 +42,13 @@ func (w *Watches) compact(obj any) (any, error) {
 		e.FieldsV1, e.Time = w.shared.fields(e.FieldsV1), w.shared.time(e.Time)
 		entries = append(entries, e)
 	}
-	// m itself is kept (a transform may change the object it is handed): a second
-	// object per watch event would be garbage of the cached objects' size, and leave
-	// their spans half empty.
-	m.TypeMeta = metav1.TypeMeta{APIVersion: intern(m.APIVersion), Kind: intern(m.Kind)}
-	m.ObjectMeta = metav1.ObjectMeta{
-		Name:            m.Name,
-		Namespace:       intern(m.Namespace),
-		ResourceVersion: m.ResourceVersion,
-		Labels:          w.shared.labels(m.Labels),
-		ManagedFields:   w.shared.managedFields(entries),
-	}
-	return m, nil
+	return &Meta{
+		name:            m.Name,
+		namespace:       intern(m.Namespace),
+		resourceVersion: m.ResourceVersion,
+		labels:          w.shared.labels(m.Labels),
+		managedFields:   w.shared.managedFields(entries),
+	}, nil
 }
 
 // intern returns the canonical copy of s (released once no object holds it).

@@ -4,13 +4,15 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
 // The watch cache keeps what its readers need, shares what objects have in common, and
-// drops the rest: status entries, annotations, owners, finalizers, UID.
+// drops the rest: status entries, annotations, owners, finalizers, UID (a Meta has no
+// room for them).
 func TestCompact(t *testing.T) {
 	labelled := strings.Replace(settingsInGit, "  annotations:", "  labels:\n    gitsync.dev/application: demo\n    gitsync.dev/application-namespace: gitsync-system\n  annotations:", 1)
 	status := strings.Replace(updateBy("kubelet", "    f:status:\n      f:phase: {}"), "  operation:", "  subresource: status\n  operation:", 1)
@@ -24,22 +26,22 @@ func TestCompact(t *testing.T) {
 		}}
 	}
 	w := &Watches{}
-	var cached []*metav1.PartialObjectMetadata
+	var cached []*Meta
 	for _, name := range []string{"a", "b"} {
 		orig := live(name)
-		c, err := w.compact(live(name)) // compact changes the object it is handed
+		c, err := w.compact(live(name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := c.(*metav1.PartialObjectMetadata)
-		if m.Name != name || m.Namespace != "demo" || m.ResourceVersion != "7" || !reflect.DeepEqual(m.Labels, orig.Labels) {
-			t.Errorf("kept %+v, want the name, namespace, resourceVersion and labels of %+v", m.ObjectMeta, orig.ObjectMeta)
+		m := c.(*Meta)
+		if m.GetName() != name || m.GetNamespace() != "demo" || m.GetResourceVersion() != "7" || !reflect.DeepEqual(m.GetLabels(), orig.Labels) {
+			t.Errorf("kept %+v, want the name, namespace, resourceVersion and labels of %+v", *m, orig.ObjectMeta)
 		}
-		if m.UID != "" || m.Annotations != nil || m.Finalizers != nil || m.OwnerReferences != nil {
-			t.Errorf("kept %+v, want no UID, annotations, finalizers or owners", m.ObjectMeta)
+		if len(m.managedFields) != 2 || m.managedFields[0].Manager != "gitsync" || m.managedFields[1].Manager != "kubectl-edit" {
+			t.Errorf("kept managedFields %+v, want gitsync's and kubectl-edit's entries, not the status one", m.managedFields)
 		}
-		if len(m.ManagedFields) != 2 || m.ManagedFields[0].Manager != "gitsync" || m.ManagedFields[1].Manager != "kubectl-edit" {
-			t.Errorf("kept managedFields %+v, want gitsync's and kubectl-edit's entries, not the status one", m.ManagedFields)
+		if again, _ := w.compact(m); again != any(m) {
+			t.Error("compacting a cached Meta again (a cache's Replace does) made another object")
 		}
 		if Fingerprint(m) != Fingerprint(orig) {
 			t.Error("the cached copy's fingerprint differs from the object's")
@@ -47,23 +49,23 @@ func TestCompact(t *testing.T) {
 		cached = append(cached, m)
 	}
 	a, b := cached[0], cached[1]
-	if reflect.ValueOf(a.Labels).Pointer() != reflect.ValueOf(b.Labels).Pointer() {
+	if reflect.ValueOf(a.labels).Pointer() != reflect.ValueOf(b.labels).Pointer() {
 		t.Error("equal labels are held twice")
 	}
-	if &a.ManagedFields[0] != &b.ManagedFields[0] {
+	if &a.managedFields[0] != &b.managedFields[0] {
 		t.Error("equal managedFields lists are held twice")
 	}
-	for i := range a.ManagedFields {
-		if a.ManagedFields[i].FieldsV1 != b.ManagedFields[i].FieldsV1 || a.ManagedFields[i].Time != b.ManagedFields[i].Time {
+	for i := range a.managedFields {
+		if a.managedFields[i].FieldsV1 != b.managedFields[i].FieldsV1 || a.managedFields[i].Time != b.managedFields[i].Time {
 			t.Errorf("managedFields entry %d: equal fields or times are held twice", i)
 		}
 	}
-	third := live("c")
-	c, _ := w.compact(third)
-	if reflect.ValueOf(c.(*metav1.PartialObjectMetadata).Labels).Pointer() != reflect.ValueOf(a.Labels).Pointer() {
+	c, _ := w.compact(live("c"))
+	if reflect.ValueOf(c.(*Meta).labels).Pointer() != reflect.ValueOf(a.labels).Pointer() {
 		t.Error("a third object does not share the labels")
 	}
-	if c != any(third) {
-		t.Error("compact made a second object: the one handed to it is the one to keep (the cached objects' spans would be half garbage)")
+	// One is kept per managed object: its size is most of the caches' memory.
+	if meta, full := unsafe.Sizeof(Meta{}), unsafe.Sizeof(metav1.PartialObjectMetadata{}); meta > full/3 {
+		t.Errorf("a Meta takes %d bytes, a PartialObjectMetadata %d: want a third or less", meta, full)
 	}
 }

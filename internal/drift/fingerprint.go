@@ -15,7 +15,7 @@ import (
 // compares the managedFields entries of the two versions, leaving out gitsync's own
 // entry and every status-subresource entry (status is never drift). An update that only
 // gitsync's apply or a status writer made changes nothing there, and costs no request.
-func ChangedByOthers(oldObj, newObj *metav1.PartialObjectMetadata) bool {
+func ChangedByOthers(oldObj, newObj metav1.Object) bool {
 	return Fingerprint(oldObj) != Fingerprint(newObj)
 }
 
@@ -23,12 +23,13 @@ func ChangedByOthers(oldObj, newObj *metav1.PartialObjectMetadata) bool {
 // excluded), and the owner labels; two versions with the same fingerprint differ only by
 // gitsync's writes or by status. It is the first 128 bits of a SHA-256 (kept per object:
 // no string to allocate).
-func Fingerprint(obj *metav1.PartialObjectMetadata) [16]byte {
+func Fingerprint(obj metav1.Object) [16]byte {
 	h := sha256.New()
 	labels := obj.GetLabels()
 	fmt.Fprintf(h, "%s\x00%s\x00", labels[gitsyncv1.ApplicationLabel], labels[gitsyncv1.ApplicationNamespaceLabel])
-	entries := make([]string, 0, len(obj.ManagedFields))
-	for _, e := range obj.ManagedFields {
+	managed := obj.GetManagedFields()
+	entries := make([]string, 0, len(managed))
+	for _, e := range managed {
 		if e.Manager == gitsyncv1.FieldManager || e.Subresource == "status" {
 			continue
 		}

@@ -17,7 +17,7 @@ import (
 // short of a field; either makes Untouched false. So does any shape this cannot follow
 // exactly (lists, whose entries managedFields keys by schema): the caller then compares
 // with a request.
-func Untouched(desired *unstructured.Unstructured, live *metav1.PartialObjectMetadata, owner types.NamespacedName) bool {
+func Untouched(desired *unstructured.Unstructured, live metav1.Object, owner types.NamespacedName) bool {
 	if o, ok := OwnerOf(live.GetLabels()); !ok || o != owner {
 		return false
 	}
@@ -33,7 +33,7 @@ func Untouched(desired *unstructured.Unstructured, live *metav1.PartialObjectMet
 	}
 	var owned *fieldpath.Set
 	var others []managerSet
-	for _, e := range live.ManagedFields {
+	for _, e := range live.GetManagedFields() {
 		if e.Subresource != "" {
 			continue // status is never drift
 		}

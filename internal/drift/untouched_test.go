@@ -122,7 +122,7 @@ spec:
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := Untouched(tc.desired, cached.(*metav1.PartialObjectMetadata), owner); got != tc.want {
+			if got := Untouched(tc.desired, cached.(*Meta), owner); got != tc.want {
 				t.Errorf("Untouched of the cached copy = %v, want %v", got, tc.want)
 			}
 		})

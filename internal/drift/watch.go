@@ -189,7 +189,7 @@ func (w *Watches) Kinds() []schema.GroupVersionKind {
 
 // Cached returns the watch cache's copy of an object's metadata, if its kind is
 // watched and the object is there.
-func (w *Watches) Cached(ref ObjectRef) (*metav1.PartialObjectMetadata, bool) {
+func (w *Watches) Cached(ref ObjectRef) (*Meta, bool) {
 	m, _ := w.Lookup(ref)
 	return m, m != nil
 }
@@ -198,7 +198,7 @@ func (w *Watches) Cached(ref ObjectRef) (*metav1.PartialObjectMetadata, bool) {
 // there) and whether the cache can tell: its kind is watched and the first list is in.
 // With synced true and no object, no object of that name carries an owner label, as
 // far as the watch has seen.
-func (w *Watches) Lookup(ref ObjectRef) (m *metav1.PartialObjectMetadata, synced bool) {
+func (w *Watches) Lookup(ref ObjectRef) (m *Meta, synced bool) {
 	w.mu.Lock()
 	wt, ok := w.informers[ref.GVK]
 	w.mu.Unlock()
@@ -216,7 +216,7 @@ func (w *Watches) Lookup(ref ObjectRef) (m *metav1.PartialObjectMetadata, synced
 	if !exists {
 		return nil, true
 	}
-	m, _ = obj.(*metav1.PartialObjectMetadata)
+	m, _ = obj.(*Meta)
 	return m, m != nil
 }
 
@@ -313,13 +313,13 @@ func (w *Watches) start(gvk schema.GroupVersionKind) (*watch, error) {
 	}
 	_, err = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(oldObj, newObj any) {
-			oldMeta, ok1 := oldObj.(*metav1.PartialObjectMetadata)
-			newMeta, ok2 := newObj.(*metav1.PartialObjectMetadata)
+			oldMeta, ok1 := oldObj.(*Meta)
+			newMeta, ok2 := newObj.(*Meta)
 			if !ok1 || !ok2 {
 				return
 			}
-			if !ChangedByOthers(oldMeta, newMeta) && !(w.watched != nil && oldMeta.ResourceVersion != newMeta.ResourceVersion &&
-				w.watched(ObjectRef{GVK: gvk, Namespace: newMeta.Namespace, Name: newMeta.Name})) {
+			if !ChangedByOthers(oldMeta, newMeta) && !(w.watched != nil && oldMeta.resourceVersion != newMeta.resourceVersion &&
+				w.watched(ObjectRef{GVK: gvk, Namespace: newMeta.namespace, Name: newMeta.name})) {
 				return
 			}
 			w.emit(gvk, newMeta, false)
@@ -328,7 +328,7 @@ func (w *Watches) start(gvk schema.GroupVersionKind) (*watch, error) {
 			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = tomb.Obj
 			}
-			if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+			if m, ok := obj.(*Meta); ok {
 				w.emit(gvk, m, true)
 			}
 		},
@@ -342,7 +342,7 @@ func (w *Watches) start(gvk schema.GroupVersionKind) (*watch, error) {
 	return wt, nil
 }
 
-func (w *Watches) emit(gvk schema.GroupVersionKind, m *metav1.PartialObjectMetadata, gone bool) {
+func (w *Watches) emit(gvk schema.GroupVersionKind, m *Meta, gone bool) {
 	owner, ok := OwnerOf(m.GetLabels())
 	if !ok {
 		return
