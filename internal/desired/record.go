@@ -2,6 +2,7 @@ package desired
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,9 +20,11 @@ import (
 // stay watched until the Application's Applied or Forget, so that another Application's
 // sync meanwhile does not stop them. The wait for the watches is bounded.
 func (s *Store) Prepare(ctx context.Context, app types.NamespacedName, objs []*unstructured.Unstructured) {
-	prepared := map[schema.GroupVersionKind]bool{}
+	var prepared []schema.GroupVersionKind
 	for _, o := range objs {
-		prepared[o.GroupVersionKind()] = true
+		if gvk := o.GroupVersionKind(); !slices.Contains(prepared, gvk) {
+			prepared = append(prepared, gvk)
+		}
 	}
 	s.mu.Lock()
 	s.setKinds(s.prepared, app, prepared)
@@ -42,20 +45,15 @@ func (s *Store) Applied(ctx context.Context, app types.NamespacedName, objs []*u
 	if err != nil {
 		return err
 	}
-	kinds := map[schema.GroupVersionKind]bool{}
-	for _, ref := range rec.refs {
-		kinds[ref.GVK] = true
-	}
-	refs := rec.refs // never changed: a new state is a new record
 	s.mu.Lock()
 	s.objects[app] = rec
-	s.setKinds(s.desiredKinds, app, kinds)
+	s.setKinds(s.desiredKinds, app, rec.kinds) // never changed: a new state is a new record
 	delete(s.unsure, app)
 	s.setKinds(s.prepared, app, nil)
 	s.mu.Unlock()
 	err = s.syncWatches(ctx)
 	if s.listener != nil {
-		s.listener.Applied(app, refs)
+		s.listener.Applied(app, rec.objectRefs())
 	}
 	return err
 }
@@ -66,7 +64,7 @@ func (s *Store) Forget(ctx context.Context, app types.NamespacedName) {
 	s.mu.Lock()
 	var refs []drift.ObjectRef
 	if rec := s.objects[app]; rec != nil {
-		refs = rec.refs
+		refs = rec.objectRefs()
 	}
 	delete(s.objects, app)
 	s.setKinds(s.desiredKinds, app, nil)
@@ -96,7 +94,8 @@ func (s *Store) CheckAll(app types.NamespacedName) {
 	var refs []drift.ObjectRef
 	if rec != nil {
 		rr := rec.reader()
-		for i, ref := range rec.refs {
+		for i := range rec.len() {
+			ref := rec.ref(i)
 			if m, ok := s.watches.Cached(ref); ok {
 				if o, err := rr.object(i); err == nil && drift.Untouched(o, m, app) {
 					continue
@@ -148,11 +147,12 @@ func (s *Store) syncWatches(ctx context.Context) error {
 	return s.watches.Sync(ctx, s.kinds())
 }
 
-// setKinds makes kinds the Application's entry of byApp (desiredKinds or prepared; nil
-// removes it) and keeps kindUsers, the number of entries naming each kind, in step.
+// setKinds makes kinds (each kind once, never changed after) the Application's entry of
+// byApp (desiredKinds or prepared; nil removes it) and keeps kindUsers, the number of
+// entries naming each kind, in step.
 // The caller holds s.mu.
-func (s *Store) setKinds(byApp map[types.NamespacedName]map[schema.GroupVersionKind]bool, app types.NamespacedName, kinds map[schema.GroupVersionKind]bool) {
-	for gvk := range byApp[app] {
+func (s *Store) setKinds(byApp map[types.NamespacedName][]schema.GroupVersionKind, app types.NamespacedName, kinds []schema.GroupVersionKind) {
+	for _, gvk := range byApp[app] {
 		if s.kindUsers[gvk]--; s.kindUsers[gvk] <= 0 {
 			delete(s.kindUsers, gvk)
 		}
@@ -162,7 +162,7 @@ func (s *Store) setKinds(byApp map[types.NamespacedName]map[schema.GroupVersionK
 		return
 	}
 	byApp[app] = kinds
-	for gvk := range kinds {
+	for _, gvk := range kinds {
 		s.kindUsers[gvk]++
 	}
 }

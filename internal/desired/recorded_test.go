@@ -2,7 +2,9 @@ package desired
 
 import (
 	"fmt"
+	"slices"
 	"testing"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -34,6 +36,17 @@ func TestRecordFindsByInventoryID(t *testing.T) {
 	}
 	if len(rec.refs) != 4 {
 		t.Fatalf("recorded %d objects, want 4", len(rec.refs))
+	}
+	// Each kind is held once, and the references read back in inventory ID order.
+	if len(rec.kinds) != 3 {
+		t.Errorf("recorded kinds %v, want ConfigMap, Deployment and Namespace once each", rec.kinds)
+	}
+	var ids []string
+	for _, ref := range rec.objectRefs() {
+		ids = append(ids, ref.ID())
+	}
+	if want := []string{"_a__Namespace", "a_x__ConfigMap", "a_x_apps_Deployment", "b_x__ConfigMap"}; !slices.Equal(ids, want) {
+		t.Errorf("references %v, want %v", ids, want)
 	}
 	for _, c := range []struct {
 		ref  drift.ObjectRef
@@ -112,5 +125,9 @@ func TestRecordChunks(t *testing.T) {
 		if !equality.Semantic.DeepEqual(got.Object, o.Object) {
 			t.Errorf("read back %v, want %v", got.Object, o.Object)
 		}
+	}
+	// One reference is held per managed object.
+	if size := unsafe.Sizeof(recordedRef{}); size > 48 {
+		t.Errorf("a recorded reference takes %d bytes, want 48 at most", size)
 	}
 }

@@ -5,7 +5,6 @@ package desired
 
 import (
 	"bytes"
-	"slices"
 	"sort"
 	"sync"
 
@@ -45,11 +44,11 @@ type Store struct {
 	// desiredKinds holds the kinds of each Application's desired objects; kindUsers
 	// counts, per kind, the entries of desiredKinds and prepared that name it (see
 	// setKinds), so that the kinds to watch are known without going over every object.
-	desiredKinds map[types.NamespacedName]map[schema.GroupVersionKind]bool
+	desiredKinds map[types.NamespacedName][]schema.GroupVersionKind
 	kindUsers    map[schema.GroupVersionKind]int
 	// prepared holds the kinds of a sync under way, watched from before its apply until
 	// its Applied (or Forget), so that other Applications' syncs do not stop them.
-	prepared map[types.NamespacedName]map[schema.GroupVersionKind]bool
+	prepared map[types.NamespacedName][]schema.GroupVersionKind
 	// unsure holds the Applications whose objects may differ from desired (see Unsure).
 	unsure map[types.NamespacedName]bool
 	// locks serialize, per Application, drift checks with the apply of a sync (Lock).
@@ -65,9 +64,9 @@ type Store struct {
 func New() *Store {
 	return &Store{
 		objects:      map[types.NamespacedName]*recorded{},
-		desiredKinds: map[types.NamespacedName]map[schema.GroupVersionKind]bool{},
+		desiredKinds: map[types.NamespacedName][]schema.GroupVersionKind{},
 		kindUsers:    map[schema.GroupVersionKind]int{},
-		prepared:     map[types.NamespacedName]map[schema.GroupVersionKind]bool{},
+		prepared:     map[types.NamespacedName][]schema.GroupVersionKind{},
 		unsure:       map[types.NamespacedName]bool{},
 		locks:        map[types.NamespacedName]*sync.Mutex{},
 		syncs:        make(chan event.GenericEvent, 1024),
@@ -182,8 +181,8 @@ func (s *Store) Objects(app types.NamespacedName) ([]*unstructured.Unstructured,
 	var objs []*unstructured.Unstructured
 	if rec != nil {
 		rr := rec.reader()
-		objs = make([]*unstructured.Unstructured, 0, len(rec.refs))
-		for i := range rec.refs {
+		objs = make([]*unstructured.Unstructured, 0, rec.len())
+		for i := range rec.len() {
 			if obj, err := rr.object(i); err == nil {
 				objs = append(objs, obj)
 			}
@@ -218,7 +217,7 @@ func (s *Store) Refs(app types.NamespacedName) []drift.ObjectRef {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if rec := s.objects[app]; rec != nil {
-		return slices.Clone(rec.refs)
+		return rec.objectRefs()
 	}
 	return []drift.ObjectRef{}
 }
