@@ -42,10 +42,13 @@ func (w *Watches) compact(obj any) (any, error) {
 		e.FieldsV1, e.Time = w.shared.fields(e.FieldsV1), w.shared.time(e.Time)
 		entries = append(entries, e)
 	}
+	// The name and resourceVersion in one new string: the decoder's two are small
+	// allocations scattered among its garbage, each keeping a span of it in use.
+	nameRV := m.Name + m.ResourceVersion
 	return &Meta{
-		name:            m.Name,
+		name:            nameRV[:len(m.Name)],
 		namespace:       intern(m.Namespace),
-		resourceVersion: m.ResourceVersion,
+		resourceVersion: nameRV[len(m.Name):],
 		labels:          w.shared.labels(m.Labels),
 		managedFields:   w.shared.managedFields(entries),
 	}, nil
