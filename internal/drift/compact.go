@@ -30,7 +30,7 @@ func (w *Watches) compact(obj any) (any, error) {
 		// transformed), or a tombstone, whose object was transformed when it was added.
 		return obj, nil
 	}
-	// A new list: m's may be the shared one already, which other objects are reading.
+	// A new list of the entries kept (the decoder's has the status ones too).
 	entries := make([]metav1.ManagedFieldsEntry, 0, len(m.ManagedFields))
 	for _, e := range m.ManagedFields {
 		if e.Subresource == "status" {
