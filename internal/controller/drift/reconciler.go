@@ -65,9 +65,10 @@ type Reconciler struct {
 	// drifted holds the objects reported in some status.drift now: any change of theirs
 	// is checked (a writer undoing its own edit must clear the report).
 	drifted map[drift.ObjectRef]bool
-	// seen holds each object's drift.Fingerprint as of its last check, for the backstop,
-	// by seenKey (kept for every managed object: a 16-byte key, not a reference).
-	seen map[[16]byte][16]byte
+	// seen holds each object's drift.Fingerprint as of its last check (its first 64 bits),
+	// for the backstop, by seenKey (kept for every managed object: 16 bytes an entry, not
+	// a reference). Two objects whose keys collide would only be checked at each backstop.
+	seen map[uint64]uint64
 	// notBefore holds, per fought-over object, when the next correction may happen.
 	notBefore map[string]time.Time
 	// failures counts, per object, the drift checks that failed in a row, and
@@ -87,7 +88,7 @@ func New(store *desired.Store) *Reconciler {
 		wakeLater: make(chan event.GenericEvent, 4096),
 		drifted:   map[drift.ObjectRef]bool{},
 		pending:   map[types.NamespacedName]map[drift.ObjectRef]bool{},
-		seen:      map[[16]byte][16]byte{},
+		seen:      map[uint64]uint64{},
 		notBefore: map[string]time.Time{},
 		failures:  map[drift.ObjectRef]int{},
 		retryAt:   map[drift.ObjectRef]time.Time{},

@@ -2,6 +2,7 @@ package drift
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"sort"
 	"time"
 
@@ -146,7 +147,7 @@ func (r *Reconciler) Backstop(app types.NamespacedName, refs []drift.ObjectRef) 
 		case !ok:
 			marked = append(marked, ref)
 		default:
-			fp := drift.Fingerprint(m)
+			fp := seenPrint(m)
 			if prev, known := r.seen[seenKey(ref)]; !known {
 				r.seen[seenKey(ref)] = fp
 			} else if prev != fp {
@@ -183,21 +184,27 @@ func (r *Reconciler) markPendingQuiet(app types.NamespacedName, ref drift.Object
 	r.pending[app][ref] = true
 }
 
-// seenKey is the key of ref in seen: the first 128 bits of the SHA-256 of its kind,
+// seenKey is the key of ref in seen: the first 64 bits of the SHA-256 of its kind,
 // namespace and name.
-func seenKey(ref drift.ObjectRef) [16]byte {
+func seenKey(ref drift.ObjectRef) uint64 {
 	h := sha256.New()
 	for _, s := range []string{ref.GVK.Group, ref.GVK.Version, ref.GVK.Kind, ref.Namespace, ref.Name} {
 		h.Write([]byte(s))
 		h.Write([]byte{0})
 	}
-	return [16]byte(h.Sum(nil))
+	return binary.BigEndian.Uint64(h.Sum(nil))
+}
+
+// seenPrint is what seen keeps of m's drift.Fingerprint: its first 64 bits.
+func seenPrint(m *drift.Meta) uint64 {
+	fp := drift.Fingerprint(m)
+	return binary.BigEndian.Uint64(fp[:])
 }
 
 func (r *Reconciler) recordSeen(ref drift.ObjectRef) {
 	if m, ok := r.Watches.Cached(ref); ok {
 		r.mu.Lock()
-		r.seen[seenKey(ref)] = drift.Fingerprint(m)
+		r.seen[seenKey(ref)] = seenPrint(m)
 		r.mu.Unlock()
 	}
 }
