@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/metadata"
 
 	"github.com/gitsync-dev/gitsync/internal/drift"
 	"github.com/gitsync-dev/gitsync/internal/testutil/testenv"
@@ -22,16 +21,8 @@ func TestPreparedKindsSurviveAnotherApplicationsSync(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := env.Namespace(t)
-	mc, err := metadata.NewForConfig(env.Config)
-	g.Expect(err).NotTo(HaveOccurred())
 	r := New()
-	w := drift.NewWatches(mc, func(gvk schema.GroupVersionKind) (schema.GroupVersionResource, error) {
-		m, err := env.Client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
-		if err != nil {
-			return schema.GroupVersionResource{}, err
-		}
-		return m.Resource, nil
-	}, func(drift.Event) {})
+	w := drift.NewWatches(env.Metadata(t), env.Resource, func(drift.Event) {})
 	defer w.Stop()
 	r.Attach(w, nil)
 

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/metadata"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
@@ -46,15 +45,7 @@ func TestBackstopMarksWhatChangedSinceTheLastCheck(t *testing.T) {
 		refs[i] = drift.ObjectRef{GVK: configMap, Namespace: ns, Name: name}
 	}
 
-	mc, err := metadata.NewForConfig(env.Config)
-	g.Expect(err).NotTo(HaveOccurred())
-	w := drift.NewWatches(mc, func(gvk schema.GroupVersionKind) (schema.GroupVersionResource, error) {
-		m, err := env.Client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
-		if err != nil {
-			return schema.GroupVersionResource{}, err
-		}
-		return m.Resource, nil
-	}, func(drift.Event) {})
+	w := drift.NewWatches(env.Metadata(t), env.Resource, func(drift.Event) {})
 	defer w.Stop()
 	g.Expect(w.Sync(ctx, map[schema.GroupVersionKind]bool{configMap: true})).To(Succeed())
 	cached := func(name string) string {

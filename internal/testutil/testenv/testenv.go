@@ -10,7 +10,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/metadata"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gitsync-dev/gitsync/internal/localcluster"
@@ -68,4 +70,24 @@ func (e *Env) Namespace(t testing.TB) string {
 		t.Fatalf("creating namespace: %v", err)
 	}
 	return ns.Name
+}
+
+// Metadata returns a metadata-only client of the API server (what drift.NewWatches reads
+// with).
+func (e *Env) Metadata(t testing.TB) metadata.Interface {
+	t.Helper()
+	mc, err := metadata.NewForConfig(e.Config)
+	if err != nil {
+		t.Fatalf("creating a metadata client: %v", err)
+	}
+	return mc
+}
+
+// Resource returns the resource that serves a kind, from the API server's discovery.
+func (e *Env) Resource(gvk schema.GroupVersionKind) (schema.GroupVersionResource, error) {
+	m, err := e.Client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return schema.GroupVersionResource{}, err
+	}
+	return m.Resource, nil
 }
