@@ -94,7 +94,7 @@ func (s *Store) CheckAll(app types.NamespacedName) {
 	var refs []drift.ObjectRef
 	if rec != nil {
 		rr := rec.reader()
-		for i := range rec.len() {
+		for i := range rec.refs {
 			ref := rec.ref(i)
 			if m, ok := s.watches.Cached(ref); ok {
 				if o, err := rr.object(i); err == nil && drift.Untouched(o, m, app) {

@@ -115,9 +115,6 @@ func (r *recorded) kindIndex(gvk schema.GroupVersionKind) uint32 {
 	return uint32(len(r.kinds) - 1)
 }
 
-// len is the number of recorded objects.
-func (r *recorded) len() int { return len(r.refs) }
-
 // ref returns the reference of the i-th object.
 func (r *recorded) ref(i int) drift.ObjectRef { return r.objectRef(r.refs[i]) }
 
@@ -127,7 +124,7 @@ func (r *recorded) objectRef(e recordedRef) drift.ObjectRef {
 
 // objectRefs returns the references of every recorded object, in a new slice.
 func (r *recorded) objectRefs() []drift.ObjectRef {
-	refs := make([]drift.ObjectRef, r.len())
+	refs := make([]drift.ObjectRef, len(r.refs))
 	for i := range refs {
 		refs[i] = r.ref(i)
 	}

@@ -181,8 +181,8 @@ func (s *Store) Objects(app types.NamespacedName) ([]*unstructured.Unstructured,
 	var objs []*unstructured.Unstructured
 	if rec != nil {
 		rr := rec.reader()
-		objs = make([]*unstructured.Unstructured, 0, rec.len())
-		for i := range rec.len() {
+		objs = make([]*unstructured.Unstructured, 0, len(rec.refs))
+		for i := range rec.refs {
 			if obj, err := rr.object(i); err == nil {
 				objs = append(objs, obj)
 			}
