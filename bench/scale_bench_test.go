@@ -51,7 +51,8 @@ import (
 // FILE`); GITSYNC_BENCH_APISERVER_CPUPROFILE=FILE profiles the API server during the
 // cold phase (FILE.0, FILE.1, …: `go tool pprof FILE.*`); GITSYNC_BENCH_PROGRESS=1
 // prints every 2 s of the cold phase how many sources have fetched and how many
-// Applications are Ready.
+// Applications are Ready; GITSYNC_BENCH_MEMTRACE=1 prints what the resident set of
+// each phase was made of at its largest (see memTrace).
 func scaleOf(b *testing.B) (apps, objects int, idle time.Duration) {
 	apps, objects, idle = 100, 20, 3*time.Minute
 	if s := os.Getenv("GITSYNC_BENCH_SCALE"); s != "" {
@@ -102,15 +103,20 @@ func BenchmarkScale(b *testing.B) {
 		// The peak resident set of each phase (VmHWM, started over at each phase).
 		var phasePeaks []string
 		var peak int64
+		trace := startMemTrace()
 		endPhase := func(name string) {
 			p := peakRSS()
 			peak = max(peak, p)
 			phasePeaks = append(phasePeaks, fmt.Sprintf("%s %d MiB", name, p>>20))
+			if at := trace.stop(); at != "" {
+				b.Logf("%s, at its largest resident set: %s", name, at)
+			}
 			// The next phase starts as a new operator process would: without the
 			// stopped one's garbage in its heap (it would otherwise count twice).
 			runtime.GC()
 			debug.FreeOSMemory()
 			resetPeakRSS()
+			trace = startMemTrace()
 		}
 
 		srv := gittest.NewServer(b, gittest.Options{})
@@ -181,6 +187,7 @@ func BenchmarkScale(b *testing.B) {
 		op.waitReconciled(b, apps+1, op.started, 10*time.Minute)
 		op.stop()
 		endPhase("restart with a push")
+		trace.stop()
 
 		perObject := func(counts map[string]int) float64 { return float64(apicount.Total(counts)) / float64(objects) }
 		heapPer1000 := (float64(steady.HeapInuse) - float64(base.HeapInuse)) / float64(objects) * 1000
