@@ -140,7 +140,7 @@ func (s *Store) Unchanged(app types.NamespacedName) func(*unstructured.Unstructu
 		return nil
 	}
 	// The sync asks about each of its objects: each chunk of the recorded state is
-	// inflated once.
+	// expanded once.
 	var mu sync.Mutex
 	var rr *recordReader
 	return func(obj *unstructured.Unstructured) bool {
