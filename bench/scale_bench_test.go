@@ -46,7 +46,7 @@ import (
 // GITSYNC_BENCH_RESTART_CPUPROFILE=FILE profile this process during the cold phase and
 // the first restart; GITSYNC_BENCH_HEAPPROFILE=FILE writes the heap in
 // use at rest, after the cold start (FILE.cold) and after the restart (FILE), where
-// heap-MiB/1000obj is measured, and at the largest heap seen during the cold start
+// heap-MiB/1000obj is measured, and at the largest live heap of the cold start
 // (FILE.peak) and the restart (FILE.restart-peak; `go tool pprof -top -inuse_space
 // FILE`); GITSYNC_BENCH_APISERVER_CPUPROFILE=FILE profiles the API server during the
 // cold phase (FILE.0, FILE.1, …: `go tool pprof FILE.*`); GITSYNC_BENCH_PROGRESS=1
@@ -554,8 +554,10 @@ func heapProfile(b *testing.B, suffix string) {
 }
 
 // peakHeapProfile writes the heap in use into FILE+suffix (GITSYNC_BENCH_HEAPPROFILE=FILE)
-// each time the heap's objects grew by a tenth past the last profile written, until
-// the returned func is called: the last one written is near the peak.
+// each time a collection marked a live heap a twentieth larger than the last profile
+// written, until the returned func is called: the last one written is the largest live
+// heap (what a heap profile shows is as of the last collection), whose double is the
+// heap goal the collector lets the heap grow to.
 func peakHeapProfile(b *testing.B, suffix string) (stop func()) {
 	path := os.Getenv("GITSYNC_BENCH_HEAPPROFILE")
 	if path == "" {
@@ -564,7 +566,7 @@ func peakHeapProfile(b *testing.B, suffix string) (stop func()) {
 	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
-		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 		var written uint64
 		for {
 			select {
@@ -573,7 +575,7 @@ func peakHeapProfile(b *testing.B, suffix string) (stop func()) {
 			case <-time.After(20 * time.Millisecond):
 			}
 			metrics.Read(sample)
-			if v := sample[0].Value.Uint64(); v > written+written/10 {
+			if v := sample[0].Value.Uint64(); v > written+written/20 {
 				written = v
 				f, err := os.Create(path + suffix)
 				if err != nil {
