@@ -555,9 +555,9 @@ func heapProfile(b *testing.B, suffix string) {
 
 // peakHeapProfile writes the heap in use into FILE+suffix (GITSYNC_BENCH_HEAPPROFILE=FILE)
 // each time a collection marked a live heap a twentieth larger than the last profile
-// written, until the returned func is called: the last one written is the largest live
-// heap (what a heap profile shows is as of the last collection), whose double is the
-// heap goal the collector lets the heap grow to.
+// written, until the returned func is called: the last one written is within a twentieth
+// of the largest live heap (a heap profile shows the heap as of the last collection),
+// whose double is the heap goal the collector lets the heap grow to.
 func peakHeapProfile(b *testing.B, suffix string) (stop func()) {
 	path := os.Getenv("GITSYNC_BENCH_HEAPPROFILE")
 	if path == "" {
