@@ -238,7 +238,7 @@ const configMapLevelByEdit = `
 
 // object decodes a YAML manifest the way client-go decodes the API server's JSON, and
 // sets its managedFields from YAML lists of entries.
-func object(t *testing.T, manifest string, managedFields ...string) *unstructured.Unstructured {
+func object(t testing.TB, manifest string, managedFields ...string) *unstructured.Unstructured {
 	t.Helper()
 	j, err := yaml.YAMLToJSON([]byte(manifest))
 	if err != nil {

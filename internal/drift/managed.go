@@ -83,34 +83,44 @@ func decodeFields(e metav1.ManagedFieldsEntry) (*fieldpath.Set, error) {
 // handful. The sets it hands out are shared: read them, never change them.
 var decodedSets = struct {
 	sync.Mutex
-	m map[string]*fieldpath.Set
-}{m: map[string]*fieldpath.Set{}}
+	m map[string]decodedSet
+}{m: map[string]decodedSet{}}
+
+// decodedSet is a managedFields entry's set and its leaves, each computed once.
+type decodedSet struct{ set, leaves *fieldpath.Set }
 
 // maxDecodedSets bounds decodedSets; it starts over when full.
 const maxDecodedSets = 1024
 
 // sharedFields is decodeFields through decodedSets.
-func sharedFields(e metav1.ManagedFieldsEntry) (*fieldpath.Set, error) {
+func sharedFields(e metav1.ManagedFieldsEntry) (decodedSet, error) {
+	decode := func() (decodedSet, error) {
+		s, err := decodeFields(e)
+		if err != nil {
+			return decodedSet{}, err
+		}
+		return decodedSet{set: s, leaves: s.Leaves()}, nil
+	}
 	if e.FieldsV1 == nil || e.FieldsType != "FieldsV1" {
-		return decodeFields(e)
+		return decode()
 	}
 	decodedSets.Lock()
-	s, ok := decodedSets.m[string(e.FieldsV1.Raw)]
+	d, ok := decodedSets.m[string(e.FieldsV1.Raw)]
 	decodedSets.Unlock()
 	if ok {
-		return s, nil
+		return d, nil
 	}
-	s, err := decodeFields(e)
+	d, err := decode()
 	if err != nil {
-		return nil, err
+		return decodedSet{}, err
 	}
 	decodedSets.Lock()
 	if len(decodedSets.m) >= maxDecodedSets {
 		clear(decodedSets.m)
 	}
-	decodedSets.m[string(e.FieldsV1.Raw)] = s
+	decodedSets.m[string(e.FieldsV1.Raw)] = d
 	decodedSets.Unlock()
-	return s, nil
+	return d, nil
 }
 
 func objectName(obj *unstructured.Unstructured) string {

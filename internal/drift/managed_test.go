@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // Untouched decodes equal managedFields sets once: a restart checks every object of
@@ -20,14 +21,17 @@ func TestSharedFieldsDecodesEqualSetsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a != b {
+	if a.set != b.set || a.leaves != b.leaves {
 		t.Error("equal fields (in two byte slices) were decoded twice")
+	}
+	if want := fieldpath.NewSet(fieldpath.MakePathOrDie("data", "value")); !a.leaves.Equals(want) {
+		t.Errorf("leaves %v, want %v", a.leaves, want)
 	}
 	other, err := sharedFields(entry(`{"f:data":{"f:size":{}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if other == a || other.Equals(a) {
+	if other.set == a.set || other.set.Equals(a.set) {
 		t.Errorf("other fields share the first set: %v", other)
 	}
 	if _, err := sharedFields(entry(`{"f:data":`)); err == nil {

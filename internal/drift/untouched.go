@@ -28,8 +28,8 @@ func Untouched(desired *unstructured.Unstructured, live metav1.Object, owner typ
 	if !ok {
 		return false
 	}
-	for _, l := range []string{gitsyncv1.ApplicationLabel, gitsyncv1.ApplicationNamespaceLabel} {
-		want.Insert(fieldpath.MakePathOrDie("metadata", "labels", l))
+	for _, p := range ownerLabelPaths {
+		want.Insert(p)
 	}
 	var owned *fieldpath.Set
 	var others []managerSet
@@ -37,21 +37,24 @@ func Untouched(desired *unstructured.Unstructured, live metav1.Object, owner typ
 		if e.Subresource != "" {
 			continue // status is never drift
 		}
-		s, err := sharedFields(e) // only read below
+		d, err := sharedFields(e) // only read below
 		if err != nil {
 			return false
 		}
 		if e.Manager != gitsyncv1.FieldManager {
-			others = append(others, managerSet{manager: e.Manager, set: s})
+			others = append(others, managerSet{manager: e.Manager, set: d.set})
 			continue
 		}
 		if e.Operation != metav1.ManagedFieldsOperationApply || owned != nil {
 			return false
 		}
-		owned = s
+		owned = d.leaves
 	}
-	if owned == nil || !owned.Leaves().Equals(want) {
+	if owned == nil || !owned.Equals(want) {
 		return false
+	}
+	if len(others) == 0 {
+		return true // no other writer to own any of them
 	}
 	touched := false
 	want.Iterate(func(p fieldpath.Path) {
@@ -60,6 +63,13 @@ func Untouched(desired *unstructured.Unstructured, live metav1.Object, owner typ
 		}
 	})
 	return !touched
+}
+
+// ownerLabelPaths are the fields of the owner labels that Apply adds to every object
+// (only read: the sets they are inserted into share them).
+var ownerLabelPaths = []fieldpath.Path{
+	fieldpath.MakePathOrDie("metadata", "labels", gitsyncv1.ApplicationLabel),
+	fieldpath.MakePathOrDie("metadata", "labels", gitsyncv1.ApplicationNamespaceLabel),
 }
 
 // appliedLeaves returns the leaf fields of obj as a server-side apply records them (the

@@ -128,3 +128,22 @@ spec:
 		})
 	}
 }
+
+// BenchmarkUntouched is the check a restart makes of every managed object against the
+// watch cache (go test -bench Untouched -benchmem ./internal/drift/).
+func BenchmarkUntouched(b *testing.B) {
+	owner := types.NamespacedName{Namespace: "gitsync-system", Name: "demo"}
+	desired := object(b, settingsInGit)
+	desired.SetLabels(map[string]string{"gitsync.dev/application": "demo", "gitsync.dev/application-namespace": "gitsync-system"})
+	u := object(b, settingsInGit, settingsByGitsync)
+	live := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+		Name: u.GetName(), Namespace: u.GetNamespace(), Labels: desired.GetLabels(), ManagedFields: u.GetManagedFields(),
+	}}
+	if !Untouched(desired, live, owner) {
+		b.Fatal("not untouched")
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		Untouched(desired, live, owner)
+	}
+}
