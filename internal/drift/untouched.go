@@ -65,6 +65,16 @@ func Untouched(desired *unstructured.Unstructured, live metav1.Object, owner typ
 	return !touched
 }
 
+// identityOnly tells whether metadata holds nothing but a name and a namespace.
+func identityOnly(metadata map[string]any) bool {
+	for k := range metadata {
+		if k != "name" && k != "namespace" {
+			return false
+		}
+	}
+	return true
+}
+
 // ownerLabelPaths are the fields of the owner labels that Apply adds to every object
 // (only read: the sets they are inserted into share them).
 var ownerLabelPaths = []fieldpath.Path{
@@ -77,30 +87,35 @@ var ownerLabelPaths = []fieldpath.Path{
 // false when obj holds a list or a null, whose record depends on the schema.
 func appliedLeaves(obj *unstructured.Unstructured) (*fieldpath.Set, bool) {
 	set := fieldpath.NewSet()
-	var walk func(prefix fieldpath.Path, m map[string]any) bool
-	walk = func(prefix fieldpath.Path, m map[string]any) bool {
+	// walk fills into the set of the fields under the path so far (depth long, the
+	// last element's name last): each leaf is a member of its parent's set, as
+	// Set.Insert of its whole path would place it, without copying the path.
+	var walk func(into *fieldpath.Set, depth int, last string, m map[string]any) bool
+	walk = func(into *fieldpath.Set, depth int, last string, m map[string]any) bool {
 		for k, v := range m {
-			if len(prefix) == 0 && (k == "apiVersion" || k == "kind") ||
-				len(prefix) == 1 && *prefix[0].FieldName == "metadata" && (k == "name" || k == "namespace") {
+			if depth == 0 && (k == "apiVersion" || k == "kind") ||
+				depth == 1 && last == "metadata" && (k == "name" || k == "namespace") {
 				continue
 			}
-			p := append(prefix.Copy(), fieldpath.PathElement{FieldName: &k})
+			pe := fieldpath.PathElement{FieldName: &k}
 			switch v := v.(type) {
 			case map[string]any:
 				if len(v) == 0 {
-					set.Insert(p)
-				} else if !walk(p, v) {
+					into.Members.Insert(pe)
+				} else if depth == 0 && k == "metadata" && identityOnly(v) {
+					continue // no field of it is recorded: no set for it either
+				} else if !walk(into.Children.Descend(pe), depth+1, k, v) {
 					return false
 				}
 			case []any, nil:
 				return false
 			default:
-				set.Insert(p)
+				into.Members.Insert(pe)
 			}
 		}
 		return true
 	}
-	if !walk(nil, obj.Object) {
+	if !walk(set, 0, "", obj.Object) {
 		return nil, false
 	}
 	return set, true

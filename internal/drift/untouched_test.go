@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // settingsInGit is a ConfigMap as Git holds it (no owner labels: Apply adds them).
@@ -145,5 +146,29 @@ func BenchmarkUntouched(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		Untouched(desired, live, owner)
+	}
+}
+
+// appliedLeaves records what Apply records: the leaves, without the identity fields,
+// and no set for a map none of whose fields are recorded.
+func TestAppliedLeaves(t *testing.T) {
+	for _, tc := range []struct {
+		manifest string
+		want     []fieldpath.Path
+	}{
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: b}\ndata: {one: \"1\", two: {}}\n",
+			[]fieldpath.Path{fieldpath.MakePathOrDie("data", "one"), fieldpath.MakePathOrDie("data", "two")}},
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, labels: {l: v}}\n",
+			[]fieldpath.Path{fieldpath.MakePathOrDie("metadata", "labels", "l")}},
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n",
+			[]fieldpath.Path{fieldpath.MakePathOrDie("metadata")}},
+	} {
+		got, ok := appliedLeaves(object(t, tc.manifest))
+		if want := fieldpath.NewSet(tc.want...); !ok || !got.Equals(want) {
+			t.Errorf("%q: leaves %v (%v), want %v", tc.manifest, got, ok, want)
+		}
+	}
+	if _, ok := appliedLeaves(object(t, "apiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec: {ports: [{port: 80}]}\n")); ok {
+		t.Error("a list's fields were recorded without its schema")
 	}
 }
