@@ -1,8 +1,8 @@
 package drift
 
 import (
-	"crypto/sha256"
 	"encoding/binary"
+	"hash/maphash"
 	"sort"
 	"time"
 
@@ -147,9 +147,9 @@ func (r *Reconciler) Backstop(app types.NamespacedName, refs []drift.ObjectRef) 
 		case !ok:
 			marked = append(marked, ref)
 		default:
-			fp := seenPrint(m)
-			if prev, known := r.seen[seenKey(ref)]; !known {
-				r.seen[seenKey(ref)] = fp
+			key, fp := seenKey(ref), seenPrint(m)
+			if prev, known := r.seen[key]; !known {
+				r.seen[key] = fp
 			} else if prev != fp {
 				marked = append(marked, ref)
 			}
@@ -184,16 +184,19 @@ func (r *Reconciler) markPendingQuiet(app types.NamespacedName, ref drift.Object
 	r.pending[app][ref] = true
 }
 
-// seenKey is the key of ref in seen: the first 64 bits of the SHA-256 of its kind,
-// namespace and name.
+// seenKey is the key of ref in seen: a 64-bit hash of its kind, namespace and name
+// (seeded per process: seen lives in memory only).
 func seenKey(ref drift.ObjectRef) uint64 {
-	h := sha256.New()
+	var h maphash.Hash
+	h.SetSeed(seenSeed)
 	for _, s := range []string{ref.GVK.Group, ref.GVK.Version, ref.GVK.Kind, ref.Namespace, ref.Name} {
-		h.Write([]byte(s))
-		h.Write([]byte{0})
+		_, _ = h.WriteString(s)
+		_ = h.WriteByte(0)
 	}
-	return binary.BigEndian.Uint64(h.Sum(nil))
+	return h.Sum64()
 }
+
+var seenSeed = maphash.MakeSeed()
 
 // seenPrint is what seen keeps of m's drift.Fingerprint: its first 64 bits.
 func seenPrint(m *drift.Meta) uint64 {
