@@ -148,7 +148,10 @@ func TestBrowserSyncPruneOption(t *testing.T) {
 		err := env.Client.Get(bg, client.ObjectKey{Namespace: f.ns, Name: "settings"}, &corev1.ConfigMap{})
 		return apierrors.IsNotFound(err)
 	}).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).Should(BeTrue())
-	g.Expect(env.Client.Get(bg, key, app)).To(Succeed())
+	// The prune lands before the sync's status does: wait for the status.
+	g.Eventually(func(g Gomega) string {
+		g.Expect(env.Client.Get(bg, key, app)).To(Succeed())
+		return app.Status.LastAppliedRevision
+	}).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).Should(Equal("main@sha1:" + sha))
 	g.Expect(app.Spec.Prune).To(BeFalse())
-	g.Expect(app.Status.LastAppliedRevision).To(Equal("main@sha1:" + sha))
 }
