@@ -131,6 +131,34 @@ func TestApplyNamesEveryFailingObject(t *testing.T) {
 	g.Expect(exists(t, objs[0])).To(BeFalse())
 }
 
+// A field the schema does not declare (a typo in Git) fails the dry-run, named, for a
+// new object and for one that exists, and nothing is written: the dry-run asks for no
+// strict field validation, and the server-side apply refuses such fields all the same.
+func TestApplyUnknownFieldAppliesNothing(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ns := env.Namespace(t)
+	m := newManager(Owner{Name: "app", Namespace: ns})
+	existing := configMap(t, ns, "existing", "1")
+	_, err := m.Apply(context.Background(), []*unstructured.Unstructured{existing}, Options{})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	typo := deployment(t, ns, "web")
+	g.Expect(unstructured.SetNestedField(typo.Object, int64(2), "spec", "replicaz")).To(Succeed())
+	changed := configMap(t, ns, "existing", "2")
+	g.Expect(unstructured.SetNestedField(changed.Object, "x", "datum")).To(Succeed())
+	_, err = m.Apply(context.Background(), []*unstructured.Unstructured{configMap(t, ns, "new", "1"), typo, changed}, Options{})
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(err.Error()).To(And(ContainSubstring("Deployment/"+ns+"/web"), ContainSubstring(".spec.replicaz: field not declared in schema")))
+	g.Expect(err.Error()).To(And(ContainSubstring("ConfigMap/"+ns+"/existing"), ContainSubstring(".datum: field not declared in schema")))
+	g.Expect(exists(t, typo)).To(BeFalse())
+	g.Expect(exists(t, configMap(t, ns, "new", "1"))).To(BeFalse())
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(existing.GroupVersionKind())
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(existing), live)).To(Succeed())
+	g.Expect(live.Object["data"]).To(Equal(map[string]any{"key": "1"}))
+}
+
 func TestApplyCRDAndCustomResourceTogether(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)

@@ -62,9 +62,7 @@ func (m *Manager) applyDirect(ctx context.Context, objs []*unstructured.Unstruct
 		}
 		o := objs[i].DeepCopy()
 		utils.RemoveCABundleFromCRD(o)
-		// The dry-run validated these very bytes (with the server's default, Warn);
-		// Ignore spares the API server a second strict parse of each body.
-		if _, err := m.applyObject(ctx, o, client.FieldValidation(metav1.FieldValidationIgnore)); err != nil {
+		if _, err := m.applyObject(ctx, o, ignoreFieldValidation); err != nil {
 			errs[i] = fmt.Errorf("%s apply failed: %w", utils.FmtUnstructured(o), err)
 		}
 	})
@@ -83,6 +81,13 @@ func (m *Manager) applyDirect(ctx context.Context, objs []*unstructured.Unstruct
 	result.add(entries)
 	return nil
 }
+
+// ignoreFieldValidation spares the API server a second, strict, parse of each apply
+// body (its default, Warn, parses the body again only to find duplicate fields, and a
+// body marshalled from a map has none). It loses no error: a server-side apply refuses a
+// field the schema does not declare ("field not declared in schema") whatever
+// fieldValidation says (TestApplyUnknownFieldAppliesNothing).
+var ignoreFieldValidation = client.FieldValidation(metav1.FieldValidationIgnore)
 
 // applyObject server-side applies o (field manager gitsync, taking over fields others
 // set; a dry-run with client.DryRunAll) and reads back only its metadata
@@ -121,7 +126,7 @@ func (m *Manager) plan(ctx context.Context, obj *unstructured.Unstructured, resu
 		// Most likely new (the last sync did not apply it): a dry-run that returns only
 		// metadata tells. One that exists after all (made by someone else, or by a sync
 		// that failed before its inventory was written) is dry-run again in full below.
-		meta, err := m.applyObject(ctx, dry, client.DryRunAll)
+		meta, err := m.applyObject(ctx, dry, client.DryRunAll, ignoreFieldValidation)
 		if err != nil {
 			return "", err
 		}
@@ -130,7 +135,7 @@ func (m *Manager) plan(ctx context.Context, obj *unstructured.Unstructured, resu
 		}
 	}
 	if err := m.client.Patch(ctx, dry, client.Apply, client.DryRunAll, client.ForceOwnership,
-		client.FieldOwner(gitsyncv1.FieldManager)); err != nil {
+		client.FieldOwner(gitsyncv1.FieldManager), ignoreFieldValidation); err != nil {
 		return "", err
 	}
 	if dry.GetResourceVersion() == "" {
