@@ -139,11 +139,13 @@ func BenchmarkScale(b *testing.B) {
 		stopAPIProfile := apiServerProfile(b, "GITSYNC_BENCH_APISERVER_CPUPROFILE")
 		stopProgress := progress(b, ns, start)
 		stopPeak := peakHeapProfile(b, ".peak")
+		sharesBefore := readCPUShares()
 		b.StartTimer()
 		createPairs(b, ns, names, srv)
 		pushDuringCold := hot.pushAndWait(b, op.webhook, 1)
 		waitAllReady(b, ns, names, 30*time.Minute)
 		b.StopTimer()
+		coldShares := readCPUShares().sub(sharesBefore)
 		stopProfile()
 		stopAPIProfile()
 		stopProgress()
@@ -207,6 +209,7 @@ func BenchmarkScale(b *testing.B) {
 		b.Logf("%d apps x %d ConfigMaps: create -> all Ready %v, %.2f requests/object: %s",
 			apps, perApp, cold.Round(time.Millisecond), perObject(coldCounts), apicount.Format(coldCounts))
 		b.Logf("cold requests by resource: %s", apicount.Format(coldDetail))
+		b.Logf("cold CPU: %v", coldShares)
 		b.Logf("restart, nothing changed: %v, requests %s (%s)", restart.Round(time.Millisecond), apicount.Format(restartCounts),
 			apicount.Format(restartDetail))
 		b.Logf("idle %v: requests %s, CPU %v (%.2f%% of a core)", idle, apicount.Format(idleCounts), idleCPU.Round(time.Millisecond),
