@@ -44,7 +44,11 @@ func (m *Manager) Correct(ctx context.Context, obj *unstructured.Unstructured, i
 			return err
 		}
 	}
-	if _, err := m.applyObject(ctx, o); err != nil {
+	body, err := bodyOf(o)
+	if err != nil {
+		return err
+	}
+	if _, err := m.applyObject(ctx, o, body); err != nil {
 		return fmt.Errorf("applying %s: %w", Subject(obj), err)
 	}
 	return nil

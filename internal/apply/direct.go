@@ -32,13 +32,16 @@ import (
 func (m *Manager) applyDirect(ctx context.Context, objs []*unstructured.Unstructured, result *Result) error {
 	actions := make([]ssa.Action, len(objs))
 	errs := make([]error, len(objs))
+	bodies := make([][]byte, len(objs)) // each object's apply body, marshalled once
 	m.each(len(objs), func(i int) {
 		obj := objs[i]
 		if result.unchanged[EntryOf(obj).ID] {
 			actions[i] = ssa.UnchangedAction
 			return
 		}
-		actions[i], errs[i] = m.plan(ctx, obj, result)
+		if bodies[i], errs[i] = bodyOf(obj); errs[i] == nil {
+			actions[i], errs[i] = m.plan(ctx, obj, bodies[i], result)
+		}
 	})
 	var failures []*ObjectError
 	for i, err := range errs {
@@ -60,10 +63,8 @@ func (m *Manager) applyDirect(ctx context.Context, objs []*unstructured.Unstruct
 		if actions[i] == ssa.UnchangedAction {
 			return
 		}
-		o := objs[i].DeepCopy()
-		utils.RemoveCABundleFromCRD(o)
-		if _, err := m.applyObject(ctx, o, ignoreFieldValidation); err != nil {
-			errs[i] = fmt.Errorf("%s apply failed: %w", utils.FmtUnstructured(o), err)
+		if _, err := m.applyObject(ctx, objs[i], bodies[i], ignoreFieldValidation); err != nil {
+			errs[i] = fmt.Errorf("%s apply failed: %w", utils.FmtUnstructured(objs[i]), err)
 		}
 	})
 	if err := errors.Join(errs...); err != nil {
@@ -89,15 +90,22 @@ func (m *Manager) applyDirect(ctx context.Context, objs []*unstructured.Unstruct
 // fieldValidation says (TestApplyUnknownFieldAppliesNothing).
 var ignoreFieldValidation = client.FieldValidation(metav1.FieldValidationIgnore)
 
-// applyObject server-side applies o (field manager gitsync, taking over fields others
-// set; a dry-run with client.DryRunAll) and reads back only its metadata
-// (PartialObjectMetadata, in protobuf where the API server offers it): the callers need
-// no more, and the API server encodes, and gitsync decodes, a fraction of the object.
-func (m *Manager) applyObject(ctx context.Context, o *unstructured.Unstructured, opts ...client.PatchOption) (*metav1.PartialObjectMetadata, error) {
-	body, err := o.MarshalJSON()
-	if err != nil {
-		return nil, err
+// bodyOf is what applying o sends: o in JSON, without the caBundle of a CRD's conversion
+// webhook (the API server's own, which Git does not hold).
+func bodyOf(o *unstructured.Unstructured) ([]byte, error) {
+	if o.GetKind() == "CustomResourceDefinition" {
+		o = o.DeepCopy()
+		utils.RemoveCABundleFromCRD(o)
 	}
+	return o.MarshalJSON()
+}
+
+// applyObject server-side applies body, o's (see bodyOf; field manager gitsync, taking
+// over fields others set; a dry-run with client.DryRunAll) and reads back only its
+// metadata (PartialObjectMetadata, in protobuf where the API server offers it): the
+// callers need no more, and the API server encodes, and gitsync decodes, a fraction of
+// the object.
+func (m *Manager) applyObject(ctx context.Context, o *unstructured.Unstructured, body []byte, opts ...client.PatchOption) (*metav1.PartialObjectMetadata, error) {
 	meta := &metav1.PartialObjectMetadata{}
 	meta.SetGroupVersionKind(o.GroupVersionKind())
 	meta.SetNamespace(o.GetNamespace())
@@ -118,15 +126,13 @@ func (e *readError) Unwrap() error { return e.err }
 // plan dry-runs obj and says what applying it does: create it, configure it, or nothing.
 // An existing object whose owner check the watch cache answered is checked again on
 // the live copy read here (a *ConflictError when another Application holds it).
-func (m *Manager) plan(ctx context.Context, obj *unstructured.Unstructured, result *Result) (ssa.Action, error) {
+func (m *Manager) plan(ctx context.Context, obj *unstructured.Unstructured, body []byte, result *Result) (ssa.Action, error) {
 	id := EntryOf(obj).ID
-	dry := obj.DeepCopy()
-	utils.RemoveCABundleFromCRD(dry)
 	if !result.previous[id] {
 		// Most likely new (the last sync did not apply it): a dry-run that returns only
 		// metadata tells. One that exists after all (made by someone else, or by a sync
 		// that failed before its inventory was written) is dry-run again in full below.
-		meta, err := m.applyObject(ctx, dry, client.DryRunAll, ignoreFieldValidation)
+		meta, err := m.applyObject(ctx, obj, body, client.DryRunAll, ignoreFieldValidation)
 		if err != nil {
 			return "", err
 		}
@@ -134,6 +140,8 @@ func (m *Manager) plan(ctx context.Context, obj *unstructured.Unstructured, resu
 			return ssa.CreatedAction, nil
 		}
 	}
+	dry := obj.DeepCopy() // the dry-run's result replaces its content
+	utils.RemoveCABundleFromCRD(dry)
 	if err := m.client.Patch(ctx, dry, client.Apply, client.DryRunAll, client.ForceOwnership,
 		client.FieldOwner(gitsyncv1.FieldManager), ignoreFieldValidation); err != nil {
 		return "", err
