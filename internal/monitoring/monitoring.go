@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
@@ -37,6 +38,29 @@ func init() {
 // Observe makes the collector read objects through the reader (a manager's cached
 // client, so a scrape makes no API request). The last call wins.
 func (c *Collector) Observe(reader client.Reader) { c.reader.Store(&reader) }
+
+// Runnable observes reader while a manager runs it, on every replica (leader or not),
+// and lets go of it when the manager stops: a stopped manager's cache is neither
+// scraped nor kept in memory by the collector (a process that starts a new manager,
+// tests and the benchmarks' restarts, would otherwise hold both managers' caches).
+func (c *Collector) Runnable(reader client.Reader) manager.Runnable {
+	return observer{c: c, reader: reader}
+}
+
+type observer struct {
+	c      *Collector
+	reader client.Reader
+}
+
+func (o observer) Start(ctx context.Context) error {
+	p := &o.reader
+	o.c.reader.Store(p)
+	<-ctx.Done()
+	o.c.reader.CompareAndSwap(p, nil)
+	return nil
+}
+
+func (observer) NeedLeaderElection() bool { return false }
 
 // Describe sends the metric's descriptor.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) { ch <- readyDesc }

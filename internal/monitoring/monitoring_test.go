@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -55,5 +56,68 @@ gitsync_resource_ready{kind="GitRepository",name="ok",namespace="NS",reason="Fet
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(strings.ReplaceAll(want, "NS", ns)), ReadyMetric); err != nil {
 		t.Error(err)
+	}
+}
+
+// The Runnable observes its reader while it runs and lets go of it when its run ends
+// (a stopped manager's cache is neither scraped nor kept); a later run observes again.
+func TestRunnableObservesWhileRunning(t *testing.T) {
+	ns := env.Namespace(t)
+	repo := &gitsyncv1.GitRepository{ObjectMeta: metav1.ObjectMeta{Name: "repo", Namespace: ns},
+		Spec: gitsyncv1.GitRepositorySpec{URL: "https://example.com/org/repo"}}
+	if err := env.Client.Create(context.Background(), repo); err != nil {
+		t.Fatal(err)
+	}
+	c := &Collector{}
+	count := func() int {
+		n, err := testutil.GatherAndCount(registry(c), ReadyMetric)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	run := func() (stop func()) {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() { done <- c.Runnable(env.Client).Start(ctx) }()
+		return func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("before a run: %d gauges, want none", n)
+	}
+	stop := run()
+	waitFor(t, func() bool { return count() > 0 })
+	stop()
+	if c.reader.Load() != nil {
+		t.Error("the collector still holds the reader of a stopped run")
+	}
+	if n := count(); n != 0 {
+		t.Errorf("after the run: %d gauges, want none", n)
+	}
+	stop = run()
+	defer stop()
+	waitFor(t, func() bool { return count() > 0 })
+	if c.Runnable(env.Client).(interface{ NeedLeaderElection() bool }).NeedLeaderElection() {
+		t.Error("the gauges are for every replica, not only the leader")
+	}
+}
+
+func registry(c *Collector) *prometheus.Registry {
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	return reg
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
 	}
 }

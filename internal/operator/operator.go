@@ -212,7 +212,10 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	if err != nil {
 		return nil, err
 	}
-	monitoring.Default.Observe(mgr.GetClient()) // gitsync_resource_ready, read from the cache
+	// gitsync_resource_ready, read from the cache while the manager runs.
+	if err := mgr.Add(monitoring.Default.Runnable(mgr.GetClient())); err != nil {
+		return nil, err
+	}
 	repos := &sources.GitRepositoryReconciler{
 		Client:  mgr.GetClient(),
 		Fetcher: fetcher,
