@@ -159,6 +159,31 @@ func TestApplyUnknownFieldAppliesNothing(t *testing.T) {
 	g.Expect(live.Object["data"]).To(Equal(map[string]any{"key": "1"}))
 }
 
+// The same holds for a custom resource: a field its CRD's schema does not declare fails
+// the dry-run, named, and nothing of the set is written (not pruned away in silence).
+func TestApplyUnknownFieldOfCustomResourceAppliesNothing(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ns := env.Namespace(t)
+	m := newManager(Owner{Name: "app", Namespace: ns})
+	def, group := crd(t)
+	_, err := m.Apply(context.Background(), []*unstructured.Unstructured{def}, Options{})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	typo := parse(t, `
+apiVersion: %s/v1
+kind: Widget
+metadata: {name: w, namespace: %s}
+spec: {sise: 3}
+`, group, ns)
+	cm := configMap(t, ns, "cfg", "1")
+	_, err = m.Apply(context.Background(), []*unstructured.Unstructured{def, cm, typo}, Options{})
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(err.Error()).To(And(ContainSubstring("Widget/"+ns+"/w"), ContainSubstring(".spec.sise: field not declared in schema")))
+	g.Expect(exists(t, typo)).To(BeFalse())
+	g.Expect(exists(t, cm)).To(BeFalse())
+}
+
 func TestApplyCRDAndCustomResourceTogether(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)

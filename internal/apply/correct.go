@@ -6,6 +6,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
@@ -25,7 +26,12 @@ func (m *Manager) Compare(ctx context.Context, obj *unstructured.Unstructured) (
 	}
 	desired = obj.DeepCopy()
 	m.owner.setLabels(desired)
-	if err := m.client.Patch(ctx, desired, client.Apply, client.DryRunAll, client.ForceOwnership,
+	// The body Apply and Correct send (bodyOf), so that the comparison sees what they do.
+	body, err := bodyOf(desired)
+	if err != nil {
+		return nil, nil, fmt.Errorf("server-side dry-run of %s: %w", Subject(obj), err)
+	}
+	if err := m.client.Patch(ctx, desired, client.RawPatch(types.ApplyPatchType, body), client.DryRunAll, client.ForceOwnership,
 		client.FieldOwner(gitsyncv1.FieldManager)); err != nil {
 		return nil, nil, fmt.Errorf("server-side dry-run of %s: %w", Subject(obj), err)
 	}
@@ -46,7 +52,7 @@ func (m *Manager) Correct(ctx context.Context, obj *unstructured.Unstructured, i
 	}
 	body, err := bodyOf(o)
 	if err != nil {
-		return err
+		return fmt.Errorf("applying %s: %w", Subject(obj), err)
 	}
 	if _, err := m.applyObject(ctx, o, body); err != nil {
 		return fmt.Errorf("applying %s: %w", Subject(obj), err)

@@ -78,3 +78,53 @@ func TestApplyManyCRDsAndCustomResourcesWithFreshMappers(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred(), "set %d", i)
 	}
 }
+
+// A CRD whose conversion webhook's caBundle in Git is not a certificate bundle is
+// applied without it, and so are its comparison (drift, diff) and its correction: the
+// API server refuses such a caBundle on an Established CRD that had none, so a request
+// that kept it would fail where the apply succeeded.
+func TestInvalidCABundleLeftOutOfApplyCompareAndCorrect(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ns := env.Namespace(t)
+	m := newManager(Owner{Name: "app", Namespace: ns})
+	def, _ := crd(t)
+	g.Expect(unstructured.SetNestedMap(def.Object, map[string]any{
+		"strategy": "Webhook",
+		"webhook": map[string]any{
+			"conversionReviewVersions": []any{"v1"},
+			"clientConfig": map[string]any{
+				"url":      "https://127.0.0.1:1/convert",
+				"caBundle": "bm90IGEgY2VydGlmaWNhdGU=", // "not a certificate"
+			},
+		},
+	}, "spec", "conversion")).To(Succeed())
+
+	_, err := m.Apply(context.Background(), []*unstructured.Unstructured{def}, Options{})
+	g.Expect(err).NotTo(HaveOccurred())
+	live := current(t, def)
+	_, found, _ := unstructured.NestedString(live.Object, "spec", "conversion", "webhook", "clientConfig", "caBundle")
+	g.Expect(found).To(BeFalse(), "the invalid caBundle was applied")
+	g.Eventually(func() bool { return established(t, def.GetName()) }).Should(BeTrue())
+
+	_, desired, err := m.Compare(context.Background(), def)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, found, _ = unstructured.NestedString(desired.Object, "spec", "conversion", "webhook", "clientConfig", "caBundle")
+	g.Expect(found).To(BeFalse())
+	g.Expect(m.Correct(context.Background(), def)).To(Succeed())
+	_, found, _ = unstructured.NestedString(def.Object, "spec", "conversion", "webhook", "clientConfig", "caBundle")
+	g.Expect(found).To(BeTrue(), "the caller's object lost its caBundle")
+}
+
+// established says whether the CRD named name is Established.
+func established(t *testing.T, name string) bool {
+	t.Helper()
+	got := current(t, parse(t, "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: %s}\n", name))
+	conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+	for _, c := range conds {
+		if c, ok := c.(map[string]any); ok && c["type"] == "Established" {
+			return c["status"] == "True"
+		}
+	}
+	return false
+}

@@ -42,6 +42,9 @@ func (m *Manager) applyDirect(ctx context.Context, objs []*unstructured.Unstruct
 		if bodies[i], errs[i] = bodyOf(obj); errs[i] == nil {
 			actions[i], errs[i] = m.plan(ctx, obj, bodies[i], result)
 		}
+		if actions[i] == ssa.UnchangedAction {
+			bodies[i] = nil // not applied: let it go now
+		}
 	})
 	var failures []*ObjectError
 	for i, err := range errs {
@@ -90,8 +93,9 @@ func (m *Manager) applyDirect(ctx context.Context, objs []*unstructured.Unstruct
 // fieldValidation says (TestApplyUnknownFieldAppliesNothing).
 var ignoreFieldValidation = client.FieldValidation(metav1.FieldValidationIgnore)
 
-// bodyOf is what applying o sends: o in JSON, without the caBundle of a CRD's conversion
-// webhook (the API server's own, which Git does not hold).
+// bodyOf is what applying o sends: o in JSON, without a CRD's conversion-webhook caBundle
+// when that caBundle is not a valid PEM certificate bundle (ssa's RemoveCABundleFromCRD:
+// Kubernetes 1.31 and later refuse such a CRD; a valid one is sent as Git has it).
 func bodyOf(o *unstructured.Unstructured) ([]byte, error) {
 	if o.GetKind() == "CustomResourceDefinition" {
 		o = o.DeepCopy()
@@ -140,9 +144,12 @@ func (m *Manager) plan(ctx context.Context, obj *unstructured.Unstructured, body
 			return ssa.CreatedAction, nil
 		}
 	}
-	dry := obj.DeepCopy() // the dry-run's result replaces its content
-	utils.RemoveCABundleFromCRD(dry)
-	if err := m.client.Patch(ctx, dry, client.Apply, client.DryRunAll, client.ForceOwnership,
+	// The same body, read back whole: the dry-run's result fills dry.
+	dry := &unstructured.Unstructured{}
+	dry.SetGroupVersionKind(obj.GroupVersionKind())
+	dry.SetNamespace(obj.GetNamespace())
+	dry.SetName(obj.GetName())
+	if err := m.client.Patch(ctx, dry, client.RawPatch(types.ApplyPatchType, body), client.DryRunAll, client.ForceOwnership,
 		client.FieldOwner(gitsyncv1.FieldManager), ignoreFieldValidation); err != nil {
 		return "", err
 	}
