@@ -89,7 +89,10 @@ func (s cpuShares) sub(before cpuShares) cpuShares {
 }
 
 // String names each share in CPU-seconds; "other" is the machine's busy time that
-// none of the harness's processes account for (the kernel's own work, other programs).
+// none of the harness's processes account for (the kernel's own work, other programs,
+// and time stolen by the hypervisor, which /proc/stat counts as busy). The git share
+// is every child process that ended in the phase: during the cold phase that is the
+// Git server's, besides the harness's own git commands for its one push.
 func (s cpuShares) String() string {
 	sec := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) }
 	other := s.busy - s.self - s.git - s.apiServer - s.etcd

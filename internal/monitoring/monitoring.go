@@ -28,7 +28,8 @@ type Collector struct {
 	reader atomic.Pointer[client.Reader]
 }
 
-// Default is registered with controller-runtime's registry; Observe points it at a cluster.
+// Default is registered with controller-runtime's registry; Runnable (or Observe) points it
+// at a cluster.
 var Default = &Collector{}
 
 func init() {
