@@ -105,7 +105,7 @@ func TestInvalidCABundleLeftOutOfApplyCompareAndCorrect(t *testing.T) {
 	live := current(t, def)
 	_, found, _ := unstructured.NestedString(live.Object, "spec", "conversion", "webhook", "clientConfig", "caBundle")
 	g.Expect(found).To(BeFalse(), "the invalid caBundle was applied")
-	g.Eventually(func() bool { return established(t, def.GetName()) }).Should(BeTrue())
+	g.Eventually(func() (bool, error) { return m.established(context.Background(), def.GetName()) }).Should(BeTrue())
 
 	_, desired, err := m.Compare(context.Background(), def)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -114,17 +114,4 @@ func TestInvalidCABundleLeftOutOfApplyCompareAndCorrect(t *testing.T) {
 	g.Expect(m.Correct(context.Background(), def)).To(Succeed())
 	_, found, _ = unstructured.NestedString(def.Object, "spec", "conversion", "webhook", "clientConfig", "caBundle")
 	g.Expect(found).To(BeTrue(), "the caller's object lost its caBundle")
-}
-
-// established says whether the CRD named name is Established.
-func established(t *testing.T, name string) bool {
-	t.Helper()
-	got := current(t, parse(t, "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: %s}\n", name))
-	conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
-	for _, c := range conds {
-		if c, ok := c.(map[string]any); ok && c["type"] == "Established" {
-			return c["status"] == "True"
-		}
-	}
-	return false
 }
