@@ -170,12 +170,8 @@ func TestApplyUnknownFieldOfCustomResourceAppliesNothing(t *testing.T) {
 	_, err := m.Apply(context.Background(), []*unstructured.Unstructured{def}, Options{})
 	g.Expect(err).NotTo(HaveOccurred())
 
-	typo := parse(t, `
-apiVersion: %s/v1
-kind: Widget
-metadata: {name: w, namespace: %s}
-spec: {sise: 3}
-`, group, ns)
+	typo := widget(t, group, ns, "w")
+	g.Expect(unstructured.SetNestedField(typo.Object, int64(3), "spec", "sise")).To(Succeed())
 	cm := configMap(t, ns, "cfg", "1")
 	_, err = m.Apply(context.Background(), []*unstructured.Unstructured{def, cm, typo}, Options{})
 	g.Expect(err).To(HaveOccurred())
