@@ -144,25 +144,29 @@ func (m *Manager) plan(ctx context.Context, obj *unstructured.Unstructured, body
 			return ssa.CreatedAction, nil
 		}
 	}
-	// The same body, read back whole: the dry-run's result fills dry.
+	// The same body, read back whole: the dry-run's result fills dry. The live object
+	// is read at the same time (both are reads: a sync of one changed object waits
+	// for the longer of the two, not for both).
+	existing := &unstructured.Unstructured{}
+	existing.SetGroupVersionKind(obj.GroupVersionKind())
+	read := make(chan error, 1)
+	go func() { read <- m.client.Get(ctx, client.ObjectKeyFromObject(obj), existing) }()
 	dry := &unstructured.Unstructured{}
 	dry.SetGroupVersionKind(obj.GroupVersionKind())
 	dry.SetNamespace(obj.GetNamespace())
 	dry.SetName(obj.GetName())
-	if err := m.client.Patch(ctx, dry, client.RawPatch(types.ApplyPatchType, body), client.DryRunAll, client.ForceOwnership,
-		client.FieldOwner(gitsyncv1.FieldManager), ignoreFieldValidation); err != nil {
-		return "", err
-	}
-	if dry.GetResourceVersion() == "" {
+	dryErr := m.client.Patch(ctx, dry, client.RawPatch(types.ApplyPatchType, body), client.DryRunAll, client.ForceOwnership,
+		client.FieldOwner(gitsyncv1.FieldManager), ignoreFieldValidation)
+	readErr := <-read
+	switch {
+	case dryErr != nil:
+		return "", dryErr
+	case dry.GetResourceVersion() == "":
 		return ssa.CreatedAction, nil
-	}
-	existing := &unstructured.Unstructured{}
-	existing.SetGroupVersionKind(obj.GroupVersionKind())
-	if err := m.client.Get(ctx, client.ObjectKeyFromObject(obj), existing); err != nil {
-		if apierrors.IsNotFound(err) { // deleted since the dry-run
-			return ssa.CreatedAction, nil
-		}
-		return "", &readError{fmt.Errorf("reading %s: %w", utils.FmtUnstructured(obj), err)}
+	case apierrors.IsNotFound(readErr): // deleted since the dry-run
+		return ssa.CreatedAction, nil
+	case readErr != nil:
+		return "", &readError{fmt.Errorf("reading %s: %w", utils.FmtUnstructured(obj), readErr)}
 	}
 	if result.cachedOwners[id] {
 		if other, ok := OwnerOf(existing.GetLabels()); ok {
