@@ -23,7 +23,8 @@ import (
 
 // BenchmarkWebhookPushToApplied: a GitRepository polling every 10 minutes (so only the
 // webhook explains a fast sync); 20 pushes, each changing a ConfigMap value; from the
-// webhook's 202 to the new value read back from the API server.
+// webhook's 202 to the new value read back from the API server. GITSYNC_BENCH_TRACE=1
+// logs each push's requests: the operator's to the API server, and the Git server's.
 func BenchmarkWebhookPushToApplied(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
@@ -33,7 +34,10 @@ func BenchmarkWebhookPushToApplied(b *testing.B) {
 		}
 		addr := ln.Addr().String()
 		ln.Close()
-		mgr, err := operator.New(operatorConfig(b), env.Scheme, operator.Options{
+		trace := newPushTrace()
+		cfg := operatorConfig(b)
+		cfg.Wrap(trace.wrap)
+		mgr, err := operator.New(cfg, env.Scheme, operator.Options{
 			MetricsBindAddress: "0", HealthProbeBindAddress: "0", StoragePath: b.TempDir(),
 			SkipNameValidation: true, WebhookBindAddress: addr, DenyEgress: operator.NoEgressGuard,
 		})
@@ -45,7 +49,7 @@ func BenchmarkWebhookPushToApplied(b *testing.B) {
 		go func() { defer close(done); _ = mgr.Start(ctx) }()
 		b.Cleanup(func() { cancel(); <-done })
 
-		srv := gittest.NewServer(b, gittest.Options{})
+		srv := gittest.NewServer(b, gittest.Options{Served: trace.gitServed})
 		repo := srv.CreateRepo("app")
 		cm := func(v int) map[string]string {
 			return map[string]string{"cm.yaml": fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: pushed\ndata:\n  value: \"%d\"\n", v)}
@@ -99,6 +103,7 @@ func BenchmarkWebhookPushToApplied(b *testing.B) {
 				b.Fatalf("webhook answered %d", resp.StatusCode)
 			}
 			start := time.Now()
+			trace.begin()
 			want := fmt.Sprint(i)
 			got := &corev1.ConfigMap{}
 			for {
@@ -112,6 +117,8 @@ func BenchmarkWebhookPushToApplied(b *testing.B) {
 				time.Sleep(2 * time.Millisecond)
 			}
 			latencies = append(latencies, time.Since(start))
+			trace.add("the new value read back (the benchmark's reads every 2 ms not shown)", start)
+			trace.end(b, fmt.Sprintf("push %d, from the webhook's 202", i))
 		}
 		b.StopTimer()
 		p50, p95 := percentile(latencies, 0.5), percentile(latencies, 0.95)

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -90,6 +91,28 @@ func TestHTTPCloneWithBasicAuth(t *testing.T) {
 
 	s.ResetCounts()
 	g.Expect(s.Counts("app")).To(Equal(Counts{}))
+}
+
+// Options.Served hears of each HTTP request, once answered, with when it arrived.
+func TestServedHearsEachRequest(t *testing.T) {
+	g := NewWithT(t)
+	var mu sync.Mutex
+	var served []string
+	before := time.Now()
+	s := NewServer(t, Options{Served: func(method, path string, arrived time.Time) {
+		mu.Lock()
+		defer mu.Unlock()
+		if arrived.Before(before) || arrived.After(time.Now()) {
+			t.Errorf("%s %s arrived at %v, not between the start and now", method, path, arrived)
+		}
+		served = append(served, method+" "+path)
+	}})
+	s.CreateRepo("app").Commit("main", "initial", map[string]string{"a.txt": "a"})
+	out, err := cli(t, "", nil, "ls-remote", s.HTTPURL("app"))
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	mu.Lock()
+	defer mu.Unlock()
+	g.Expect(served).To(ContainElement("GET /app.git/info/refs"))
 }
 
 func TestHTTPLsRemoteAndPush(t *testing.T) {

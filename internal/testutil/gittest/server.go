@@ -38,6 +38,9 @@ type Options struct {
 	// Username and Password, when Username != "", are required as HTTP
 	// basic auth credentials. SSH always requires ClientIdentity.
 	Username, Password string
+	// Served, when set, is told of every HTTP request once it has been answered:
+	// its method and path, and when it arrived.
+	Served func(method, path string, arrived time.Time)
 }
 
 // Counts is what a Server served for one repository.
@@ -253,6 +256,9 @@ func (s *Server) env() []string {
 // serveHTTP checks credentials, counts upload-pack requests and hands the
 // request to git http-backend.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Served != nil {
+		defer s.opts.Served(r.Method, r.URL.Path, time.Now())
+	}
 	if s.opts.Username != "" {
 		user, pass, ok := r.BasicAuth()
 		if !ok || subtle.ConstantTimeCompare([]byte(user), []byte(s.opts.Username)) != 1 ||
