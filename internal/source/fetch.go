@@ -11,13 +11,11 @@ import (
 	"time"
 
 	"github.com/gitsync-dev/gitsync/internal/redact"
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 const (
@@ -180,21 +178,15 @@ func (f *Fetcher) fetch(ctx context.Context, req Request) (*Artifact, error) {
 		// serves commits reachable from its refs.
 		t.want, t.depth = t.commit, 1
 	}
-	objects, err := os.MkdirTemp(f.dir, tmpPrefix+"objects-*")
-	if err != nil {
-		return nil, err
-	}
-	f.setWriting(objects, true)
-	st := filesystem.NewStorageWithOptions(osfs.New(objects), cache.NewObjectLRU(objectCacheSize),
-		filesystem.Options{ExclusiveAccess: true, LargeObjectThreshold: largeObjectThreshold})
-	defer func() {
-		_ = st.Close()
-		_ = os.RemoveAll(objects)
-		f.setWriting(objects, false)
-	}()
+	objects := &objectStore{f: f}
+	defer objects.close()
 	if t.depth == 0 && t.name != "" && canCheckAncestry(adv.Capabilities) {
 		// A commit below a branch's tip: check with the branch's commits only
 		// that it is in the branch, then fetch it alone, in a new session.
+		st, err := objects.onDisk()
+		if err != nil {
+			return nil, err
+		}
 		if err := inBranch(ctx, rem, st, t, req.MaxSize); err != nil {
 			return nil, fmt.Errorf("fetching %s from %s: %w", ref, url, classify(err))
 		}
@@ -207,13 +199,13 @@ func (f *Fetcher) fetch(ctx context.Context, req Request) (*Artifact, error) {
 		}
 		t.want, t.depth = t.commit, 1
 	}
-	if err := rem.fetch(ctx, st, t.want, t.depth, req.MaxSize); err != nil {
+	if err := rem.fetchInto(ctx, t.want, t.depth, "", req.MaxSize, objects.pick); err != nil {
 		if t.want == t.commit && t.depth == 1 && isNotOurRef(err) {
 			err = fmt.Errorf("%w: commit %s: %w", ErrRefNotFound, t.commit, err)
 		}
 		return nil, fmt.Errorf("fetching %s from %s: %w", ref, url, classify(err))
 	}
-	commit, err := t.checkoutCommit(st)
+	commit, err := t.checkoutCommit(objects.st)
 	if err != nil {
 		return nil, fmt.Errorf("fetching %s from %s: %w", ref, url, err)
 	}
@@ -228,7 +220,7 @@ func (f *Fetcher) fetch(ctx context.Context, req Request) (*Artifact, error) {
 	if req.Current != nil {
 		prior = f.priorFiles(req.Current.Dir)
 	}
-	a, err := f.checkout(st, commit, req.Key, t, ignore, prior)
+	a, err := f.checkout(objects.st, commit, req.Key, t, ignore, prior)
 	if err != nil {
 		return nil, fmt.Errorf("checking out %s of %s: %w", t.revision(), url, err)
 	}

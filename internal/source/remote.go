@@ -84,19 +84,23 @@ func (r *remote) list(ctx context.Context) (*packp.AdvRefs, error) {
 	return adv, nil
 }
 
-// fetch asks for want (a commit or an annotated tag) and the history below it
-// down to depth commits (0: all of it), and writes the pack into st (on
-// disk: the objects are never all in memory). More than maxSize bytes of pack
-// (0: no limit) fail with ErrTooLarge. No haves are sent: the result is
-// self-contained.
-func (r *remote) fetch(ctx context.Context, st storer.Storer, want plumbing.Hash, depth int, maxSize int64) error {
-	return r.fetchFiltered(ctx, st, want, depth, "", maxSize)
-}
-
-// fetchFiltered is fetch with a partial-clone filter ("": none), which the
-// server must support (capability.Filter).
+// fetchFiltered asks for want (a commit or an annotated tag) and the history
+// below it down to depth commits (0: all of it), with a partial-clone filter
+// ("": none; else the server must support capability.Filter), and writes the
+// pack into st. More than maxSize bytes of pack (0: no limit) fail with
+// ErrTooLarge. No haves are sent: the result is self-contained.
 func (r *remote) fetchFiltered(ctx context.Context, st storer.Storer, want plumbing.Hash, depth int,
 	filter packp.Filter, maxSize int64) error {
+	return r.fetchInto(ctx, want, depth, filter, maxSize, func(pack io.Reader) (storer.Storer, io.Reader, error) {
+		return st, pack, nil
+	})
+}
+
+// fetchInto is fetchFiltered into the storage that into picks once the pack starts
+// to arrive: into may read the pack's first bytes, and returns the storage and the
+// whole pack (those bytes included).
+func (r *remote) fetchInto(ctx context.Context, want plumbing.Hash, depth int, filter packp.Filter, maxSize int64,
+	into func(pack io.Reader) (storer.Storer, io.Reader, error)) error {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 
@@ -132,7 +136,11 @@ func (r *remote) fetchFiltered(ctx context.Context, st storer.Storer, want plumb
 		pack = sideband.NewDemuxer(sideband.Sideband, resp)
 	}
 	limited := &sizeLimit{r: pack, max: maxSize}
-	if err := packfile.UpdateObjectStorage(st, limited); err != nil {
+	st, whole, err := into(limited)
+	if err == nil {
+		err = packfile.UpdateObjectStorage(st, whole)
+	}
+	if err != nil {
 		if limited.exceeded {
 			return limited.err()
 		}
