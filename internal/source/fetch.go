@@ -25,7 +25,7 @@ const (
 	checkoutsDir = "checkouts"
 	// objectCacheSize bounds the decoded objects a fetch keeps in memory;
 	// largeObjectThreshold is the size above which a blob is streamed from
-	// the pack on disk instead of read into memory.
+	// the pack (see objectStore) instead of read into memory whole.
 	objectCacheSize      = 16 * cache.MiByte
 	largeObjectThreshold = 1 << 20
 	tmpPrefix            = ".tmp-"
