@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // pushTrace records, while on, the requests the operator sends to the API server and
@@ -82,7 +84,7 @@ func (t *pushTrace) wrap(rt http.RoundTripper) http.RoundTripper {
 	if !t.on {
 		return rt
 	}
-	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+	return promhttp.RoundTripperFunc(func(r *http.Request) (*http.Response, error) {
 		start := time.Now()
 		resp, err := rt.RoundTrip(r)
 		what := "api " + r.Method + " " + resourcePath(r.URL.Path)
@@ -93,10 +95,6 @@ func (t *pushTrace) wrap(rt http.RoundTripper) http.RoundTripper {
 		return resp, err
 	})
 }
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // resourcePath is path from its resource on: /api/v1/namespaces/ns/configmaps/x is
 // configmaps/x.
