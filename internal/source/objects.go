@@ -47,11 +47,9 @@ func (o *objectStore) pick(pack io.Reader) (storer.Storer, io.Reader, error) {
 	return st, io.MultiReader(bytes.NewReader(head), pack), err
 }
 
-// onDisk is the storage on disk, made now unless there is one already.
+// onDisk makes the storage on disk; o holds none yet (a fresh objectStore, or pick's
+// first pack).
 func (o *objectStore) onDisk() (*filesystem.Storage, error) {
-	if o.st != nil {
-		return o.st, nil
-	}
 	dir, err := os.MkdirTemp(o.f.dir, tmpPrefix+"objects-*")
 	if err != nil {
 		return nil, err
