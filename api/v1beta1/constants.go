@@ -30,8 +30,13 @@ const (
 	URLInvalidReason = "URLInvalid"
 	// FetchFailedReason: listing or fetching from the remote failed (network, server error, timeout).
 	FetchFailedReason = "FetchFailed"
-	// TooLargeReason: the fetch exceeded the GitRepository's spec.maxSize.
+	// TooLargeReason: the fetch exceeded the GitRepository's spec.maxSize, or a checkout
+	// would write more files or bytes than the operator allows (a tree that repeats one
+	// blob many times).
 	TooLargeReason = "TooLarge"
+	// RenderLimitExceededReason: a render hit one of its worker's bounds (memory, CPU
+	// time, wall-clock deadline, output size, files written); the message names the bound.
+	RenderLimitExceededReason = "RenderLimitExceeded"
 	// SecretNotFoundReason: the Secret named by spec.secretRef could not be read or is malformed.
 	SecretNotFoundReason = "SecretNotFound"
 	// StorageFailedReason: the checkout could not be written to the storage path.
