@@ -79,10 +79,12 @@ func (s *Store) fetchOCI(ctx context.Context, src Source, ref string) (string, i
 		if l.Size > MaxChartSize {
 			return "", 0, fmt.Errorf("chart archive %s is larger than the %d bytes allowed (%d bytes): %w", ref, MaxChartSize, l.Size, ErrTooLarge)
 		}
-		if path := s.chartPath(l.Digest.Hex); exists(path) {
-			touch(path)
-			return path, 0, nil
-		}
+		// No shortcut through an archive of the same digest in the cache: that another
+		// identity stored it says nothing of what this registry serves to these
+		// credentials, and a manifest naming a digest costs its author nothing. The blob
+		// is downloaded (and its digest checked) once per identity; Fetch serves the
+		// identity's own record after that. A HEAD would not do: a hostile registry can
+		// answer yes to any digest.
 		layer, err := img.LayerByDigest(l.Digest)
 		if err != nil {
 			return "", 0, ociError("reading the chart layer of "+ref, err)
