@@ -1,13 +1,13 @@
 package build
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/gitsync-dev/gitsync/internal/yamlbudget"
 )
 
 // What one build may read, so that a single commit cannot exhaust the operator's memory
@@ -17,10 +17,6 @@ const (
 	MaxFileSize = 8 << 20
 	// MaxRenderSize bounds the files one build reads, together, and kustomize's output.
 	MaxRenderSize = 32 << 20
-	// maxNodes bounds the values one document may expand to (through aliases too), so
-	// that a few lines of nested aliases ("billion laughs") cannot exhaust memory, and
-	// the values a file may hold by estimateNodes, checked before it is parsed.
-	maxNodes = 1 << 20
 	// maxRenderValues bounds the values (YAML nodes: keys and values) of one build's
 	// documents together. Memory follows values, not bytes: parsed, a value costs
 	// 100-200 bytes, and 8 MiB of "[1,1,1,...]" would be 4 million of them, while a
@@ -35,16 +31,15 @@ const (
 )
 
 // ErrTooLarge is wrapped by the error for a file or render over MaxFileSize,
-// MaxRenderSize or the expansion limit of YAML aliases.
-var ErrTooLarge = errors.New("too large to build")
+// MaxRenderSize or a limit of the YAML budget (yamlbudget.ErrTooLarge, which it is).
+var ErrTooLarge = yamlbudget.ErrTooLarge
 
 // budget counts what one build has read, against MaxFileSize and MaxRenderSize.
 // Builds run one at a time per budget (kustomize runs are serialised), so it needs no lock.
 type budget struct {
-	total     int64
-	values    int             // values of the documents parsed so far
-	maxValues int             // the values allowed
-	files     map[string]bool // files counted already: kustomize reads some more than once
+	total  int64
+	values *yamlbudget.Budget // the values of the documents parsed so far
+	files  map[string]bool    // files counted already: kustomize reads some more than once
 	// refused is the first file refused by these checks: kustomize reports it wrapped in
 	// text of its own (and without the error chain), so the build reports it instead.
 	refused error
@@ -52,7 +47,7 @@ type budget struct {
 
 // newBudget returns an empty budget allowing maxValues values.
 func newBudget(maxValues int) *budget {
-	return &budget{files: map[string]bool{}, maxValues: maxValues}
+	return &budget{files: map[string]bool{}, values: yamlbudget.New(maxValues)}
 }
 
 // admit counts a file of size bytes (rel names it in errors) before it is read.
@@ -118,110 +113,27 @@ func mib(n int64) string {
 	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
 
-// estimateNodes returns an upper bound of the YAML nodes in data, without parsing it:
-// each node but the first follows an indicator of its own (a comma, "[", "{", "-",
-// or, for a key and its value together, a colon or "?"). Indicators inside strings
-// and comments only make the bound looser.
-func estimateNodes(data []byte) int {
-	n := 0
-	for _, c := range data {
-		switch c {
-		case ',', '[', '{', ':', '-', '?':
-			n++
-		}
-	}
-	return 2*n + 2
-}
-
 // prescan refuses data (the file rel) before it is parsed if it may hold more than
-// maxNodes values: parsing alone takes 100-200 bytes per value.
+// yamlbudget.MaxValues values: parsing alone takes 100-200 bytes per value.
 func prescan(rel string, data []byte) error {
-	if n := estimateNodes(data); n > maxNodes {
-		return fmt.Errorf("%s: the file may hold up to %d YAML values, over the %d that one file may hold: %w",
-			rel, n, maxNodes, ErrTooLarge)
-	}
-	return nil
+	return yamlbudget.Prescan(rel, data)
 }
 
-// count adds the values of a parsed document of the file rel to the render's.
-func (b *budget) count(rel string, values int) error {
-	b.values += values
-	if b.values > b.maxValues {
-		return fmt.Errorf("%s: the documents parsed so far hold more than %d values, over the limit for one build: %w",
-			rel, b.maxValues, ErrTooLarge)
-	}
-	return nil
-}
-
-// checkYAML refuses data (the file rel) when it may hold too many values to parse
-// (prescan), when a YAML document in it expands, through aliases, to more than
-// maxNodes values or the build's values over the budget, or when it
-// holds a scalar whose explicit tag does not fit it ("!!int secret"). It walks yaml.v3's node tree, which
-// holds each aliased node once, counting every alias as the size of what it names
-// (memoised), so the check itself costs the size of the file, not of the expansion.
-// Data that is not YAML passes: it is for whoever reads it to report.
+// checkYAML refuses data (the file rel) when it may hold too many values to parse,
+// when its YAML documents expand, through aliases, to more than yamlbudget.MaxValues
+// values or the build's values over the budget, or nest too deep (yamlbudget), or when
+// it holds a scalar whose explicit tag does not fit it ("!!int secret"). The check
+// costs the size of the file, not of the expansion. Data that is not YAML passes: it is
+// for whoever reads it to report.
 func (b *budget) checkYAML(rel string, data []byte) error {
-	if err := prescan(rel, data); err != nil {
-		return err
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	for doc := 1; ; doc++ {
-		var n yaml.Node
-		if err := dec.Decode(&n); err != nil {
-			return nil // io.EOF, or not YAML: no expansion to bound
-		}
-		c := expansion{sizes: map[*yaml.Node]int{}}
-		if size := c.size(&n); size > maxNodes {
-			return fmt.Errorf("%s: document %d expands to more than %d values through YAML aliases: %w", rel, doc, maxNodes, ErrTooLarge)
-		}
-		if c.badTag != nil {
-			// Kustomize would fail on it too, naming neither the file nor the line and
-			// quoting the value.
-			return fmt.Errorf("%s: line %d: the value tagged %s is not a valid %s (value redacted)", rel, c.badTag.Line, c.badTag.ShortTag(), c.badTag.ShortTag())
-		}
-		if err := b.count(rel, c.size(&n)); err != nil {
-			return err
-		}
-	}
+	return b.values.CheckScalars(rel, data, badTag)
 }
 
-// expansion computes the expanded size of yaml.v3 nodes, saturating above maxNodes,
-// and notes the first scalar whose explicit tag does not fit its value.
-type expansion struct {
-	sizes  map[*yaml.Node]int // -1 while the node is being sized (an alias cycle)
-	badTag *yaml.Node
-}
-
-func (e *expansion) size(n *yaml.Node) int {
-	if n == nil {
-		return 0
+// badTag is the budget's check of a scalar with an explicit tag: kustomize would fail on
+// it too, naming neither the file nor the line and quoting the value.
+func badTag(n *yaml.Node) error {
+	if _, err := scalar(n); err != nil {
+		return fmt.Errorf("line %d: the value tagged %s is not a valid %s (value redacted)", n.Line, n.ShortTag(), n.ShortTag())
 	}
-	if n.Kind == yaml.AliasNode {
-		return e.size(n.Alias)
-	}
-	if s, ok := e.sizes[n]; ok {
-		if s < 0 {
-			return maxNodes + 1 // an alias to its own ancestor expands forever
-		}
-		return s
-	}
-	if len(n.Content) == 0 {
-		if n.Kind == yaml.ScalarNode && n.Style&yaml.TaggedStyle != 0 && e.badTag == nil {
-			if _, err := scalar(n); err != nil {
-				e.badTag = n
-			}
-		}
-		return 1 // scalars are not memoised: there are many and none is reached twice cheaply
-	}
-	e.sizes[n] = -1
-	total := 1
-	for _, c := range n.Content {
-		total += e.size(c)
-		if total > maxNodes {
-			total = maxNodes + 1
-			break
-		}
-	}
-	e.sizes[n] = total
-	return total
+	return nil
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
-	"go.yaml.in/yaml/v3"
 )
 
 // aliasBomb is the held-out fault run's bomb: 14 lines whose aliases expand to 9^7
@@ -279,43 +278,6 @@ func TestBuildRefusesTooManyValues(t *testing.T) {
 			g.Expect(err.Error()).To(ContainSubstring(tt.want))
 		})
 	}
-}
-
-// The estimate is an upper bound of the nodes yaml.v3 makes, whatever the style.
-func TestEstimateNodesBoundsNodes(t *testing.T) {
-	samples := []string{
-		"a: b\n", "- - - a\n", "[1, [2, [3]], {a: b, c}]\n", "a:\n  b:\n    - c\n    -\n    - {}\n",
-		"? [a, b]\n: c\n", "a: &x [1, 2]\nb: *x\nc: !!str 3\n", "---\n---\na: b\n...\n---\n- x\n",
-		"key: |\n  text: with, indicators - inside\n", "{a: 1, b: [x, y, ], c: {d: e}}\n", flowOnes(100), "x\n", "",
-	}
-	for _, name := range []string{"testdata/kustomize/base/deployment.yaml", "testdata/kustomize/base/kustomization.yaml"} {
-		if data, err := os.ReadFile(name); err == nil {
-			samples = append(samples, string(data))
-		}
-	}
-	for _, s := range samples {
-		dec := yaml.NewDecoder(strings.NewReader(s))
-		nodes := 0
-		for {
-			var n yaml.Node
-			if err := dec.Decode(&n); err != nil {
-				break
-			}
-			nodes += countNodes(&n)
-		}
-		if est := estimateNodes([]byte(s)); est < nodes {
-			t.Errorf("estimateNodes(%q) = %d, below the %d nodes parsed", s, est, nodes)
-		}
-	}
-}
-
-// countNodes counts the nodes of a yaml.v3 tree as parsed (an alias is one node).
-func countNodes(n *yaml.Node) int {
-	total := 1
-	for _, c := range n.Content {
-		total += countNodes(c)
-	}
-	return total
 }
 
 // diamonds writes n levels of two overlays (prefixes x- and y-) of the next level, the

@@ -11,6 +11,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gitsync-dev/gitsync/internal/yamlbudget"
 )
 
 // kustomizeGroup is the API group of kustomization files.
@@ -26,7 +28,8 @@ const kustomizeGroup = "kustomize.config.k8s.io"
 // renders the same objects whether or not a kustomization lists its files: "yes"
 // stays a string, timestamps stay the text that was written.
 //
-// The values of every document are counted in b, against maxRenderValues.
+// The values of every document are counted in b (the YAML budget) before the document
+// is converted.
 func decodeManifests(name string, data []byte, b *budget) ([]*unstructured.Unstructured, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var objs []*unstructured.Unstructured
@@ -42,15 +45,16 @@ func decodeManifests(name string, data []byte, b *budget) ([]*unstructured.Unstr
 		if len(n.Content) == 0 || n.Content[0].ShortTag() == "!!null" {
 			continue
 		}
+		// Counted before it is expanded: the converter copies what aliases name.
+		if err := b.values.Document(name, doc, &n); err != nil {
+			return nil, err
+		}
 		top := n.Content[0]
 		where := fmt.Sprintf("%s: document %d (line %d)", name, doc, top.Line)
 		c := converter{}
 		v, err := c.value(top)
 		if err != nil {
 			return nil, fmt.Errorf("parsing %s: %w", where, redactError(err))
-		}
-		if err := b.count(name, c.nodes); err != nil {
-			return nil, err
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
@@ -120,8 +124,8 @@ type converter struct {
 
 func (c *converter) value(n *yaml.Node) (any, error) {
 	c.nodes++
-	if c.nodes > maxNodes {
-		return nil, fmt.Errorf("line %d: document expands to more than %d values", n.Line, maxNodes)
+	if c.nodes > yamlbudget.MaxValues { // not reached: the budget counted the document
+		return nil, fmt.Errorf("line %d: document expands to more than %d values", n.Line, yamlbudget.MaxValues)
 	}
 	switch n.Kind {
 	case yaml.DocumentNode:
