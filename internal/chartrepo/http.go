@@ -6,13 +6,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/gitsync-dev/gitsync/internal/redact"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/gitsync-dev/gitsync/internal/redact"
 )
 
 // StatusError is an HTTP answer other than success from a repository.
@@ -37,11 +39,37 @@ var ErrTooLarge = errors.New("too large")
 // ErrDigestMismatch is an archive whose digest is not the one the index states.
 var ErrDigestMismatch = errors.New("digest mismatch")
 
-func timeoutOf(src Source) time.Duration {
-	if src.Timeout > 0 {
-		return src.Timeout
+// DefaultTimeout bounds a repository's requests when its Source says nothing.
+const DefaultTimeout = 60 * time.Second
+
+// ErrTimeout is a repository that did not answer (the whole answer, body included)
+// within its timeout: one that accepts the connection and then stalls or trickles.
+var ErrTimeout = errors.New("timed out")
+
+// timeoutOf is how long one poll or download of src may take: src.Timeout (DefaultTimeout
+// when zero) within Options.MaxTimeout.
+func (s *Store) timeoutOf(src Source) time.Duration {
+	d := src.Timeout
+	if d <= 0 {
+		d = DefaultTimeout
 	}
-	return 60 * time.Second
+	if s.opts.MaxTimeout > 0 && d > s.opts.MaxTimeout {
+		d = s.opts.MaxTimeout
+	}
+	return d
+}
+
+// timedOut turns err into an ErrTimeout naming d when ctx's deadline (or a client or
+// transport timeout) ended the request; other errors pass as they are.
+func timedOut(ctx context.Context, d time.Duration, err error) error {
+	if err == nil || errors.Is(err, ErrTimeout) {
+		return err
+	}
+	var ne net.Error
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		return fmt.Errorf("%w after %s: %w", ErrTimeout, d, err)
+	}
+	return err
 }
 
 // get sends a GET; credentials go only to the repository's own scheme and host.
@@ -62,7 +90,7 @@ func (s *Store) get(ctx context.Context, src Source, target string, header http.
 			req.SetBasicAuth(src.Username, src.Password)
 		}
 	}
-	resp, err := s.client(t).Do(req)
+	resp, err := s.client(t, s.timeoutOf(src)).Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: %w", redact.URL(target), unwrapURLError(err))
 	}
@@ -89,8 +117,14 @@ type Poll struct {
 // PollIndex fetches src's index.yaml unless the server says (ETag) it did not change
 // since the index whose digest is previous. The index is validated before it is kept.
 func (s *Store) PollIndex(ctx context.Context, src Source, previous string) (Poll, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeoutOf(src))
+	timeout := s.timeoutOf(src)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	poll, err := s.pollIndex(ctx, src, previous)
+	return poll, timedOut(ctx, timeout, err)
+}
+
+func (s *Store) pollIndex(ctx context.Context, src Source, previous string) (Poll, error) {
 	target := strings.TrimSuffix(src.URL, "/") + "/index.yaml"
 	header := http.Header{}
 	if previous != "" {

@@ -199,7 +199,8 @@ func (s *Store) Fetch(ctx context.Context, src Source, cv *ChartVersion) (path s
 	if path, ok := s.CachedVersion(src.cacheKey(), cv); ok {
 		return path, 0, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeoutOf(src))
+	timeout := s.timeoutOf(src)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if IsOCI(src.URL) {
 		path, downloaded, err = s.fetchOCI(ctx, src, cv.URLs[0])
@@ -207,7 +208,7 @@ func (s *Store) Fetch(ctx context.Context, src Source, cv *ChartVersion) (path s
 		path, downloaded, err = s.fetchHTTP(ctx, src, cv.URLs[0], cv.Digest)
 	}
 	if err != nil {
-		return "", downloaded, err
+		return "", downloaded, timedOut(ctx, timeout, err)
 	}
 	if err := s.remember(src.cacheKey(), cv.Name, cv.Version, strings.TrimSuffix(filepath.Base(path), ".tgz")); err != nil {
 		return "", downloaded, err

@@ -20,8 +20,14 @@ const ChartLayerMediaType = "application/vnd.cncf.helm.chart.content.v1.tar+gzip
 // PollTags lists the tags of each chart (a repository under src's oci:// URL) and keeps
 // them as an index of the versions found; a chart the registry does not know has none.
 func (s *Store) PollTags(ctx context.Context, src Source, charts []string) (Poll, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeoutOf(src))
+	timeout := s.timeoutOf(src)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	poll, err := s.pollTags(ctx, src, charts)
+	return poll, timedOut(ctx, timeout, err)
+}
+
+func (s *Store) pollTags(ctx context.Context, src Source, charts []string) (Poll, error) {
 	opts, err := s.remoteOptions(ctx, src)
 	if err != nil {
 		return Poll{}, err
@@ -158,7 +164,8 @@ func (s *Store) remoteOptions(ctx context.Context, src Source) ([]remote.Option,
 	if err != nil {
 		return nil, err
 	}
-	opts := []remote.Option{remote.WithContext(ctx), remote.WithTransport(limitTagPages{next: t})}
+	var rt http.RoundTripper = deadlineTransport{next: t, timeout: s.timeoutOf(src)}
+	opts := []remote.Option{remote.WithContext(ctx), remote.WithTransport(limitTagPages{next: rt})}
 	if src.Username != "" || src.Password != "" {
 		opts = append(opts, remote.WithAuth(&authn.Basic{Username: src.Username, Password: src.Password}))
 	}

@@ -44,6 +44,8 @@ type Options struct {
 	MaxIndexSize int64
 	// MaxTagPages caps the pages of an OCI tag list (DefaultMaxTagPages).
 	MaxTagPages int
+	// MaxTimeout caps every Source's Timeout (gitsync run --max-timeout); 0: no cap.
+	MaxTimeout time.Duration
 }
 
 // Source is a chart repository and its credentials.
@@ -54,13 +56,17 @@ type Source struct {
 	Username, Password string
 	// CA is a PEM bundle trusted besides the system's roots.
 	CA []byte
-	// Timeout bounds each request (60s when zero).
+	// Timeout bounds a poll or a download, each request of it and its body included
+	// (DefaultTimeout when zero; never more than Options.MaxTimeout).
 	Timeout time.Duration
 	// Key is the identity the repository's archives are cached under: its URL and the
 	// credentials it fetches with (see CacheKey). A chart another identity downloaded is
 	// never served from the cache to this one, which downloads it with its own
 	// credentials. Empty: the URL alone.
 	Key string
+	// Tenant is whose allowance of background downloads (FetchWithin) this one counts
+	// against: the namespace of the HelmRepository.
+	Tenant string
 }
 
 // CacheKey is the cache identity of a repository at url fetched with credentials (an
@@ -88,6 +94,7 @@ type Store struct {
 	indexes    map[string]*IndexFile // parsed, by digest
 	order      []string              // digests of indexes, oldest first
 	transports *transportCache       // by CA digest
+	downloads  map[string]*download  // FetchWithin's, by identity, chart and version
 }
 
 // keptIndexes is how many parsed indexes stay in memory.
@@ -109,7 +116,8 @@ func NewWithOptions(dir string, opts Options) (*Store, error) {
 	if opts.MaxTagPages <= 0 {
 		opts.MaxTagPages = DefaultMaxTagPages
 	}
-	return &Store{dir: dir, opts: opts, indexes: map[string]*IndexFile{}, transports: newTransportCache(keptTransports)}, nil
+	return &Store{dir: dir, opts: opts, indexes: map[string]*IndexFile{}, transports: newTransportCache(keptTransports),
+		downloads: map[string]*download{}}, nil
 }
 
 func (s *Store) indexPath(digest string) string {

@@ -2,12 +2,15 @@ package chartrepo
 
 import (
 	"container/list"
+	"context"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
 	"errors"
+	"io"
 	"net/http"
+	"time"
 )
 
 // transportCache keeps the most recently used transports, one per CA bundle: a tenant
@@ -78,6 +81,38 @@ func (s *Store) transport(src Source) (*http.Transport, error) {
 // lose the credentials (basic auth, any other header that may carry one) once they leave
 // the first request's scheme, host or port: net/http alone keeps Authorization on a
 // redirect to another port of the same host, or from https to http.
-func (s *Store) client(t http.RoundTripper) *http.Client {
-	return s.opts.Egress.Client(t, 0)
+// Every request of the client ends within timeout, its body read included (a server
+// that trickles a byte a second is cut off there).
+func (s *Store) client(t http.RoundTripper, timeout time.Duration) *http.Client {
+	return s.opts.Egress.Client(t, timeout)
+}
+
+// deadlineTransport is http.Client.Timeout for the clients that go-containerregistry
+// makes itself (it takes a transport, not a client): each request, its body read
+// included, ends within timeout.
+type deadlineTransport struct {
+	next    http.RoundTripper
+	timeout time.Duration
+}
+
+func (d deadlineTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithTimeout(req.Context(), d.timeout)
+	resp, err := d.next.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
 }
