@@ -45,11 +45,17 @@ func LoadDir(root, dir string) (*chart.Chart, error) {
 	if err != nil {
 		return nil, err
 	}
+	// .helmignore is read before the walk: as every other file, confined, without
+	// symlinks and capped (a link to /dev/zero or to a token is refused, not read).
 	rules := ignore.Empty()
-	if data, err := os.ReadFile(filepath.Join(dirAbs, ignore.HelmIgnore)); err == nil {
+	data, err := readConfined(dirAbs, ignore.HelmIgnore, MaxFileSize)
+	switch {
+	case err == nil:
 		if rules, err = ignore.Parse(bytes.NewReader(data)); err != nil {
-			return nil, fmt.Errorf("parsing %s: %w", ignore.HelmIgnore, err)
+			return nil, fmt.Errorf("loading chart %s: parsing %s: %w", relTo(rootAbs, dirAbs), ignore.HelmIgnore, err)
 		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("loading chart %s: %w", relTo(rootAbs, dirAbs), err)
 	}
 	rules.AddDefaults()
 
@@ -89,7 +95,7 @@ func LoadDir(root, dir string) (*chart.Chart, error) {
 		if total += fi.Size(); total > MaxChartSize {
 			return fmt.Errorf("the chart holds more than %d bytes", MaxChartSize)
 		}
-		data, err := os.ReadFile(path)
+		data, err := readConfined(dirAbs, filepath.FromSlash(rel), MaxFileSize)
 		if err != nil {
 			return err
 		}

@@ -3,7 +3,6 @@ package helm
 import (
 	"context"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -158,33 +157,23 @@ func ReadValuesFile(root, chartDir, name string) (map[string]any, error) {
 	return ParseValues(name, data)
 }
 
-// ReadValuesData reads the bytes of a values file as ReadValuesFile does, unparsed.
+// ReadValuesData reads the bytes of a values file as ReadValuesFile does, unparsed: no
+// component from the checkout's root down may be a symlink, and the file must be a
+// regular one of at most MaxFileSize bytes (see readConfined).
 func ReadValuesData(root, chartDir, name string) ([]byte, error) {
-	rootAbs, _ := filepath.Abs(root)
+	rootAbs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
 	p, err := filepath.Abs(filepath.Join(chartDir, name))
 	if err != nil {
 		return nil, err
 	}
-	if rel, err := filepath.Rel(rootAbs, p); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	rel, err := filepath.Rel(rootAbs, p)
+	if err != nil || !within(rootAbs, p) || rel == "." {
 		return nil, fmt.Errorf("values file %s is outside the checkout", name)
 	}
-	// Every component from the root down must be a plain directory or file.
-	rel, _ := filepath.Rel(rootAbs, p)
-	cur := rootAbs
-	for _, part := range strings.Split(rel, string(filepath.Separator)) {
-		cur = filepath.Join(cur, part)
-		fi, err := os.Lstat(cur)
-		if err != nil {
-			return nil, fmt.Errorf("values file %s: %w", name, err)
-		}
-		if fi.Mode()&os.ModeSymlink != 0 {
-			return nil, fmt.Errorf("values file %s: %s is a symlink", name, relTo(rootAbs, cur))
-		}
-		if fi.Mode().IsRegular() && fi.Size() > MaxFileSize {
-			return nil, fmt.Errorf("values file %s has more than %d bytes", name, MaxFileSize)
-		}
-	}
-	data, err := os.ReadFile(p)
+	data, err := readConfined(rootAbs, rel, MaxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("values file %s: %w", name, err)
 	}
