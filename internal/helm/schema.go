@@ -128,44 +128,6 @@ func collect(e *jsonschema.ValidationError, seen map[string]bool, out *[]string)
 	}
 }
 
-// RedactSecrets returns err with every secret value (of at least 4 bytes, and each line
-// of a multi-line one) replaced by "*****", keeping errors.Is and errors.As working. For
-// render errors that may quote values taken from valuesFrom Secrets.
-func RedactSecrets(err error, secrets ...string) error {
-	if err == nil {
-		return nil
-	}
-	var values []string
-	for _, s := range secrets {
-		s = strings.TrimSpace(s)
-		if len(s) >= 4 {
-			values = append(values, s)
-		}
-		for _, line := range strings.Split(s, "\n") {
-			if line = strings.TrimSpace(line); len(line) >= 4 && line != s {
-				values = append(values, line)
-			}
-		}
-	}
-	sort.Slice(values, func(i, j int) bool { return len(values[i]) > len(values[j]) })
-	msg := err.Error()
-	for _, v := range values {
-		msg = strings.ReplaceAll(msg, v, "*****")
-	}
-	if msg == err.Error() {
-		return err
-	}
-	return &redacted{msg: msg, err: err}
-}
-
-type redacted struct {
-	msg string
-	err error
-}
-
-func (r *redacted) Error() string { return r.msg }
-func (r *redacted) Unwrap() error { return r.err }
-
 // jsonValue is v as the validator's JSON types (numbers as json.Number).
 func jsonValue(v map[string]any) (any, error) {
 	data, err := json.Marshal(v)
