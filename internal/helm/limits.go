@@ -31,7 +31,8 @@ type Limits struct {
 	// (DefaultMaxBytes).
 	MaxBytes int64
 	// Concurrent is the most renders at once in the process (DefaultConcurrentRenders);
-	// a render waits for a slot (or for its context).
+	// a render waits for a slot (or for its context), namespaces served fairly (see
+	// slotQueue).
 	Concurrent int
 	// MaxDecompressed bounds a chart's decompressed size, its vendored subcharts
 	// (charts/*.tgz, recursively) counted in (DefaultMaxDecompressed).
@@ -58,7 +59,7 @@ const (
 var (
 	limitsMu sync.Mutex
 	limits   = Limits{}.withDefaults()
-	slots    = make(chan struct{}, DefaultConcurrentRenders)
+	slots    = newSlotQueue(DefaultConcurrentRenders)
 	runaways = newAbandonedRenders(DefaultMaxAbandonedRenders)
 )
 
@@ -90,11 +91,11 @@ func SetLimits(l Limits) {
 	limitsMu.Lock()
 	defer limitsMu.Unlock()
 	limits = l.withDefaults()
-	slots = make(chan struct{}, limits.Concurrent)
+	slots = newSlotQueue(limits.Concurrent)
 	runaways = newAbandonedRenders(limits.MaxAbandoned)
 }
 
-func currentLimits() (Limits, chan struct{}, *abandonedRenders) {
+func currentLimits() (Limits, *slotQueue, *abandonedRenders) {
 	limitsMu.Lock()
 	defer limitsMu.Unlock()
 	return limits, slots, runaways

@@ -35,6 +35,9 @@ type Options struct {
 	Lookup engine.ClientProvider
 	// SkipCRDs leaves out the chart's crds/ folder.
 	SkipCRDs bool
+	// Tenant is the namespace of the Application that renders: render slots are shared
+	// fairly between tenants (see slotQueue). Namespace when empty.
+	Tenant string
 }
 
 // Manifest is one rendered file.
@@ -94,7 +97,11 @@ func Render(ctx context.Context, c *chart.Chart, opts Options) (*Rendered, error
 	if err := ValidateSchema(c, renderVals["Values"].(common.Values)); err != nil {
 		return nil, err
 	}
-	files, err := renderBounded(ctx, c, renderVals, opts.Lookup)
+	tenant := opts.Tenant
+	if tenant == "" {
+		tenant = opts.Namespace
+	}
+	files, err := renderBounded(ctx, tenant, c, renderVals, opts.Lookup)
 	if err != nil {
 		return nil, err
 	}

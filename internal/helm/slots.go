@@ -62,7 +62,8 @@ func (a *abandonedRenders) count() int {
 // RenderSlotsInUse is the number of render slots taken now (at most Limits.Concurrent).
 func RenderSlotsInUse() int {
 	_, slots, _ := currentLimits()
-	return len(slots)
+	n, _ := slots.stats()
+	return n
 }
 
 // AbandonedRenders is the number of renders given up at their deadline whose template
@@ -100,13 +101,14 @@ func renderKey(c *chart.Chart, vals common.Values) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// renderBounded renders c within the process's Limits: it waits for a render slot, then
+// renderBounded renders c within the process's Limits: it waits for a render slot (in
+// tenant's turn), then
 // runs Helm's engine with the bounded functions and returns at the deadline at the
 // latest. A template that loops without calling any function goes on in the background:
 // its slot is given back while fewer than Limits.MaxAbandoned such renders run (kept
 // otherwise, so that they cannot pile up), and the same chart and values are refused at
 // once until it ends.
-func renderBounded(ctx context.Context, c *chart.Chart, vals common.Values, lookup engine.ClientProvider) (map[string]string, error) {
+func renderBounded(ctx context.Context, tenant string, c *chart.Chart, vals common.Values, lookup engine.ClientProvider) (map[string]string, error) {
 	l, slots, runaways := currentLimits()
 	key := renderKey(c, vals)
 	if key != "" && runaways.has(key) {
@@ -115,13 +117,10 @@ func renderBounded(ctx context.Context, c *chart.Chart, vals common.Values, look
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, l.Timeout, fmt.Errorf("the render took longer than %s", l.Timeout))
 	defer cancel()
-	select {
-	case slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting for a render slot: %w", context.Cause(ctx))
+	releaseSlot, err := slots.acquire(ctx, tenant)
+	if err != nil {
+		return nil, fmt.Errorf("waiting for a render slot: %w", err)
 	}
-	var release sync.Once
-	releaseSlot := func() { release.Do(func() { <-slots }) }
 	var (
 		mu                  sync.Mutex
 		finished, abandoned bool
