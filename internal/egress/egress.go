@@ -1,7 +1,8 @@
 // Package egress refuses connections to addresses a tenant must not reach.
 //
 // Every address gitsync dials for a tenant (a HelmRepository's index and charts, an OCI
-// registry, a Provider's address, an http(s) Git URL) goes through a Guard: the address
+// registry, a Provider's address, a Git URL over http(s), ssh:// or scp-like user@host:path)
+// goes through a Guard: the address
 // is checked after name resolution, when the socket connects (a net.Dialer Control hook),
 // so a name that resolves to an allowed address at one moment and to a denied one the next
 // (DNS rebinding) is still refused, and so is every hop of a redirect.
@@ -14,6 +15,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -103,6 +105,10 @@ func FormatCIDRs(ps []netip.Prefix) string {
 // and its methods still work (the transports it builds are plain ones).
 type Guard struct {
 	deny []netip.Prefix
+
+	// register and id: the guard's name as a proxy for SSH (ProxyURL).
+	register sync.Once
+	id       string
 }
 
 // New returns a Guard refusing deny; nil (no guard) when deny is empty.

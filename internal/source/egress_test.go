@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,4 +56,44 @@ func TestFetchFileURLRefused(t *testing.T) {
 	g.Expect(err.Error()).To(ContainSubstring("--allow-file-urls"))
 	_, err = newTestFetcher(t).Fetch(context.Background(), Request{URL: "file://" + repo.Path()})
 	g.Expect(err).NotTo(HaveOccurred())
+}
+
+// ssh:// and scp-like URLs dial through the guard too (issue 34, item 3): one on a denied
+// address, as an IP literal or a name resolving to it, with the default port or another,
+// is refused before a byte is sent; the listener receives nothing.
+func TestFetchSSHRefusedByGuard(t *testing.T) {
+	g := NewWithT(t)
+	ln := receiver.Listen(t)
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	srv := gittest.NewServer(t, gittest.Options{})
+	auth := &Auth{Identity: srv.ClientIdentity(), KnownHosts: srv.KnownHosts()}
+	f, err := NewFetcherWithOptions(t.TempDir(), FetcherOptions{Egress: egress.New(egress.DefaultDeny)})
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, url := range []string{
+		"ssh://git@127.0.0.1:" + port + "/app.git",
+		"ssh://git@localhost:" + port + "/app.git",
+		"git@127.0.0.1:" + port + ":team/app.git",
+		"git@localhost:" + port + ":team/app.git",
+		"git@169.254.169.254:team/app.git",
+		"ssh://git@169.254.169.254/team/app.git",
+	} {
+		_, err := f.Fetch(context.Background(), Request{URL: url, Timeout: 5 * time.Second, Auth: auth})
+		g.Expect(errors.Is(err, egress.ErrDenied)).To(BeTrue(), "%s: %v", url, err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	g.Expect(ln.Accepted()).To(BeZero())
+
+	// A guard that allows loopback reads the suite's SSH server through the same path.
+	repo := srv.CreateRepo("app")
+	sha := repo.Commit("main", "initial", map[string]string{"a.yaml": "a: 1\n"})
+	linkLocal := egress.New([]netip.Prefix{netip.MustParsePrefix("169.254.0.0/16")})
+	open, err := NewFetcherWithOptions(t.TempDir(), FetcherOptions{Egress: linkLocal})
+	g.Expect(err).NotTo(HaveOccurred())
+	sshURL := srv.SSHURL("app")
+	scpURL := strings.Replace(strings.TrimPrefix(sshURL, "ssh://"), "/", ":", 1)
+	for _, url := range []string{sshURL, scpURL} {
+		a, err := open.Fetch(context.Background(), Request{URL: url, Auth: auth})
+		g.Expect(err).NotTo(HaveOccurred(), url)
+		g.Expect(a.Commit).To(Equal(sha))
+	}
 }

@@ -141,6 +141,10 @@ func (f *Fetcher) fetch(ctx context.Context, req Request) (*Artifact, error) {
 	if req.Auth != nil && len(req.Auth.CA) > 0 {
 		ep.CaBundle = req.Auth.CA
 	}
+	if ep.Protocol == "ssh" {
+		// go-git's SSH transport dials through a proxy URL only: the guard's.
+		ep.Proxy.URL = f.opts.Egress.ProxyURL()
+	}
 	auth, err := transportAuth(ep, req.Auth, f.dir, timeout)
 	if err != nil {
 		return nil, fmt.Errorf("fetching %s: %w", url, err)

@@ -14,8 +14,8 @@ import (
 // FetcherOptions configure a Fetcher; the zero value is the local one (the CLI's): no
 // egress guard, file:// URLs allowed.
 type FetcherOptions struct {
-	// Egress guards every address an http(s) URL dials, each redirect hop included.
-	// ssh:// and scp-like URLs are not guarded: go-git dials them itself.
+	// Egress guards every address a URL dials: http(s), each redirect hop included, and
+	// ssh:// and scp-like user@host:path (through egress.Guard.ProxyURL).
 	Egress *egress.Guard
 	// RefuseFileURLs refuses file:// URLs (ErrURLInvalid): in the operator, a tenant's
 	// file:// URL would read the operator's own disk.
