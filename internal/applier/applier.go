@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/lru"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gitsync-dev/gitsync/internal/apply"
@@ -31,7 +32,15 @@ type Options struct {
 	// namespace) by every Application without spec.serviceAccountName: gitsync run
 	// --default-service-account. Empty: such Applications use the operator's identity.
 	DefaultServiceAccount string
+	// MaxClients bounds the impersonating clients kept, one per service account, least
+	// recently used dropped first (DefaultMaxClients when 0): a tenant who makes many
+	// service accounts cannot grow the operator's memory with them.
+	MaxClients int
 }
+
+// DefaultMaxClients is Options.MaxClients when 0: more service accounts than most
+// clusters' Applications use, each client a few KiB.
+const DefaultMaxClients = 1024
 
 // New is NewWith without a default service account.
 func New(cfg *rest.Config, cluster ClusterAccess) (func(*gitsyncv1.Application) (*apply.Manager, error), error) {
@@ -50,27 +59,53 @@ func NewWith(cfg *rest.Config, cluster ClusterAccess, opts Options) (func(*gitsy
 	if err != nil {
 		return nil, fmt.Errorf("creating the apply client: %w", err)
 	}
-	var mu sync.Mutex
-	impersonating := map[string]client.Client{}
+	clients := newClientCache(opts.MaxClients, func(user string) (client.Client, error) {
+		impersonated := rest.CopyConfig(cfg)
+		impersonated.Impersonate = rest.ImpersonationConfig{UserName: user}
+		return client.New(impersonated, options)
+	})
 	return func(app *gitsyncv1.Application) (*apply.Manager, error) {
 		owner := apply.Owner{Name: app.Name, Namespace: app.Namespace}
 		user := Identity(app, opts.DefaultServiceAccount)
 		if user == OperatorIdentity {
 			return withHealthChecks(app, apply.New(direct, direct, owner)), nil
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		c, ok := impersonating[user]
-		if !ok {
-			impersonated := rest.CopyConfig(cfg)
-			impersonated.Impersonate = rest.ImpersonationConfig{UserName: user}
-			if c, err = client.New(impersonated, options); err != nil {
-				return nil, fmt.Errorf("creating a client for %s: %w", user, err)
-			}
-			impersonating[user] = c
+		c, err := clients.get(user)
+		if err != nil {
+			return nil, fmt.Errorf("creating a client for %s: %w", user, err)
 		}
 		return withHealthChecks(app, apply.New(c, c, owner)), nil
 	}, nil
+}
+
+// clientCache keeps the impersonating clients of the most recently used service
+// accounts (k8s.io/utils/lru: a map and a list under one lock, so a hit costs what the
+// plain map did plus moving one list element).
+type clientCache struct {
+	mu    sync.Mutex // one client made per user, not one per concurrent miss
+	cache *lru.Cache
+	make  func(user string) (client.Client, error)
+}
+
+func newClientCache(size int, make func(string) (client.Client, error)) *clientCache {
+	if size <= 0 {
+		size = DefaultMaxClients
+	}
+	return &clientCache{cache: lru.New(size), make: make}
+}
+
+func (c *clientCache) get(user string) (client.Client, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cl, ok := c.cache.Get(user); ok {
+		return cl.(client.Client), nil
+	}
+	cl, err := c.make(user)
+	if err != nil {
+		return nil, err
+	}
+	c.cache.Add(user, cl)
+	return cl, nil
 }
 
 // OperatorIdentity is status.serviceAccount when no service account is impersonated.

@@ -1,9 +1,11 @@
 package applier
 
 import (
+	"fmt"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 )
@@ -22,4 +24,41 @@ func TestIdentity(t *testing.T) {
 			t.Errorf("Identity(sa=%q, default=%q) = %q, want %q", c.sa, c.defaultSA, got, c.want)
 		}
 	}
+}
+
+// The impersonating clients are bounded: a tenant who creates service account after
+// service account (one Application each) keeps at most MaxClients clients in the
+// operator; the recently used stay and are reused, an evicted one is made again.
+func TestImpersonatingClientsAreBounded(t *testing.T) {
+	made := map[string]int{}
+	c := newClientCache(4, func(user string) (client.Client, error) {
+		made[user]++
+		return fakeFreeClient{user: user}, nil
+	})
+	for i := range 100 {
+		if _, err := c.get(fmt.Sprintf("system:serviceaccount:team:sa-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.get("system:serviceaccount:team:busy"); err != nil { // used all along
+			t.Fatal(err)
+		}
+	}
+	if n := c.cache.Len(); n != 4 {
+		t.Fatalf("%d clients kept, want 4", n)
+	}
+	if made["system:serviceaccount:team:busy"] != 1 {
+		t.Fatalf("the busy account's client was made %d times, want once", made["system:serviceaccount:team:busy"])
+	}
+	if _, err := c.get("system:serviceaccount:team:sa-0"); err != nil {
+		t.Fatal(err)
+	}
+	if made["system:serviceaccount:team:sa-0"] != 2 {
+		t.Fatalf("an evicted account's client was made %d times, want twice", made["system:serviceaccount:team:sa-0"])
+	}
+}
+
+// fakeFreeClient stands for a client: the cache only stores and returns it.
+type fakeFreeClient struct {
+	client.Client
+	user string
 }
