@@ -18,10 +18,11 @@ const (
 	MaxDownloadsPerTenant = 4
 	// keptOutcome is how long the failure of a download nobody waited for to the end is
 	// kept for the next caller.
-	keptOutcome = 10 * time.Minute
+	keptOutcome = 5 * time.Minute
 )
 
-// download is one background Fetch; done is closed when path, n and err are set.
+// download is one background Fetch or Poll; done is closed when path (or the index's
+// digest), n and err are set.
 type download struct {
 	done   chan struct{}
 	tenant string
@@ -45,8 +46,34 @@ func (s *Store) FetchWithin(ctx context.Context, src Source, cv *ChartVersion, w
 	if path, ok := s.CachedVersion(src.cacheKey(), cv); ok {
 		return path, 0, nil
 	}
-	key := strings.Join([]string{src.cacheKey(), cv.Name, cv.Version}, "\x00")
-	d, err := s.startDownload(key, src, cv)
+	key := strings.Join([]string{"fetch", src.cacheKey(), cv.Name, cv.Version}, "\x00")
+	what := fmt.Sprintf("chart %s %s", cv.Name, cv.Version)
+	return s.within(ctx, key, what, src, wait, true, func() (string, int64, error) {
+		return s.Fetch(context.Background(), src, cv)
+	})
+}
+
+// PollWithin is Poll (without a previous index; for oci:// the tags of chart) in the
+// background as FetchWithin downloads: it returns the index's digest, or ErrInProgress
+// after wait, and a later call takes the outcome.
+func (s *Store) PollWithin(ctx context.Context, src Source, chart string, wait time.Duration) (Poll, error) {
+	key := strings.Join([]string{"poll", src.cacheKey(), chart}, "\x00")
+	what := "the index of " + src.URL
+	if IsOCI(src.URL) {
+		what = "the tags of " + strings.TrimSuffix(src.URL, "/") + "/" + chart
+	}
+	digest, n, err := s.within(ctx, key, what, src, wait, false, func() (string, int64, error) {
+		poll, err := s.Poll(context.Background(), src, "", []string{chart})
+		return poll.Digest, poll.Bytes, err
+	})
+	return Poll{Digest: digest, Bytes: n}, err
+}
+
+// within runs fn in the background as the download of key (joining the one under way, or
+// taking the outcome of the one that ended) and waits for it at most wait. A success is
+// forgotten at once when cached (the store answers from then on), else once taken.
+func (s *Store) within(ctx context.Context, key, what string, src Source, wait time.Duration, cached bool, fn func() (string, int64, error)) (string, int64, error) {
+	d, err := s.startDownload(key, what, src, cached, fn)
 	if err != nil {
 		return "", 0, err
 	}
@@ -57,15 +84,15 @@ func (s *Store) FetchWithin(ctx context.Context, src Source, cv *ChartVersion, w
 		s.takeOutcome(key, d)
 		return d.path, d.n, d.err
 	case <-timer.C:
-		return "", 0, fmt.Errorf("chart %s %s: %w (for up to %s)", cv.Name, cv.Version, ErrInProgress, s.timeoutOf(src))
+		return "", 0, fmt.Errorf("%s: %w (for up to %s)", what, ErrInProgress, s.timeoutOf(src))
 	case <-ctx.Done():
 		return "", 0, ctx.Err()
 	}
 }
 
 // startDownload returns the download of key: the one under way or ended and not taken
-// yet, else a new one, unless the tenant has MaxDownloadsPerTenant under way.
-func (s *Store) startDownload(key string, src Source, cv *ChartVersion) (*download, error) {
+// yet, else a new one running fn, unless the tenant has MaxDownloadsPerTenant under way.
+func (s *Store) startDownload(key, what string, src Source, cached bool, fn func() (string, int64, error)) (*download, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
@@ -84,18 +111,18 @@ func (s *Store) startDownload(key string, src Source, cv *ChartVersion) (*downlo
 		return d, nil
 	}
 	if running >= MaxDownloadsPerTenant {
-		return nil, fmt.Errorf("chart %s %s: %w: waiting for %d other downloads of the same namespace", cv.Name, cv.Version, ErrInProgress, running)
+		return nil, fmt.Errorf("%s: %w: waiting for %d other downloads of the same namespace", what, ErrInProgress, running)
 	}
 	d := &download{done: make(chan struct{}), tenant: src.Tenant}
 	s.downloads[key] = d
 	go func() {
 		// Not the caller's context: the download outlives the wait, bounded by the
-		// Source's timeout (Fetch).
-		path, n, err := s.Fetch(context.Background(), src, cv)
+		// Source's timeout (Fetch, Poll).
+		path, n, err := fn()
 		s.mu.Lock()
 		d.path, d.n, d.err, d.ended = path, n, err, time.Now()
-		if err == nil {
-			delete(s.downloads, key) // the cache answers from now on
+		if err == nil && cached {
+			delete(s.downloads, key)
 		}
 		s.mu.Unlock()
 		close(d.done)

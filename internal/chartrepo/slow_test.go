@@ -232,3 +232,44 @@ func pushTo(t *testing.T, host, chart, version string, archive []byte) {
 	reg := &chartserver.Registry{Host: host}
 	reg.Push(t, chart, version, archive)
 }
+
+// PollWithin does for an OCI registry's tag list (what a dependency's resolution asks in
+// an Application's worker) what FetchWithin does for an archive: ErrInProgress while the
+// registry stalls, the index once it answers.
+func TestPollWithinLeavesSlowTagListsInTheBackground(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	release := make(chan struct{})
+	inner := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	reg := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if strings.HasSuffix(req.URL.Path, "/tags/list") {
+			select {
+			case <-release:
+			case <-req.Context().Done():
+				return
+			}
+		}
+		inner.ServeHTTP(w, req)
+	}))
+	t.Cleanup(func() {
+		reg.CloseClientConnections()
+		reg.Close()
+	})
+	host := strings.TrimPrefix(reg.URL, "http://")
+	pushTo(t, host, "shop", "1.0.0", shop(t, "1.0.0"))
+	store, err := chartrepo.New(t.TempDir())
+	g.Expect(err).NotTo(HaveOccurred())
+	src := chartrepo.Source{URL: "oci://" + host + "/charts", Tenant: "team-a", Timeout: time.Hour}
+
+	_, err = store.PollWithin(ctx, src, "shop", 50*time.Millisecond)
+	g.Expect(errors.Is(err, chartrepo.ErrInProgress)).To(BeTrue(), "%v", err)
+	g.Expect(err.Error()).To(ContainSubstring("the tags of oci://" + host + "/charts/shop"))
+	close(release)
+	g.Eventually(func(g Gomega) {
+		poll, err := store.PollWithin(ctx, src, "shop", 50*time.Millisecond)
+		g.Expect(err).NotTo(HaveOccurred())
+		cv, err := store.Resolve(poll.Digest, "shop", "")
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(cv.Version).To(Equal("1.0.0"))
+	}).WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
+}
