@@ -27,7 +27,9 @@
 //     for — their own secret, or the shared secret, which
 //     verifies for every candidate, including those without a secret of
 //     their own (the shared secret belongs to the operator's admin, who can
-//     wake any GitRepository anyway).
+//     wake any GitRepository anyway). A repository that the same body woke
+//     within the last 10 minutes is not woken again: a replayed delivery has
+//     no effect (see replay.go).
 //
 // A push concerns a repository as follows. refs/heads/B: repositories that
 // follow branch B (with or without a pinned commit), and those with no ref
@@ -55,6 +57,7 @@ package webhook
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"io"
@@ -142,13 +145,15 @@ func NewHandler(c Cluster, opts Options) http.Handler {
 		shared = append([]byte(nil), s...)
 	}
 	return &handler{cluster: c, shared: shared, maxBody: opts.MaxBodyBytes,
-		slots: make(chan struct{}, opts.MaxConcurrent)}
+		slots: make(chan struct{}, opts.MaxConcurrent), replays: newReplays()}
 }
 
 type handler struct {
 	cluster Cluster
 	shared  []byte
 	maxBody int64
+	// replays remembers which bodies recently woke which repository (replay.go).
+	replays *replays
 	// slots holds one token per delivery in progress (a semaphore).
 	slots chan struct{}
 }
@@ -249,7 +254,12 @@ func (h *handler) handle(w http.ResponseWriter, r *http.Request, p provider) (in
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), wakeTimeout)
 	defer cancel()
 	woken, failed := 0, false
+	digest := sha256.Sum256(body)
 	for _, repo := range wake {
+		if h.replays.replayed(repo.Namespace, repo.Name, digest) {
+			log.Info("replayed delivery ignored", "namespace", repo.Namespace, "name", repo.Name)
+			continue
+		}
 		if err := h.cluster.Wake(ctx, repo.Namespace, repo.Name); err != nil {
 			log.Error(err, "waking GitRepository", "namespace", repo.Namespace, "name", repo.Name)
 			failed = true

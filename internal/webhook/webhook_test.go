@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr/funcr"
 	. "github.com/onsi/gomega"
@@ -395,8 +397,10 @@ func TestSharedSecret(t *testing.T) {
 			g.Expect(got.woken).To(Equal(4))
 			g.Expect(cluster.Woken()).To(Equal([]string{"tenant-a/app", "tenant-b/app", "tenant-c/empty-secret", "tenant-c/no-secret"}))
 
-			// A tenant's own secret still works beside it, and still wakes only its own.
+			// A tenant's own secret still works beside it, and still wakes only its own
+			// (another receiver: this one knows the body, and would take it for a replay).
 			cluster.reset()
+			base = start(t, cluster, Options{SharedSecret: []byte("admin-secret\n")})
 			got = post(t, base, pc.name, pc.push, body, pc.sign, "secret-a")
 			g.Expect(got.code).To(Equal(http.StatusAccepted))
 			g.Expect(cluster.Woken()).To(Equal([]string{"tenant-a/app"}))
@@ -680,4 +684,77 @@ func TestMetrics(t *testing.T) {
 	g.Expect(count("gitea", "401") - unauthorized).To(Equal(1.0))
 	g.Expect(count("unknown", "404") - unknown).To(Equal(1.0))
 	g.Expect(count("not-a-provider", "404")).To(Equal(0.0))
+}
+
+// A captured signed delivery, replayed (as is, or with a new delivery id header, which
+// no provider signs), wakes nothing, for every provider; a new push (another body) still
+// wakes; one tenant's replayed deliveries do not make the receiver forget another's.
+func TestReplayedDeliveryHasNoEffect(t *testing.T) {
+	for _, pc := range providerCases {
+		t.Run(pc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			body := readTestdata(t, pc.file)
+			cluster := &fakeCluster{repos: tenants(pc.specURL)}
+			base := start(t, cluster, Options{})
+
+			got := post(t, base, pc.name, pc.push, body, pc.sign, "secret-a")
+			g.Expect(got.code).To(Equal(http.StatusAccepted))
+			g.Expect(cluster.Woken()).To(Equal([]string{"tenant-a/app"}))
+
+			for _, id := range []string{"", "forged-new-delivery-id"} {
+				cluster.reset()
+				h := pc.push.Clone()
+				for _, name := range []string{"X-Github-Delivery", "X-Gitea-Delivery", "X-Request-Id", "X-Gitlab-Event-UUID"} {
+					if id != "" {
+						h.Set(name, id)
+					}
+				}
+				got = post(t, base, pc.name, h, body, pc.sign, "secret-a")
+				g.Expect(got.code).To(Equal(http.StatusAccepted))
+				g.Expect(got.woken).To(BeZero(), "replay %q", id)
+				g.Expect(cluster.Woken()).To(BeEmpty())
+			}
+
+			// The replay memory of tenant-a does not hold tenant-b's deliveries: b's own
+			// delivery of the same body wakes b once, then is a replay too.
+			cluster.reset()
+			g.Expect(post(t, base, pc.name, pc.push, body, pc.sign, "secret-b").woken).To(Equal(1))
+			g.Expect(post(t, base, pc.name, pc.push, body, pc.sign, "secret-b").woken).To(BeZero())
+
+			// A new push (another body, e.g. another commit) wakes again.
+			cluster.reset()
+			var payload map[string]any
+			newBody := body
+			if json.Unmarshal(body, &payload) == nil {
+				payload["gitsync_test_nonce"] = "another push"
+				newBody, _ = json.Marshal(payload)
+			}
+			got = post(t, base, pc.name, pc.push, newBody, pc.sign, "secret-a")
+			g.Expect(got.woken).To(Equal(1))
+			g.Expect(cluster.Woken()).To(Equal([]string{"tenant-a/app"}))
+		})
+	}
+}
+
+// The memory is bounded per repository: after replaysPerRepo newer deliveries of one
+// repository its oldest is forgotten, and entries older than replayWindow do not count.
+func TestReplayMemoryIsBounded(t *testing.T) {
+	g := NewWithT(t)
+	now := time.Unix(1_700_000_000, 0)
+	r := newReplays()
+	r.now = func() time.Time { return now }
+	first := sha256.Sum256([]byte("first"))
+	g.Expect(r.replayed("team", "app", first)).To(BeFalse())
+	g.Expect(r.replayed("team", "app", first)).To(BeTrue())
+	g.Expect(r.replayed("other", "app", first)).To(BeFalse())
+	for i := range replaysPerRepo {
+		g.Expect(r.replayed("team", "app", sha256.Sum256([]byte{byte(i), 1}))).To(BeFalse())
+	}
+	g.Expect(r.replayed("team", "app", first)).To(BeFalse(), "forgotten after replaysPerRepo newer deliveries")
+	now = now.Add(replayWindow)
+	g.Expect(r.replayed("team", "app", first)).To(BeFalse(), "older than replayWindow")
+	for i := range replayRepos + 1 {
+		r.replayed("ns", fmt.Sprint(i), first)
+	}
+	g.Expect(r.repos.Len()).To(Equal(replayRepos))
 }
