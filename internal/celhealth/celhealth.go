@@ -3,6 +3,7 @@
 package celhealth
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/google/cel-go/cel"
@@ -40,6 +41,7 @@ type compiled struct {
 type program struct {
 	status Status
 	expr   string
+	ast    *cel.Ast
 	prg    cel.Program
 }
 
@@ -48,7 +50,7 @@ type program struct {
 var fields = []string{"apiVersion", "kind", "metadata", "spec", "status", "data"}
 
 var env = func() *cel.Env {
-	opts := []cel.EnvOption{cel.Variable("self", cel.DynType)}
+	opts := append([]cel.EnvOption{cel.Variable("self", cel.DynType)}, envOptions...)
 	for _, f := range fields {
 		opts = append(opts, cel.Variable(f, cel.DynType))
 	}
@@ -60,8 +62,15 @@ var env = func() *cel.Env {
 }()
 
 // Compile compiles every expression; the error names the kind, the field and the
-// compiler's message.
+// compiler's message. An expression whose estimated cost is over CostLimit is refused
+// (the error wraps ErrCostLimit); the others are evaluated under it.
 func Compile(checks []Check) (*Checks, error) {
+	return compile(checks, true)
+}
+
+// compile is Compile; without estimate, only the evaluation bounds hold (for the tests
+// of those bounds).
+func compile(checks []Check, estimate bool) (*Checks, error) {
 	out := &Checks{byGVK: map[schema.GroupVersionKind]*compiled{}}
 	for i, c := range checks {
 		gv, err := schema.ParseGroupVersion(c.APIVersion)
@@ -90,11 +99,15 @@ func Compile(checks []Check) (*Checks, error) {
 			if ast.OutputType() != cel.BoolType && ast.OutputType() != cel.DynType {
 				return nil, fmt.Errorf("healthChecks[%d] (%s) %s: the expression must be a bool, not %s", i, c.Kind, e.field, ast.OutputType())
 			}
-			prg, err := env.Program(ast)
+			if err := checkCost(ast, sizes{max: assumedSize}); estimate && err != nil {
+				return nil, fmt.Errorf("healthChecks[%d] (%s) %s: %w with lists, maps and strings of %d items: a check must stay linear in the object's size (no comprehension over its lists inside another)",
+					i, c.Kind, e.field, err, assumedSize)
+			}
+			prg, err := env.Program(ast, programOptions...)
 			if err != nil {
 				return nil, fmt.Errorf("healthChecks[%d] (%s) %s: %w", i, c.Kind, e.field, err)
 			}
-			cc.programs = append(cc.programs, program{status: e.status, expr: e.expr, prg: prg})
+			cc.programs = append(cc.programs, program{status: e.status, expr: e.expr, ast: ast, prg: prg})
 		}
 		out.byGVK[gv.WithKind(c.Kind)] = cc
 	}
@@ -112,9 +125,17 @@ func (c *Checks) Has(gvk schema.GroupVersionKind) bool {
 
 // Evaluate judges obj with its kind's expressions: the first true one (failed, then
 // inProgress, then current) decides; none true is InProgress. An expression that
-// cannot be evaluated on this object (a missing field) counts as false, and an
-// expression that yields no bool is an error.
+// cannot be evaluated on this object (a missing field) counts as false; one that yields
+// no bool is an error, and so is one that would cost more than CostLimit on this object
+// or runs longer than evalTimeout (wrapping ErrCostLimit).
 func (c *Checks) Evaluate(obj *unstructured.Unstructured) (Status, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), evalTimeout)
+	defer cancel()
+	return c.EvaluateContext(ctx, obj)
+}
+
+// EvaluateContext is Evaluate, interrupted when ctx ends.
+func (c *Checks) EvaluateContext(ctx context.Context, obj *unstructured.Unstructured) (Status, error) {
 	cc, ok := c.byGVK[obj.GroupVersionKind()]
 	if !ok {
 		return Unknown, fmt.Errorf("no health check for %s", obj.GroupVersionKind())
@@ -126,8 +147,15 @@ func (c *Checks) Evaluate(obj *unstructured.Unstructured) (Status, error) {
 			vars[f] = map[string]any{}
 		}
 	}
+	sizes := objectSizes{obj: obj.Object, fallback: largest(obj.Object)}
 	for _, p := range cc.programs {
-		val, _, err := p.prg.Eval(vars)
+		if err := checkCost(p.ast, sizes); err != nil {
+			return Unknown, fmt.Errorf("health check %q of %s: %w", p.expr, obj.GetKind(), err)
+		}
+		val, _, err := p.prg.ContextEval(ctx, vars)
+		if err != nil && interrupted(err) {
+			return Unknown, fmt.Errorf("health check %q of %s %w: %v", p.expr, obj.GetKind(), ErrCostLimit, err)
+		}
 		if err != nil {
 			continue // e.g. "no such key": the object does not say so yet
 		}
