@@ -122,7 +122,7 @@ func TestSlotQueueWaiterGivesUp(t *testing.T) {
 // took the slot, and the other namespace's chart waited for all of them.
 func TestRenderSlotsFairBetweenNamespaces(t *testing.T) {
 	g := NewWithT(t)
-	withLimits(t, Limits{Concurrent: 2, Timeout: 5 * time.Minute, MaxOps: 1 << 60})
+	withLimits(t, Limits{Concurrent: 2, Timeout: 5 * time.Minute, MaxOps: 1 << 60, MaxSteps: 1 << 60})
 	root := t.TempDir()
 	writeChart(t, root, "loop", map[string]string{"templates/loop.yaml": "{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}"})
 	loop, err := LoadDir(root, root)

@@ -30,6 +30,14 @@ type Limits struct {
 	// join, replace, rand*) produce, all calls of one render together
 	// (DefaultMaxBytes).
 	MaxBytes int64
+	// MaxSteps bounds the turns of range loops and the templates executed (defines
+	// included), all of one render together (DefaultMaxSteps): a loop that calls no
+	// function is charged too (see instrument).
+	MaxSteps int64
+	// MaxOutput bounds the bytes the templates write, text and printed values, all of
+	// one render together (DefaultMaxOutput); what an include returns is counted where
+	// it is written and again where it is printed.
+	MaxOutput int64
 	// Concurrent is the most renders at once in the process (DefaultConcurrentRenders);
 	// a render waits for a slot (or for its context), namespaces served fairly (see
 	// slotQueue).
@@ -49,6 +57,8 @@ const (
 	DefaultRenderTimeout     = 30 * time.Second
 	DefaultMaxOps            = 1_000_000
 	DefaultMaxBytes          = 64 << 20
+	DefaultMaxSteps          = 10_000_000
+	DefaultMaxOutput         = 64 << 20
 	DefaultConcurrentRenders = 2
 	DefaultMaxDecompressed   = 50 << 20
 	// DefaultMaxAbandonedRenders is one: a second chart that loops forever keeps its
@@ -72,6 +82,12 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxBytes <= 0 {
 		l.MaxBytes = DefaultMaxBytes
+	}
+	if l.MaxSteps <= 0 {
+		l.MaxSteps = DefaultMaxSteps
+	}
+	if l.MaxOutput <= 0 {
+		l.MaxOutput = DefaultMaxOutput
 	}
 	if l.Concurrent <= 0 {
 		l.Concurrent = DefaultConcurrentRenders
@@ -107,28 +123,63 @@ var ErrRenderLimit = errors.New("the chart exceeds a render limit")
 // budget is what one render has left; the template functions below charge it and check
 // the render's deadline, so that a loop calling them stops there.
 type budget struct {
-	ctx             context.Context
-	mu              sync.Mutex
-	ops, bytes      int64
-	maxOps, maxByte int64
+	ctx                 context.Context
+	mu                  sync.Mutex
+	ops, bytes          int64
+	maxOps, maxByte     int64
+	steps, out          int64
+	maxSteps, maxOutput int64
+	// exceeded is the first limit the render hit (Helm's engine rewrites the errors of
+	// template functions into text).
+	exceeded error
+}
+
+func newBudget(ctx context.Context, l Limits) *budget {
+	return &budget{ctx: ctx, maxOps: l.MaxOps, maxByte: l.MaxBytes, maxSteps: l.MaxSteps, maxOutput: l.MaxOutput}
 }
 
 func (b *budget) charge(ops, bytes int64) error {
-	if err := b.ctx.Err(); err != nil {
-		return fmt.Errorf("%w: %w", ErrRenderLimit, context.Cause(b.ctx))
-	}
+	return b.chargeAll(ops, bytes, 0, 0)
+}
+
+// chargeAll charges list elements, string bytes, steps and output bytes, and checks the
+// render's deadline.
+func (b *budget) chargeAll(ops, bytes, steps, out int64) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if ops < 0 || bytes < 0 {
-		return fmt.Errorf("%w: a negative size", ErrRenderLimit)
+	if b.exceeded != nil {
+		return b.exceeded
 	}
-	if b.ops += ops; b.ops > b.maxOps {
-		return fmt.Errorf("%w: its templates create more than %d list elements (until, untilStep, seq)", ErrRenderLimit, b.maxOps)
+	var err error
+	switch {
+	case b.ctx.Err() != nil:
+		err = fmt.Errorf("%w: %w", ErrRenderLimit, context.Cause(b.ctx))
+	case ops < 0 || bytes < 0 || steps < 0 || out < 0:
+		err = fmt.Errorf("%w: a negative size", ErrRenderLimit)
+	case b.ops+ops > b.maxOps:
+		err = fmt.Errorf("%w: its templates create more than %d list elements (until, untilStep, seq)", ErrRenderLimit, b.maxOps)
+	case b.bytes+bytes > b.maxByte:
+		err = fmt.Errorf("%w: its templates build more than %d bytes of strings (repeat, indent, join, replace, rand…)", ErrRenderLimit, b.maxByte)
+	case b.steps+steps > b.maxSteps:
+		err = fmt.Errorf("%w: its templates loop more than %d times (range turns and templates executed)", ErrRenderLimit, b.maxSteps)
+	case b.out+out > b.maxOutput:
+		err = fmt.Errorf("%w: its templates write more than %d bytes", ErrRenderLimit, b.maxOutput)
 	}
-	if b.bytes += bytes; b.bytes > b.maxByte {
-		return fmt.Errorf("%w: its templates build more than %d bytes of strings (repeat, indent, join, replace, rand…)", ErrRenderLimit, b.maxByte)
+	if err != nil {
+		if b.ctx.Err() == nil {
+			b.exceeded = err
+		}
+		return err
 	}
+	b.ops, b.bytes, b.steps, b.out = b.ops+ops, b.bytes+bytes, b.steps+steps, b.out+out
 	return nil
+}
+
+// limitErr is the limit the render hit, if any.
+func (b *budget) limitErr() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.exceeded
 }
 
 // funcs are bounded versions of the sprig functions that can make a render loop or grow
@@ -208,6 +259,23 @@ func (b *budget) funcs(lookup engine.ClientProvider) template.FuncMap {
 	}
 	if lookup != nil {
 		fm["lookup"] = b.lookup(lookup)
+	}
+	// Called by the instrumented templates (see instrument).
+	fm[stepFunc] = func(steps, bytes int) (string, error) {
+		return "", b.chargeAll(0, 0, int64(steps), int64(bytes))
+	}
+	fm[outFunc] = func(v any) (string, error) {
+		s, err := printedForm(v)
+		if err != nil {
+			return "", err
+		}
+		return s, b.chargeAll(0, 0, 0, int64(len(s)))
+	}
+	fm[tplFunc] = func(text string) (string, error) {
+		if err := b.chargeAll(0, int64(len(text)), 1, 0); err != nil {
+			return "", err
+		}
+		return instrumentCached("tpl", text), nil
 	}
 	return fm
 }

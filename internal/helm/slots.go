@@ -125,14 +125,18 @@ func renderBounded(ctx context.Context, tenant string, c *chart.Chart, vals comm
 		mu                  sync.Mutex
 		finished, abandoned bool
 	)
-	b := &budget{ctx: ctx, maxOps: l.MaxOps, maxByte: l.MaxBytes}
+	b := newBudget(ctx, l)
+	rc := instrumentChart(c)
 	type result struct {
 		files map[string]string
 		err   error
 	}
 	done := make(chan result, 1)
 	go func() {
-		files, err := engine.Engine{CustomTemplateFuncs: b.funcs(lookup)}.RenderWithContext(ctx, c, vals)
+		files, err := engine.Engine{CustomTemplateFuncs: b.funcs(lookup)}.RenderWithContext(ctx, rc, vals)
+		if err == nil {
+			err = checkOutput(files, l.MaxOutput)
+		}
 		done <- result{files, err}
 		mu.Lock()
 		finished = true
@@ -148,6 +152,9 @@ func renderBounded(ctx context.Context, tenant string, c *chart.Chart, vals comm
 		if r.err != nil {
 			if errors.Is(r.err, ErrRenderLimit) || ctx.Err() != nil {
 				return nil, fmt.Errorf("rendering: %w: %w", ErrRenderLimit, limitCause(ctx, r.err))
+			}
+			if b.limitErr() != nil { // Helm's engine kept the text of the error only
+				return nil, fmt.Errorf("rendering: %w: %s", ErrRenderLimit, r.err)
 			}
 			return nil, fmt.Errorf("rendering: %w", r.err)
 		}
@@ -170,4 +177,15 @@ func renderBounded(ctx context.Context, tenant string, c *chart.Chart, vals comm
 		}
 		return nil, fmt.Errorf("rendering: %w: %w", ErrRenderLimit, context.Cause(ctx))
 	}
+}
+
+// checkOutput fails when the rendered files hold more than max bytes together.
+func checkOutput(files map[string]string, max int64) error {
+	var total int64
+	for _, f := range files {
+		if total += int64(len(f)); total > max {
+			return fmt.Errorf("%w: its templates write more than %d bytes", ErrRenderLimit, max)
+		}
+	}
+	return nil
 }

@@ -141,7 +141,7 @@ func TestLoopingChartStops(t *testing.T) {
 	g.Expect(err.Error()).To(ContainSubstring("list elements"))
 	g.Expect(took).To(BeNumerically("<", 5*time.Second))
 
-	withLimits(t, Limits{Timeout: time.Second, MaxOps: 1 << 60})
+	withLimits(t, Limits{Timeout: time.Second, MaxOps: 1 << 60, MaxSteps: 1 << 60})
 	took, err = renderTemplate(t, loop)
 	g.Expect(errors.Is(err, ErrRenderLimit)).To(BeTrue(), "%v", err)
 	g.Expect(err.Error()).To(ContainSubstring("longer than 1s"))
@@ -166,7 +166,7 @@ func TestMemoryBombChartStops(t *testing.T) {
 // Item 2: renders wait for one of Limits.Concurrent slots.
 func TestRenderSlots(t *testing.T) {
 	g := NewWithT(t)
-	withLimits(t, Limits{Concurrent: 1, Timeout: 2 * time.Second, MaxOps: 1 << 60})
+	withLimits(t, Limits{Concurrent: 1, Timeout: 2 * time.Second, MaxOps: 1 << 60, MaxSteps: 1 << 60})
 	busy := make(chan error, 1)
 	go func() {
 		_, err := renderTemplate(t, "{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}")

@@ -1,0 +1,330 @@
+package helm
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"text/template/parse"
+
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+)
+
+// Names of the functions that instrumented templates call (see instrument).
+const (
+	stepFunc = "gitsyncStep"
+	outFunc  = "gitsyncOut"
+	tplFunc  = "gitsyncTpl"
+)
+
+// instrumentTemplates is off only in the tests of the fallback for templates that
+// cannot be stopped (abandoned renders).
+var instrumentTemplates = true
+
+// Go's template engine has no hook per loop turn or per byte written, and Helm's engine
+// renders into buffers of its own: a loop over a list made once (or over an integer,
+// `range 1000000000`) calls no function, so no budget sees it, and what it prints is
+// unbounded. instrument rewrites a template's text so that it pays for what it does,
+// without changing its output:
+//   - every list that runs (a template's body, a define, each turn of a range, an if,
+//     with or else branch) starts with {{- gitsyncStep S B }}, which charges S steps
+//     (1 for a template's body and a range's turn) and B bytes (the text the list
+//     writes) and checks the render's deadline;
+//   - every action that prints gets `| gitsyncOut`, which charges what it prints;
+//   - the template text given to tpl goes through gitsyncTpl, which instruments it too.
+//
+// The insertions add no line (errors keep their line numbers) and no output: the
+// inserted action trims only the white space before it, which is either none or
+// already trimmed. A text that does not parse is returned as it is (Helm reports the
+// error).
+func instrument(name, text string) string {
+	tr := parse.New(name)
+	tr.Mode = parse.SkipFuncCheck
+	set := map[string]*parse.Tree{}
+	if _, err := tr.Parse(text, "", "", set); err != nil {
+		return text
+	}
+	ins := &instrumenter{text: text}
+	for _, t := range set {
+		// An empty template stays empty: Go keeps an earlier definition of a name
+		// over an empty one, and an empty one does nothing to charge.
+		if t.Root != nil && !parse.IsEmptyTree(t.Root) {
+			ins.list(t.Root, 1)
+		}
+	}
+	return ins.apply()
+}
+
+type edit struct {
+	start, end int // text[start:end] is replaced by with (start == end: an insertion)
+	with       string
+}
+
+type instrumenter struct {
+	text  string
+	edits []edit
+}
+
+// list instruments a list that runs steps turns' worth each time it starts.
+func (in *instrumenter) list(l *parse.ListNode, steps int) {
+	if l == nil {
+		return
+	}
+	bytes := 0
+	for _, n := range l.Nodes {
+		if t, ok := n.(*parse.TextNode); ok {
+			bytes += len(t.Text)
+		}
+	}
+	if (steps > 0 || bytes > 0) && in.listStart(l) {
+		in.edits = append(in.edits, edit{start: int(l.Pos), end: int(l.Pos),
+			with: fmt.Sprintf("{{- %s %d %d }}", stepFunc, steps, bytes)})
+	}
+	for _, n := range l.Nodes {
+		in.node(n)
+	}
+}
+
+// listStart tells whether l.Pos is where l's text starts: its first text, or the
+// delimiter of its first action (or of the end of an empty list). Not so for the else
+// list of `{{ else if }}`, whose position is inside the action.
+func (in *instrumenter) listStart(l *parse.ListNode) bool {
+	pos := int(l.Pos)
+	if pos < 0 || pos > len(in.text) {
+		return false
+	}
+	if len(l.Nodes) > 0 {
+		if t, ok := l.Nodes[0].(*parse.TextNode); ok {
+			return int(t.Pos) == pos
+		}
+	}
+	return strings.HasPrefix(in.text[pos:], "{{")
+}
+
+func (in *instrumenter) node(n parse.Node) {
+	switch n := n.(type) {
+	case *parse.ActionNode:
+		in.pipe(n.Pipe)
+		if len(n.Pipe.Decl) == 0 {
+			in.printed(n)
+		}
+	case *parse.RangeNode:
+		in.pipe(n.Pipe)
+		in.list(n.List, 1)
+		in.list(n.ElseList, 0)
+	case *parse.IfNode:
+		in.pipe(n.Pipe)
+		in.list(n.List, 0)
+		in.list(n.ElseList, 0)
+	case *parse.WithNode:
+		in.pipe(n.Pipe)
+		in.list(n.List, 0)
+		in.list(n.ElseList, 0)
+	case *parse.TemplateNode:
+		in.pipe(n.Pipe)
+	case *parse.ListNode:
+		in.list(n, 0)
+	}
+}
+
+// printed makes the action's value pass through gitsyncOut, before its closing
+// delimiter (and its trim marker).
+func (in *instrumenter) printed(a *parse.ActionNode) {
+	end := closing(in.text, int(a.Pos), "}}")
+	if end < 0 {
+		return
+	}
+	if end >= 2 && in.text[end-1] == '-' && isSpace(in.text[end-2]) {
+		end -= 2
+	}
+	in.edits = append(in.edits, edit{start: end, end: end, with: " | " + outFunc})
+}
+
+// pipe instruments the tpl calls of a pipeline (and of the pipelines in it).
+func (in *instrumenter) pipe(p *parse.PipeNode) {
+	if p == nil {
+		return
+	}
+	for _, c := range p.Cmds {
+		for _, a := range c.Args {
+			switch a := a.(type) {
+			case *parse.PipeNode:
+				in.pipe(a)
+			case *parse.ChainNode:
+				if sub, ok := a.Node.(*parse.PipeNode); ok {
+					in.pipe(sub)
+				}
+			}
+		}
+		if len(c.Args) < 2 {
+			continue
+		}
+		if id, ok := c.Args[0].(*parse.IdentifierNode); !ok || id.Ident != "tpl" {
+			continue
+		}
+		in.tplArg(c.Args[1])
+	}
+}
+
+// tplArg wraps the template text given to tpl in gitsyncTpl: an argument in
+// parentheses, or one whose text is exactly as parsed (a field, variable, string).
+// Another (a chain on a parenthesized value) is left as it is: the render's deadline
+// and the abandonment of renders still bound it.
+func (in *instrumenter) tplArg(arg parse.Node) {
+	pos := int(arg.Position())
+	if pos < 0 || pos > len(in.text) {
+		return
+	}
+	if p, ok := arg.(*parse.PipeNode); ok {
+		open := strings.LastIndexByte(in.text[:pos], '(')
+		if open < 0 || strings.TrimSpace(in.text[open+1:pos]) != "" {
+			return
+		}
+		end := closing(in.text, pos, ")")
+		if end < 0 || len(p.Decl) > 0 {
+			return
+		}
+		in.edits = append(in.edits,
+			edit{start: open, end: open, with: "(" + tplFunc + " "},
+			edit{start: end + 1, end: end + 1, with: ")"})
+		return
+	}
+	// A field's or chain's position is that of its last segment: its text starts at
+	// most len(s) before.
+	s := arg.String()
+	for start := pos; start >= 0 && start >= pos-len(s); start-- {
+		if strings.HasPrefix(in.text[start:], s) {
+			in.edits = append(in.edits, edit{start: start, end: start + len(s), with: "(" + tplFunc + " " + s + ")"})
+			return
+		}
+	}
+}
+
+// apply makes the edits, last first; none when two overlap.
+func (in *instrumenter) apply() string {
+	sort.SliceStable(in.edits, func(i, j int) bool { return in.edits[i].start > in.edits[j].start })
+	out := in.text
+	limit := len(in.text)
+	for _, e := range in.edits {
+		if e.end > limit || e.start > e.end {
+			return in.text
+		}
+		out = out[:e.start] + e.with + out[e.end:]
+		limit = e.start
+	}
+	return out
+}
+
+// closing is the index of the first closer (`}}` or `)`) at or after pos that is not
+// inside a string, raw string or character literal, and (for `)`) not closing a
+// parenthesis opened after pos; -1 when there is none.
+func closing(text string, pos int, closer string) int {
+	depth := 0
+	for i := pos; i < len(text); i++ {
+		switch c := text[i]; c {
+		case '"', '\'':
+			for i++; i < len(text) && text[i] != c; i++ {
+				if text[i] == '\\' {
+					i++
+				}
+			}
+		case '`':
+			for i++; i < len(text) && text[i] != '`'; i++ {
+			}
+		case '(':
+			depth++
+		case ')':
+			if closer == ")" && depth == 0 {
+				return i
+			}
+			depth--
+		case '}':
+			if closer == "}}" && strings.HasPrefix(text[i:], "}}") {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// instrumented caches instrument's results by the text's hash: a chart's templates are
+// rendered at every sync and seldom change.
+var instrumented = struct {
+	sync.Mutex
+	m map[[32]byte]string
+}{m: map[[32]byte]string{}}
+
+const maxInstrumented = 4096
+
+func instrumentCached(name, text string) string {
+	key := sha256.Sum256([]byte(text))
+	instrumented.Lock()
+	out, ok := instrumented.m[key]
+	instrumented.Unlock()
+	if ok {
+		return out
+	}
+	out = instrument(name, text)
+	instrumented.Lock()
+	if len(instrumented.m) >= maxInstrumented {
+		clear(instrumented.m)
+	}
+	instrumented.m[key] = out
+	instrumented.Unlock()
+	return out
+}
+
+// instrumentChart is a copy of c (and of its dependencies) whose templates are
+// instrumented; c is left as it is.
+func instrumentChart(c *chart.Chart) *chart.Chart {
+	if !instrumentTemplates {
+		return c
+	}
+	cp := *c
+	cp.Templates = make([]*common.File, len(c.Templates))
+	for i, t := range c.Templates {
+		if t == nil {
+			continue
+		}
+		f := *t
+		f.Data = []byte(instrumentCached(t.Name, string(t.Data)))
+		cp.Templates[i] = &f
+	}
+	deps := c.Dependencies()
+	copies := make([]*chart.Chart, len(deps))
+	for i, d := range deps {
+		copies[i] = instrumentChart(d)
+	}
+	cp.SetDependencies(copies...)
+	return &cp
+}
+
+// printedForm is what text/template prints for v (its printValue), for gitsyncOut.
+func printedForm(v any) (string, error) {
+	switch x := v.(type) {
+	case string:
+		return x, nil
+	case nil:
+		return "<no value>", nil
+	}
+	rv := reflect.ValueOf(v)
+	for rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		if _, ok := rv.Interface().(error); ok {
+			break
+		}
+		if _, ok := rv.Interface().(fmt.Stringer); ok {
+			break
+		}
+		rv = rv.Elem()
+	}
+	switch rv.Kind() {
+	case reflect.Chan, reflect.Func:
+		return "", fmt.Errorf("can't print a value of type %s", rv.Type())
+	}
+	return fmt.Sprint(rv.Interface()), nil
+}
