@@ -214,9 +214,9 @@ func TestFetchErrors(t *testing.T) {
 		{name: "wrong password",
 			req:      Request{URL: srv.HTTPURL("private"), Auth: &Auth{Username: "gitsync", Password: wrongPassword}},
 			sentinel: ErrAuthentication, forbidden: wrongPassword},
-		{name: "password in the url",
+		{name: "password in the url", // refused: credentials belong in spec.secretRef
 			req:      Request{URL: strings.Replace(srv.HTTPURL("private"), "http://", "http://gitsync:"+wrongPassword+"@", 1)},
-			sentinel: ErrAuthentication, forbidden: wrongPassword},
+			sentinel: ErrURLInvalid, forbidden: wrongPassword},
 		{name: "no credentials",
 			req:      Request{URL: srv.HTTPURL("private")},
 			sentinel: ErrAuthentication},

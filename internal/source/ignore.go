@@ -50,19 +50,17 @@ func DirName(key, commit string, ignore []string) string {
 	return name + "-" + hex.EncodeToString(sum[:])[:12]
 }
 
-// RepositoryKey names a repository identity: the URL (its scheme and host in lower
-// case, without user info and trailing slashes) and an identity of the credentials used
-// (e.g. "<namespace>/<secret name>"; "" for none). 16 hex digits of a SHA-256.
+// RepositoryKey names a repository identity: the endpoint the URL dials, as the one parse
+// of it reads it (scheme, ssh login name, host in lower case, port, path; see endpointID),
+// and an identity of the credentials used (e.g. "<namespace>/<secret name>"; "" for
+// none). 16 hex digits of a SHA-256. A URL that does not parse has a key of its own that
+// no valid URL shares (and it is never fetched).
 func RepositoryKey(url, credentials string) string {
-	u := strings.TrimRight(strings.TrimSpace(url), "/")
-	if scheme, rest, ok := strings.Cut(u, "://"); ok {
-		host, path, _ := strings.Cut(rest, "/")
-		if at := strings.LastIndex(host, "@"); at >= 0 {
-			host = host[at+1:]
-		}
-		u = strings.ToLower(scheme) + "://" + strings.ToLower(host) + "/" + path
+	id := "invalid " + url
+	if ep, err := parseURL(url); err == nil {
+		id = endpointID(ep)
 	}
-	sum := sha256.Sum256([]byte(u + "\n" + credentials))
+	sum := sha256.Sum256([]byte(id + "\n" + credentials))
 	return hex.EncodeToString(sum[:])[:16]
 }
 

@@ -31,6 +31,19 @@ func TestParseURL(t *testing.T) {
 		{url: "https:///repo.git", wantErr: true},
 		{url: "https://host", wantErr: true},
 		{url: "https://host/repo\n.git", wantErr: true},
+		// Text that two parsers read differently, and credentials outside spec.secretRef.
+		{url: "https://evil.example#@git.corp/a/app.git", wantErr: true},
+		{url: "https://evil.example?@git.corp/a/app.git", wantErr: true},
+		{url: "https://evil.example/x#@git.corp/a/app.git", wantErr: true},
+		{url: "https://evil.example/%23@git.corp/a/app.git", wantErr: true},
+		{url: "https://git.corp/a/app.git?ref=main", wantErr: true},
+		{url: "https://user@git.corp/a/app.git", wantErr: true},
+		{url: "https://user:pw@git.corp/a/app.git", wantErr: true},
+		{url: "ssh://git:pw@git.corp/a/app.git", wantErr: true},
+		{url: "git:pw@git.corp:a/app.git", wantErr: true},
+		{url: "file://user@/srv/git/repo.git", wantErr: true},
+		{url: "git@evil.example:x#@git.corp:a/app.git", wantErr: true},
+		{url: "https://git.corp:443/a/app.git", protocol: "https", host: "git.corp", port: 443, path: "/a/app.git"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.url, func(t *testing.T) {

@@ -104,6 +104,11 @@ func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *gits
 	log := ctrl.LoggerFrom(ctx)
 	interval, n1 := r.Caps.Interval("spec.interval", obj.GetInterval().Duration)
 
+	// A URL that could be read two ways (a fragment, a query, user info) is refused before
+	// its Secret is read or anything is dialled.
+	if err := source.CheckURL(obj.Spec.URL); err != nil {
+		return r.fail(obj, gitsyncv1.URLInvalidReason, err, true)
+	}
 	request, err := render.GitRequest(ctx, r.APIReader, obj, refOf(obj))
 	if err != nil {
 		return r.fail(obj, gitsyncv1.SecretNotFoundReason, err, false)
