@@ -55,6 +55,7 @@ type treeWriter struct {
 	prior  map[blobKey]priorFile // files of an earlier checkout to link to
 	dirs   map[string]bool       // directories already created
 	sum    digester
+	limits *checkoutLimits
 }
 
 // writeTree writes the files of commit into dir, which must exist and be
@@ -65,8 +66,11 @@ type treeWriter struct {
 // A regular file whose content and exec bit match a file in prior is
 // hard-linked to it instead of written: checkouts are read-only, and a new
 // commit usually changes few files.
+//
+// Every tree entry walked and every byte written is charged to limits (a hard link
+// writes none); going over fails with ErrTooLarge before the entry is written.
 func writeTree(st storer.EncodedObjectStorer, commit *object.Commit, dir string, ignore *ignoreMatcher,
-	prior map[blobKey]priorFile) (*digester, error) {
+	prior map[blobKey]priorFile, limits *checkoutLimits) (*digester, error) {
 	tree, err := commit.Tree()
 	if err != nil {
 		return nil, fmt.Errorf("reading tree of commit %s: %w", commit.Hash, err)
@@ -76,7 +80,7 @@ func writeTree(st storer.EncodedObjectStorer, commit *object.Commit, dir string,
 		return nil, err
 	}
 	defer root.Close()
-	w := &treeWriter{st: st, dir: dir, root: root, ignore: ignore, prior: prior, dirs: map[string]bool{"": true}}
+	w := &treeWriter{st: st, dir: dir, root: root, ignore: ignore, prior: prior, dirs: map[string]bool{"": true}, limits: limits}
 	if err := w.walk(tree, nil); err != nil {
 		return nil, err
 	}
@@ -85,6 +89,9 @@ func writeTree(st storer.EncodedObjectStorer, commit *object.Commit, dir string,
 
 func (w *treeWriter) walk(tree *object.Tree, parent []string) error {
 	for _, e := range tree.Entries {
+		if err := w.limits.entry(); err != nil {
+			return err
+		}
 		if err := checkEntryName(e.Name); err != nil {
 			return fmt.Errorf("tree entry %q in %q: %w", e.Name, strings.Join(parent, "/"), err)
 		}
@@ -176,6 +183,9 @@ func (w *treeWriter) writeFile(rel string, h plumbing.Hash, exec bool) (err erro
 	if err != nil {
 		return fmt.Errorf("reading blob of %q: %w", rel, err)
 	}
+	if err := w.limits.write(rel, blob.Size); err != nil {
+		return err
+	}
 	r, err := blob.Reader()
 	if err != nil {
 		return fmt.Errorf("reading blob of %q: %w", rel, err)
@@ -223,6 +233,9 @@ func (w *treeWriter) writeSymlink(rel string, h plumbing.Hash) error {
 	}
 	if len(target) == 0 || strings.ContainsRune(string(target), 0) {
 		return fmt.Errorf("symlink %q has an invalid target", rel)
+	}
+	if err := w.limits.write(rel, int64(len(target))); err != nil {
+		return err
 	}
 	if err := w.root.Symlink(string(target), rel); err != nil {
 		return fmt.Errorf("creating symlink %q: %w", rel, err)

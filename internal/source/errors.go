@@ -29,7 +29,9 @@ var (
 	// branch/tag/semver at once, a commit that is not 40 hex digits, or a
 	// semver range that does not parse.
 	ErrRefInvalid = errors.New("invalid reference")
-	// ErrTooLarge means that the objects to fetch exceed Request.MaxSize.
+	// ErrTooLarge means that the objects to fetch exceed Request.MaxSize, or that the
+	// checkout would write more than Request.MaxSize bytes or walk more than
+	// Request.MaxFiles tree entries.
 	ErrTooLarge = errors.New("repository too large")
 )
 

@@ -46,11 +46,16 @@ type Request struct {
 	Ignore []string
 	// Timeout bounds each remote call (listing, fetch); 0 means DefaultTimeout.
 	Timeout time.Duration
-	// MaxSize caps the bytes fetched (the pack the server sends); more fail
-	// with ErrTooLarge. 0 means no limit. The objects are stored on disk
-	// while the commit is checked out, so the memory a fetch takes does not
-	// grow with the repository.
+	// MaxSize caps the bytes fetched (the pack the server sends) and, apart, the
+	// bytes the checkout writes (files and symlink targets; a file hard-linked to the
+	// previous checkout's writes none); more fail with ErrTooLarge and leave no
+	// checkout behind. 0 means no limit. The objects are stored on disk while the
+	// commit is checked out, so the memory a fetch takes does not grow with the
+	// repository.
 	MaxSize int64
+	// MaxFiles caps the tree entries a checkout walks (files, directories, symlinks,
+	// ignored paths); more fail with ErrTooLarge. 0 means DefaultMaxFiles.
+	MaxFiles int
 	// Key is the repository identity (RepositoryKey) the checkout is stored under and
 	// reused for: a checkout another identity left is never reused.
 	Key string
@@ -224,7 +229,7 @@ func (f *Fetcher) fetch(ctx context.Context, req Request) (*Artifact, error) {
 	if req.Current != nil {
 		prior = f.priorFiles(req.Current.Dir)
 	}
-	a, err := f.checkout(objects.st, commit, req.Key, t, ignore, prior)
+	a, err := f.checkout(objects.st, commit, req.Key, t, ignore, prior, newCheckoutLimits(req.MaxFiles, req.MaxSize))
 	if err != nil {
 		return nil, fmt.Errorf("checking out %s of %s: %w", t.revision(), url, err)
 	}
@@ -281,7 +286,7 @@ func (f *Fetcher) reuse(cur *Artifact, key string, t target, ignore []string) (*
 // place. If another Fetch published the same directory meanwhile, that one
 // is kept and the temporary one removed.
 func (f *Fetcher) checkout(st storer.EncodedObjectStorer, commit *object.Commit, key string, t target, ignore []string,
-	prior map[blobKey]priorFile) (*Artifact, error) {
+	prior map[blobKey]priorFile, limits *checkoutLimits) (*Artifact, error) {
 	tmp, err := os.MkdirTemp(f.dir, tmpPrefix+"checkout-*")
 	if err != nil {
 		return nil, err
@@ -294,7 +299,7 @@ func (f *Fetcher) checkout(st storer.EncodedObjectStorer, commit *object.Commit,
 			_ = os.RemoveAll(tmp)
 		}
 	}()
-	files, err := writeTree(st, commit, tmp, newIgnoreMatcher(ignore), prior)
+	files, err := writeTree(st, commit, tmp, newIgnoreMatcher(ignore), prior, limits)
 	if err != nil {
 		return nil, err
 	}
