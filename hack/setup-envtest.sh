@@ -21,6 +21,14 @@ if [[ -x $dir/etcd && -x $dir/kube-apiserver && -f $stamp && $(cat "$stamp") == 
 fi
 
 mkdir -p "$dir"
+# One build at a time: a second caller (another test run, another shell) waits for the
+# first one's result instead of compiling kube-apiserver again beside it.
+exec 9>"$dir/.lock"
+flock 9
+if [[ -x $dir/etcd && -x $dir/kube-apiserver && -f $stamp && $(cat "$stamp") == "$want" ]]; then
+  echo "$dir"
+  exit 0
+fi
 export GOTOOLCHAIN=local GOFLAGS=-mod=mod
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
