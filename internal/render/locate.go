@@ -45,9 +45,10 @@ func GitRequest(ctx context.Context, reader client.Reader, repo *gitsyncv1.GitRe
 	return req, nil
 }
 
-// RepositoryKey is the identity a GitRepository's checkouts are stored under: its URL
-// and its credentials (the namespace and name of spec.secretRef; none for an anonymous
-// fetch). Another tenant's GitRepository that names the same commit has another key,
+// RepositoryKey is the identity a GitRepository's checkouts are stored under: the
+// endpoint its URL dials (source.RepositoryKey: scheme, host, port and path as the one
+// parse reads them, never the URL's text) and its credentials (the namespace and name of
+// spec.secretRef; none for an anonymous fetch). Another tenant's GitRepository that names the same commit has another key,
 // so it never reads this one's checkout (source.DirName).
 func RepositoryKey(repo *gitsyncv1.GitRepository) string {
 	credentials := ""
