@@ -14,10 +14,13 @@ import (
 const proxyScheme = "gitsync-egress"
 
 var (
-	registerScheme sync.Once
-	guards         sync.Map // guard id → *Guard
-	lastGuardID    atomic.Uint64
+	guards      sync.Map // guard id → *Guard
+	lastGuardID atomic.Uint64
 )
+
+// The scheme is registered before any dial can read x/net/proxy's table of schemes,
+// which it reads without a lock.
+func init() { proxy.RegisterDialerType(proxyScheme, guardDialer) }
 
 // ProxyURL is a proxy URL that makes go-git's SSH transport (ssh:// and scp-like
 // user@host:path URLs) dial through the guard: set it as the endpoint's Proxy.URL. That
@@ -31,7 +34,6 @@ func (g *Guard) ProxyURL() string {
 	if g == nil {
 		return ""
 	}
-	registerScheme.Do(func() { proxy.RegisterDialerType(proxyScheme, guardDialer) })
 	g.register.Do(func() {
 		g.id = strconv.FormatUint(lastGuardID.Add(1), 10)
 		guards.Store(g.id, g)
