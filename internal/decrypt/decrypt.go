@@ -11,13 +11,16 @@
 //     template), of which the SOPS-encrypted ones are decrypted.
 //   - Objects: decoded objects, e.g. a render's output.
 //
-// File and Manifests check the SOPS message authentication code (MAC) in full: it
-// covers every value in the order the file holds them. Objects cannot, because a
-// decoded object has lost the order of its keys: it checks that every encrypted value
-// and the MAC itself were encrypted with the document's data key (AES-GCM, each value
-// bound to its path), which catches a changed or swapped ciphertext and a changed MAC,
-// but not a changed unencrypted value. Callers that still hold the bytes should prefer
-// Manifests.
+// Every decryption checks the SOPS message authentication code (MAC) in full, as SOPS
+// does: it covers every value in the order the file holds them, so a document is only
+// decrypted from its file's bytes. A decoded object has lost the order of its keys:
+// Objects refuses a SOPS document (one whose file was not read as SOPS, e.g. for a
+// missing MAC), and decrypts only whole encrypted files held in a Secret's entries. A
+// document with SOPS metadata and no MAC is refused: without one, anyone could change
+// its unencrypted values (kind, namespace, metadata) or drop values.
+//
+// Every YAML stream is held to the YAML budget (internal/yamlbudget) before it is
+// parsed, so that aliases in any of its documents cannot expand without bound.
 //
 // Errors name the file or object and the keys (age recipients, OpenPGP fingerprints)
 // of the document and of the KeySource, never a value of the document.
@@ -33,6 +36,7 @@ import (
 	"strings"
 
 	"github.com/gitsync-dev/gitsync/internal/sopsfile"
+	"github.com/gitsync-dev/gitsync/internal/yamlbudget"
 )
 
 // Decryptor decrypts SOPS documents with the keys of one KeySource. It is safe for
@@ -49,21 +53,12 @@ func NewDecryptor(keys KeySource) (*Decryptor, error) {
 	return &Decryptor{keys: keys}, nil
 }
 
-// macCheck says how much of the MAC a decryption verifies.
-type macCheck int
-
-const (
-	// macFull recomputes the MAC over the values in the document's order.
-	macFull macCheck = iota
-	// macAuthentic only checks that the MAC decrypts with the data key.
-	macAuthentic
-)
-
 // decrypt loads data in format (an encrypted SOPS document), decrypts its data key
-// with d's keys and its values with the data key, checks the MAC as check says and
-// returns the plain document. what names the document in errors. A document without
-// SOPS metadata is an error wrapping sopsfile.ErrNoMetadata.
-func (d *Decryptor) decrypt(what string, data []byte, format sopsfile.Format, check macCheck) (file *sopsfile.File, err error) {
+// with d's keys and its values with the data key, checks the MAC in full and returns
+// the plain document. what names the document in errors. A document without SOPS
+// metadata is an error wrapping sopsfile.ErrNoMetadata; one over the YAML budget wraps
+// yamlbudget.ErrTooLarge; one whose metadata has no MAC wraps sopsfile.ErrNoMAC.
+func (d *Decryptor) decrypt(what string, data []byte, format sopsfile.Format) (file *sopsfile.File, err error) {
 	defer func() {
 		// The parsers are not expected to panic on malformed input, but a panic's
 		// value may hold a value of the document, so it is never printed.
@@ -71,22 +66,33 @@ func (d *Decryptor) decrypt(what string, data []byte, format sopsfile.Format, ch
 			file, err = nil, fmt.Errorf("decrypting %s: malformed SOPS document", what)
 		}
 	}()
+	if format == sopsfile.YAML {
+		// Checked here too, to name the document: Load checks the stream again.
+		if err := yamlbudget.Check(what, data); err != nil {
+			return nil, fmt.Errorf("decrypting %w", err)
+		}
+	}
 	file, err = sopsfile.Load(data, format)
 	if err != nil {
-		if errors.Is(err, sopsfile.ErrNoMetadata) {
+		if errors.Is(err, sopsfile.ErrNoMetadata) || errors.Is(err, yamlbudget.ErrTooLarge) {
 			return nil, fmt.Errorf("decrypting %s: %w", what, err)
 		}
 		// Load's errors never quote the document, but only its kind is told.
 		return nil, fmt.Errorf("decrypting %s: malformed SOPS document", what)
+	}
+	if file.Metadata.MAC == "" {
+		return nil, noMAC(what)
 	}
 	key, err := d.dataKey(file.Metadata)
 	if err != nil {
 		return nil, fmt.Errorf("decrypting %s: %w (document keys: %s; keys tried: %s)",
 			what, err, listOrNone(documentKeys(file.Metadata)), listOrNone(d.keys.Describe()))
 	}
-	switch err := file.Decrypt(key, check == macFull); {
+	switch err := file.Decrypt(key); {
 	case err == nil:
 		return file, nil
+	case errors.Is(err, sopsfile.ErrNoMAC):
+		return nil, noMAC(what)
 	case errors.Is(err, sopsfile.ErrMACKey):
 		return nil, fmt.Errorf("decrypting %s: the MAC does not decrypt with the data key (tampered MAC or lastmodified)", what)
 	case errors.Is(err, sopsfile.ErrMACMismatch):
@@ -94,6 +100,12 @@ func (d *Decryptor) decrypt(what string, data []byte, format sopsfile.Format, ch
 	default:
 		return nil, fmt.Errorf("decrypting %s: a value does not decrypt with its data key (tampered ciphertext)", what)
 	}
+}
+
+// noMAC is the error for the SOPS document what whose metadata has no MAC.
+func noMAC(what string) error {
+	return fmt.Errorf("decrypting %s: %w: SOPS writes one over every value, so a document without it "+
+		"is refused (tampered document: nothing binds its unencrypted values to its keys)", what, sopsfile.ErrNoMAC)
 }
 
 // decryptionOrder is the order in which the master keys of a group are tried, as SOPS

@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/gitsync-dev/gitsync/internal/sopsfile"
+	"github.com/gitsync-dev/gitsync/internal/yamlbudget"
 )
 
 // encMarker is in every SOPS-encrypted file: at least its MAC is encrypted.
@@ -39,7 +40,7 @@ func (d *Decryptor) File(name string, data []byte) ([]byte, error) {
 // decryptAs decrypts data in format in and emits the plain document in format out,
 // checking the MAC in full.
 func (d *Decryptor) decryptAs(what string, data []byte, in, out sopsfile.Format) ([]byte, error) {
-	file, err := d.decrypt(what, data, in, macFull)
+	file, err := d.decrypt(what, data, in)
 	if err != nil {
 		return nil, err
 	}
@@ -68,11 +69,19 @@ func formatsOf(name string, data []byte) (in, out sopsfile.Format, ok bool) {
 	if !bytes.Contains(data, encMarker) {
 		return 0, 0, false
 	}
+	ext := sopsfile.FormatForPath(name)
 	in, ok = markerFormat(data)
 	if !ok {
-		return 0, 0, false
+		// No MAC where SOPS writes it: SOPS metadata in the format the name says (a
+		// binary file's JSON envelope) is still SOPS, for decrypt to refuse or read.
+		in = ext
+		if in == sopsfile.Binary {
+			in = sopsfile.JSON
+		}
+		if _, err := sopsfile.Load(data, in); err != nil {
+			return 0, 0, false
+		}
 	}
-	ext := sopsfile.FormatForPath(name)
 	switch {
 	case ext == in:
 		return in, in, true
@@ -109,6 +118,9 @@ func (d *Decryptor) Manifests(name string, data []byte) ([]byte, error) {
 	if !bytes.Contains(data, encMarker) {
 		return data, nil
 	}
+	if err := yamlbudget.Check(name, data); err != nil {
+		return nil, fmt.Errorf("decrypting %w", err)
+	}
 	docs := splitDocuments(data)
 	groups := map[string][]int{}
 	var order []string
@@ -138,7 +150,7 @@ func (d *Decryptor) Manifests(name string, data []byte) ([]byte, error) {
 		if len(idx) > 1 {
 			what = fmt.Sprintf("%s (documents %s)", name, docNumbers(idx))
 		}
-		file, err := d.decrypt(what, bytes.Join(parts, []byte("---\n")), sopsfile.YAML, macFull)
+		file, err := d.decrypt(what, bytes.Join(parts, []byte("---\n")), sopsfile.YAML)
 		if err != nil {
 			return nil, err
 		}
@@ -204,7 +216,7 @@ func isSeparator(line []byte) bool {
 }
 
 // sopsMAC returns the encrypted MAC of doc when it is a SOPS document: a mapping with
-// a "sops" mapping holding a "mac".
+// a "sops" mapping holding a "mac". A "sops" mapping without a MAC is an error.
 func sopsMAC(doc []byte) (string, bool, error) {
 	if !bytes.Contains(doc, encMarker) {
 		return "", false, nil
@@ -223,8 +235,12 @@ func sopsMAC(doc []byte) (string, bool, error) {
 		}
 		return "", false, errors.New("not valid YAML")
 	}
-	if top.SOPS == nil || top.SOPS.MAC == "" {
+	if top.SOPS == nil {
 		return "", false, nil
+	}
+	if top.SOPS.MAC == "" {
+		return "", false, fmt.Errorf("%w: SOPS writes one over every value, so a document without it "+
+			"is refused (tampered document: nothing binds its unencrypted values to its keys)", sopsfile.ErrNoMAC)
 	}
 	return top.SOPS.MAC, true, nil
 }

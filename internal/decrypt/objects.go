@@ -2,14 +2,12 @@ package decrypt
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 
 	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/gitsync-dev/gitsync/internal/sopsfile"
 )
@@ -21,18 +19,22 @@ func IsEncrypted(obj *unstructured.Unstructured) bool {
 	return ok
 }
 
-// Objects decrypts objs in place:
-//   - an object that IsEncrypted (a Secret or any other kind) is replaced by its plain
-//     form, without the "sops" metadata;
-//   - a v1 Secret that is not a SOPS document has each data (base64) and stringData
-//     entry that holds a whole SOPS-encrypted file — a kustomize secretGenerator over
-//     an encrypted env or file source — replaced by the file's plain content, in the
-//     format the entry's name says (as File does).
+// Objects decrypts objs in place: a v1 Secret that is not a SOPS document has each
+// data (base64) and stringData entry that holds a whole SOPS-encrypted file — a
+// kustomize secretGenerator over an encrypted env or file source — replaced by the
+// file's plain content, in the format the entry's name says (as File does), its MAC
+// checked in full.
 //
-// The MAC of a SOPS object is checked for authenticity only (see the package doc);
-// that of an encrypted entry in full. origin(i), when origin is not nil, names the file
-// objs[i] came from, for errors. The first failure is returned and objs may then be
-// partly decrypted: the caller must not use them.
+// An object that IsEncrypted (a SOPS document of any kind) is refused: a decoded object
+// has lost the order of its keys, so its MAC cannot be checked over every value as
+// SOPS checks it, and then its unencrypted values (kind, namespace, metadata) could be
+// changed by anyone. SOPS documents are decrypted from their files' bytes (File,
+// Manifests); one that reaches Objects is one whose file was not read as SOPS — most
+// often for a missing MAC, which is said.
+//
+// origin(i), when origin is not nil, names the file objs[i] came from, for errors. The
+// first failure is returned and objs may then be partly decrypted: the caller must not
+// use them.
 func (d *Decryptor) Objects(objs []*unstructured.Unstructured, origin func(i int) string) error {
 	for i, obj := range objs {
 		what := utils.FmtUnstructured(obj)
@@ -43,9 +45,7 @@ func (d *Decryptor) Objects(objs []*unstructured.Unstructured, origin func(i int
 		}
 		switch {
 		case IsEncrypted(obj):
-			if err := d.object(what, obj); err != nil {
-				return err
-			}
+			return refuseObject(what, obj)
 		case obj.GetKind() == "Secret" && obj.GetAPIVersion() == "v1":
 			if err := d.secretEntries(what, obj); err != nil {
 				return err
@@ -55,27 +55,13 @@ func (d *Decryptor) Objects(objs []*unstructured.Unstructured, origin func(i int
 	return nil
 }
 
-// object decrypts a SOPS document held as an object, read as SOPS JSON.
-func (d *Decryptor) object(what string, obj *unstructured.Unstructured) error {
-	data, err := json.Marshal(obj.Object)
-	if err != nil {
-		return fmt.Errorf("decrypting %s: encoding as JSON: %w", what, err)
+// refuseObject is the error for a SOPS document held as an object.
+func refuseObject(what string, obj *unstructured.Unstructured) error {
+	if mac, _ := obj.Object["sops"].(map[string]any)["mac"].(string); mac == "" {
+		return noMAC(what)
 	}
-	file, err := d.decrypt(what, data, sopsfile.JSON, macAuthentic)
-	if err != nil {
-		return err
-	}
-	plain, err := emit(what, sopsfile.JSON, file.Branches)
-	if err != nil {
-		return err
-	}
-	m := map[string]any{}
-	if err := utiljson.Unmarshal(plain, &m); err != nil {
-		return fmt.Errorf("decrypting %s: the plain document is not a JSON object", what)
-	}
-	delete(m, "sops")
-	obj.Object = m
-	return nil
+	return fmt.Errorf("decrypting %s: a SOPS document is only decrypted from its file, where its MAC is checked "+
+		"over every value in order, and its file was not read as SOPS (an unusual file name or MAC entry?)", what)
 }
 
 // secretEntries decrypts the data and stringData entries of a Secret that hold a whole

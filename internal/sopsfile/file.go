@@ -49,6 +49,11 @@ var (
 	ErrMACKey = errors.New("the MAC does not decrypt with the data key")
 	// ErrMACMismatch: the MAC does not match the values (a changed value).
 	ErrMACMismatch = errors.New("the MAC does not match the values")
+	// ErrNoMAC: the metadata has no MAC, or an empty one. SOPS always writes one; without
+	// it nothing binds the document's unencrypted values (kind, namespace, metadata) or
+	// its set of values to the data key, so the document is refused before any value is
+	// decrypted.
+	ErrNoMAC = errors.New("the SOPS metadata has no MAC")
 )
 
 // File is a SOPS document as loaded: its branches (one per YAML document; one for the
@@ -103,13 +108,16 @@ func Load(data []byte, format Format) (*File, error) {
 var macOnlyEncryptedInit = []byte{0x8a, 0x3f, 0xd2, 0xad, 0x54, 0xce, 0x66, 0x52, 0x7b, 0x10, 0x34, 0xf3, 0xd1, 0x47, 0xbe, 0x0b,
 	0x0b, 0x97, 0x5b, 0x3b, 0xf4, 0x4f, 0x72, 0xc6, 0xfd, 0xad, 0xec, 0x81, 0x76, 0xf2, 0x7d, 0x69}
 
-// Decrypt decrypts the values of f in place with the data key and checks the MAC: that
-// it decrypts with the data key (bound to lastmodified) and, when fullMAC, that it is
-// the SHA-512 of the values (all of them, or the encrypted ones with
-// mac_only_encrypted) in the file's order. A caller that lost the order (a decoded
-// object) passes fullMAC false. Errors are ErrValue, ErrMACKey or ErrMACMismatch.
-func (f *File) Decrypt(dataKey []byte, fullMAC bool) error {
+// Decrypt decrypts the values of f in place with the data key and checks the MAC, as
+// SOPS does: that there is one, that it decrypts with the data key (bound to
+// lastmodified) and that it is the SHA-512 of the values (all of them, or the encrypted
+// ones with mac_only_encrypted) in the file's order. Errors are ErrNoMAC, ErrValue,
+// ErrMACKey or ErrMACMismatch.
+func (f *File) Decrypt(dataKey []byte) error {
 	md := f.Metadata
+	if md.MAC == "" {
+		return ErrNoMAC
+	}
 	h := sha512.New()
 	if md.MACOnlyEncrypted {
 		h.Write(macOnlyEncryptedInit)
@@ -155,7 +163,7 @@ func (f *File) Decrypt(dataKey []byte, fullMAC bool) error {
 	if err != nil {
 		return ErrMACKey
 	}
-	if fullMAC && stored != any(fmt.Sprintf("%X", h.Sum(nil))) {
+	if stored != any(fmt.Sprintf("%X", h.Sum(nil))) {
 		return ErrMACMismatch
 	}
 	return nil

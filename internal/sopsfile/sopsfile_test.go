@@ -74,7 +74,7 @@ func TestEncryptReadBySOPS(t *testing.T) {
 				// And it reads back here, MAC checked in full.
 				f, err := Load(enc, FormatForPath(name))
 				g.Expect(err).NotTo(HaveOccurred())
-				g.Expect(f.Decrypt(key, true)).To(Succeed())
+				g.Expect(f.Decrypt(key)).To(Succeed())
 				out, err := Emit(f.Branches, f.Format)
 				g.Expect(err).NotTo(HaveOccurred())
 				g.Expect(string(out)).To(Equal(string(want)))
@@ -169,6 +169,6 @@ func TestDecryptRefusesMovedValues(t *testing.T) {
 	for _, doc := range [][]byte{swapped, bytes.Replace(enc, []byte(a), []byte("plain"), 1)} {
 		f, err := Load(doc, YAML)
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(f.Decrypt(key, true)).To(MatchError(ErrValue))
+		g.Expect(f.Decrypt(key)).To(MatchError(ErrValue))
 	}
 }

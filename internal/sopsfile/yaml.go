@@ -7,12 +7,20 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/gitsync-dev/gitsync/internal/yamlbudget"
 )
 
 // loadYAML reads a stream of YAML documents (each a mapping) into branches, comments
 // included where SOPS puts them: a key's head and line comments before it, a scalar
 // value's head and line comments before its key too, foot comments after.
+//
+// The stream is first held to the YAML budget (every document: the conversion below
+// copies what aliases name).
 func loadYAML(data []byte) ([]Branch, error) {
+	if err := yamlbudget.Check("the SOPS file", data); err != nil {
+		return nil, err
+	}
 	if len(data) > 0 {
 		// Decoding into a map makes yaml refuse duplicate keys, as SOPS does.
 		if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(map[string]any{}); err != nil && !errors.Is(err, io.EOF) {
