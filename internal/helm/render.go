@@ -188,7 +188,12 @@ func ReadValuesData(root, chartDir, name string) ([]byte, error) {
 }
 
 // ParseValues reads YAML values; the error names what they came from, never their content.
+// The values are held to the YAML budget first (every document, aliases expanded): the
+// YAML reader would expand aliases to millions of values before refusing them.
 func ParseValues(from string, data []byte) (map[string]any, error) {
+	if err := checkValues(from, data); err != nil {
+		return nil, err
+	}
 	vals := map[string]any{}
 	if err := yaml.Unmarshal(data, &vals); err != nil {
 		return nil, fmt.Errorf("values %s are not a YAML map", from)
