@@ -35,9 +35,19 @@ type Options struct {
 	// Egress guards every address a Provider's delivery dials (spec.address, the
 	// Secret's address, spec.proxy, and each redirect hop); nil: no guard.
 	Egress *egress.Guard
+	// SecretAccess, in tenant mode, is asked before a Provider's spec.secretRef is read
+	// with the operator's identity: may the namespace's tenant account get it? nil: no
+	// check (see docs/security.md).
+	SecretAccess SecretChecker
 	// OnResult is called after a Provider's delivery finished (delivered or given up).
 	OnResult func(provider types.NamespacedName)
 	Now      func() time.Time
+}
+
+// SecretChecker tells whether the tenant of namespace may read the Secret name; an error
+// refuses (sources.SecretAccess in tenant mode).
+type SecretChecker interface {
+	CheckSecret(ctx context.Context, namespace, name string) error
 }
 
 // Dispatcher receives events (Handle never blocks), matches them against Alerts and

@@ -154,6 +154,11 @@ func (w *worker) attempt(ctx context.Context, m Message) error {
 	var secretName string
 	if p.Spec.SecretRef != nil {
 		secretName = p.Spec.SecretRef.Name
+		if check := w.d.opts.SecretAccess; check != nil {
+			if err := check.CheckSecret(ctx, p.Namespace, secretName); err != nil {
+				return permanent{fmt.Errorf("reading Secret %s: %w", secretName, err)}
+			}
+		}
 	}
 	secret, err := w.readSecret(ctx, p.Namespace, secretName)
 	if err != nil {

@@ -40,6 +40,9 @@ type HelmRepositoryReconciler struct {
 	// Shard is the part of the HelmRepositories this replica polls (gitsync run --shard);
 	// the zero Shard is all of them.
 	Shard shard.Shard
+	// SecretAccess, in tenant mode, checks that the namespace's tenant account may get
+	// spec.secretRef before the operator reads it; nil checks nothing.
+	SecretAccess *SecretAccess
 }
 
 // +kubebuilder:rbac:groups=gitsync.dev,resources=helmrepositories,verbs=get;list;watch;update;patch
@@ -84,6 +87,11 @@ func (r *HelmRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 // Stalled for what only a spec change can fix, and removes Reconciling. A failed poll
 // keeps the last index.
 func (r *HelmRepositoryReconciler) reconcileIndex(ctx context.Context, obj *gitsyncv1.HelmRepository) (ctrl.Result, error) {
+	if ref := obj.Spec.SecretRef; ref != nil {
+		if err := r.SecretAccess.Check(ctx, obj.Namespace, ref.Name); err != nil {
+			return r.fail(obj, gitsyncv1.AccessDeniedReason, err, false) // a new RoleBinding may allow it: retried
+		}
+	}
 	src, err := render.HelmSource(ctx, r.APIReader, obj)
 	if err != nil {
 		return r.fail(obj, gitsyncv1.SecretNotFoundReason, err, false)
