@@ -37,8 +37,9 @@ import (
 
 // ownerReleased returns the apply.ReleasedFunc of app: the other Application has let go
 // of an object when it does not exist or is being deleted, or when it does not render
-// the object at its source's current artifact (when that render cannot be made: when
-// its inventory does not list the object). One render per other Application per sync.
+// the object at its source's current artifact (when that render cannot be made, or may
+// not be: its references are refused, when its inventory does not list the object).
+// One render per other Application per sync.
 func (r *Reconciler) ownerReleased(app *gitsyncv1.Application) apply.ReleasedFunc {
 	renders := r.renderCache()
 	return func(ctx context.Context, owner types.NamespacedName, id string) (bool, error) {
@@ -71,7 +72,9 @@ func (r *Reconciler) ownerReleased(app *gitsyncv1.Application) apply.ReleasedFun
 // pruneOptions returns the prune options of app: an object that another Application of
 // its namespace (on any source; suspended ones too, as they may resume) renders now is
 // left for it to take over, and so is every object while another one cannot be rendered
-// (it may render the object: the prune fails closed and waits).
+// (it may render the object: the prune fails closed and waits). An Application whose
+// references are refused renders nothing and claims nothing (it is not rendered: see
+// renderCurrent).
 func (r *Reconciler) pruneOptions(app *gitsyncv1.Application) apply.PruneOptions {
 	renders := r.renderCache()
 	var (
@@ -107,6 +110,10 @@ func (r *Reconciler) pruneOptions(app *gitsyncv1.Application) apply.PruneOptions
 		}
 		for _, other := range siblings {
 			ids, err := renders(ctx, other)
+			var refused *accessError
+			if errors.As(err, &refused) {
+				continue // it renders nothing: its sync stops at its access check
+			}
 			if err != nil {
 				ctrl.LoggerFrom(ctx).Info("not pruning while another Application of the namespace cannot be rendered",
 					"object", id, "application", other.Name, "error", err.Error())
@@ -149,7 +156,12 @@ func (r *Reconciler) renderCache() func(context.Context, *gitsyncv1.Application)
 }
 
 // renderCurrent renders app's path at its source's current artifact, as its sync would.
+// An Application whose references are refused is not rendered (an *accessError): its
+// render would read another namespace's source for it.
 func (r *Reconciler) renderCurrent(ctx context.Context, app *gitsyncv1.Application) ([]*unstructured.Unstructured, error) {
+	if err := r.checkAccess(app); err != nil {
+		return nil, err
+	}
 	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
 		loc, err := r.resolveChart(ctx, app)
 		if err != nil {

@@ -59,8 +59,12 @@ func (r *Reconciler) reconcileRestore(ctx context.Context, s *syncRun) (ctrl.Res
 }
 
 // lastAppliedAtHand is where the last applied revision is in storage: its checkout, or
-// for a HelmRepository source its chart archive; false when storage does not hold it.
+// for a HelmRepository source its chart archive; false when storage does not hold it,
+// or when the Application's references are refused (nothing of its source is read).
 func (r *Reconciler) lastAppliedAtHand(ctx context.Context, app *gitsyncv1.Application) (string, bool) {
+	if r.checkAccess(app) != nil {
+		return "", false
+	}
 	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
 		return r.cachedChart(ctx, app, app.Status.LastAppliedRevision)
 	}

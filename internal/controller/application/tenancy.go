@@ -18,15 +18,34 @@ import (
 // and nothing of the other namespace is read or written. Only a spec change (or the
 // operator's flag) can lift it, so it does not requeue.
 func (r *Reconciler) reconcileAccess(_ context.Context, s *syncRun) (ctrl.Result, error) {
-	if msg := r.refusedReference(s.app); msg != "" {
-		conditions.MarkFalse(s.app, gitsyncv1.ReadyCondition, gitsyncv1.AccessDeniedReason, "%s", msg)
-		conditions.MarkStalled(s.app, gitsyncv1.AccessDeniedReason, "%s", msg)
+	if err := r.checkAccess(s.app); err != nil {
+		conditions.MarkFalse(s.app, gitsyncv1.ReadyCondition, gitsyncv1.AccessDeniedReason, "%s", err)
+		conditions.MarkStalled(s.app, gitsyncv1.AccessDeniedReason, "%s", err)
 		conditions.Delete(s.app, gitsyncv1.ReconcilingCondition)
 		s.stop = true
 	} else if conditions.GetReason(s.app, gitsyncv1.StalledCondition) == gitsyncv1.AccessDeniedReason {
 		conditions.Delete(s.app, gitsyncv1.StalledCondition)
 	}
 	return ctrl.Result{}, nil
+}
+
+// accessError is the refusal of an Application's references (see refusedReference):
+// what every path that would read its source or render it returns instead.
+type accessError struct{ msg string }
+
+func (e *accessError) Error() string { return e.msg }
+
+// checkAccess is the one access check of an Application's references: nil when it may
+// use them, an *accessError otherwise. Every path that reads an Application's source or
+// renders it calls it first: the sync (reconcileAccess, the first step), the ownership
+// and prune checks of other Applications (renderCurrent) and the restore of drift
+// protection (lastAppliedAtHand), so that a refused Application is never rendered, its
+// source never read, and nothing of it can answer a question about the other namespace.
+func (r *Reconciler) checkAccess(app *gitsyncv1.Application) error {
+	if msg := r.refusedReference(app); msg != "" {
+		return &accessError{msg: msg}
+	}
+	return nil
 }
 
 // refusedReference returns why the Application may not use its references, or "".
