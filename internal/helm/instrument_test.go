@@ -46,6 +46,7 @@ func execute(t *testing.T, text string, funcs template.FuncMap) (string, error) 
 	base := template.FuncMap{
 		"upper":  strings.ToUpper,
 		stepFunc: func(int, int) string { return "" },
+		turnFunc: func() string { return "" },
 		outFunc:  func(v any) (string, error) { return printedForm(v) },
 		tplFunc:  func(s string) string { return instrument("tpl", s) },
 	}
@@ -103,6 +104,7 @@ func TestInstrumentCharges(t *testing.T) {
 	var steps, bytes, tpls int
 	funcs := template.FuncMap{
 		stepFunc: func(s, b int) string { steps += s; bytes += b; return "" },
+		turnFunc: func() string { steps++; return "" },
 		outFunc:  func(v any) (string, error) { s, err := printedForm(v); bytes += len(s); return s, err },
 		tplFunc:  func(s string) string { tpls++; return instrument("tpl", s) },
 	}

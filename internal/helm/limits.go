@@ -57,7 +57,7 @@ const (
 	DefaultRenderTimeout     = 30 * time.Second
 	DefaultMaxOps            = 1_000_000
 	DefaultMaxBytes          = 64 << 20
-	DefaultMaxSteps          = 10_000_000
+	DefaultMaxSteps          = 1_000_000
 	DefaultMaxOutput         = 64 << 20
 	DefaultConcurrentRenders = 2
 	DefaultMaxDecompressed   = 50 << 20
@@ -263,6 +263,9 @@ func (b *budget) funcs(lookup engine.ClientProvider) template.FuncMap {
 	// Called by the instrumented templates (see instrument).
 	fm[stepFunc] = func(steps, bytes int) (string, error) {
 		return "", b.chargeAll(0, 0, int64(steps), int64(bytes))
+	}
+	fm[turnFunc] = func() (string, error) {
+		return "", b.chargeAll(0, 0, 1, 0)
 	}
 	fm[outFunc] = func(v any) (string, error) {
 		s, err := printedForm(v)
