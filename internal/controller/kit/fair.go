@@ -10,26 +10,22 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// Fair sharing between namespaces (tenants), when asked for: a controller runs at most
-// Options.MaxConcurrentPerNamespace reconciles of one namespace at once while the others
-// are busy: a namespace may go over its cap as long as one worker stays free, so that a
-// single namespace still has every worker but one. A request over the cap is not
-// reconciled: it goes back to the queue for a moment (RequeueAfter, which is no failure
-// and keeps its priority) and the worker takes the next request, so another namespace's
-// work is served while one namespace has many slow reconciles queued. What someone waits
-// for — a request taken from the queue at HighPriority or above (a push, a sync request,
-// a new revision: see priority.go) — may go over the cap, one at a time per namespace: a
-// namespace's push is not delayed by its own backlog being walked past, and a tenant who
-// floods its Applications with sync requests gets one worker more, not all. This is
-// simpler than a queue of its own per namespace (controller-runtime's priority queue
-// stays as it is, with its priorities and deduplication).
+// A cap per namespace, when asked for (--max-concurrent-per-namespace): a controller
+// runs at most Options.MaxConcurrentPerNamespace reconciles of one namespace at once while
+// the others are busy: a namespace may go over its cap as long as one worker stays free,
+// so that a single namespace still has every worker but one. A request over the cap is
+// not reconciled: it goes back to the queue for a moment (RequeueAfter, which is no
+// failure and keeps its priority) and the worker takes the next request. What someone
+// waits for — a request taken from the queue at HighPriority or above (a push, a sync
+// request, a new revision: see priority.go) — may go over the cap, one at a time per
+// namespace.
 //
-// It is off by default: the backlog walked past this way is served slowly. After a
-// restart of the operator with 1,000 Applications in one namespace, restoring their drift
-// protection (reconcileRestore) was still going on 90 s later instead of done in about a
-// second
-// (BenchmarkScale's idle window caught 0.75 % of a core of it, 0.10 % without the cap).
-// A queue of its own per namespace is what would make it the default.
+// The fair queue (fairqueue.go, on by default) is what shares the workers between
+// namespaces; this cap is off by default and only bounds how many workers one
+// namespace's slow reconciles hold at once. Alone it cost a one-namespace install: the
+// backlog walked past is served slowly (after a restart with 1,000 Applications in one
+// namespace, restoring their drift protection was still going on 90 s later instead of
+// done in about a second).
 
 // namespaceRetry is how soon a request over its namespace's cap is looked at again.
 const namespaceRetry = 100 * time.Millisecond
@@ -68,12 +64,19 @@ func (c *namespaceCap) Reconcile(ctx context.Context, req reconcile.Request) (re
 	return c.inner.Reconcile(ctx, req)
 }
 
-// newQueue is controller-runtime's priority queue, telling c the priority of each
-// request it hands out.
-func (c *namespaceCap) newQueue(name string, limiter workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
-	return takenWith{PriorityQueue: priorityqueue.New(name, func(o *priorityqueue.Opts[reconcile.Request]) {
-		o.RateLimiter = limiter
-	}), taken: &c.taken}
+// newQueue returns the constructor of the queue of inner (controller-runtime's priority
+// queue when nil), telling c the priority of each request it hands out.
+func (c *namespaceCap) newQueue(inner func(string, workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request]) func(string, workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+	return func(name string, limiter workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+		if inner != nil {
+			if pq, ok := inner(name, limiter).(priorityqueue.PriorityQueue[reconcile.Request]); ok {
+				return takenWith{PriorityQueue: pq, taken: &c.taken}
+			}
+		}
+		return takenWith{PriorityQueue: priorityqueue.New(name, func(o *priorityqueue.Opts[reconcile.Request]) {
+			o.RateLimiter = limiter
+		}), taken: &c.taken}
+	}
 }
 
 type takenWith struct {

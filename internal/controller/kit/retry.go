@@ -85,6 +85,9 @@ type Options struct {
 	// MaxConcurrentPerNamespace, when set, caps the reconciles of one namespace that run
 	// at once while another namespace waits (see fair.go); 0: no cap.
 	MaxConcurrentPerNamespace int
+	// SharedQueue gives the controller one queue for every namespace (controller-runtime's
+	// priority queue) instead of the fair queue per namespace (FairQueue), the default.
+	SharedQueue bool
 	// RetryBase and RetryMax bound the exponential backoff after a failed reconcile.
 	RetryBase, RetryMax time.Duration
 	// APIServer, when set, has what failed while the API server was away retried as
@@ -98,13 +101,14 @@ func (o Options) Build(b *builder.Builder, r reconcile.Reconciler) (controller.C
 	capped := PerNamespace(r, o.perNamespace(), o.MaxConcurrentReconciles)
 	b, opts := o.withRetries(b)
 	if c, ok := capped.(*namespaceCap); ok {
-		opts.NewQueue = c.newQueue
+		opts.NewQueue = c.newQueue(opts.NewQueue)
 	}
 	return b.WithOptions(opts).Build(capped)
 }
 
-// Apply gives the controller of b its concurrency and its retry limiter (with the
-// source of the retries made when the API server is back).
+// Apply gives the controller of b its concurrency, its queue (fair between namespaces
+// unless SharedQueue) and its retry limiter (with the source of the retries made when
+// the API server is back).
 func (o Options) Apply(b *builder.Builder) *builder.Builder {
 	b, opts := o.withRetries(b)
 	return b.WithOptions(opts)
@@ -118,5 +122,6 @@ func (o Options) withRetries(b *builder.Builder) (*builder.Builder, controller.O
 	if o.APIServer != nil {
 		b = b.WatchesRawSource(retries.Source())
 	}
-	return b, controller.Options{MaxConcurrentReconciles: o.MaxConcurrentReconciles, RateLimiter: retries}
+	return b, controller.Options{MaxConcurrentReconciles: o.MaxConcurrentReconciles, RateLimiter: retries,
+		NewQueue: NewQueue(o.SharedQueue)}
 }
