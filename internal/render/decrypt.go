@@ -17,6 +17,7 @@ import (
 	"github.com/fluxcd/pkg/ssa/utils"
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/decrypt"
+	"github.com/gitsync-dev/gitsync/internal/yamlbudget"
 )
 
 // sopsMarker is in every SOPS-encrypted file (its MAC at least is encrypted): files
@@ -50,6 +51,9 @@ type decryption struct {
 	// dec is nil when the keys are not at hand: offline, or kept encrypted.
 	dec  *decrypt.Decryptor
 	keep bool
+	// budget counts the YAML of the SOPS files this render decrypts, together: each file
+	// is also held to the budget alone by decrypt.
+	budget *yamlbudget.Budget
 
 	mu        sync.Mutex
 	encrypted []string // what a preview left encrypted
@@ -68,7 +72,7 @@ func newDecryption(ctx context.Context, app *gitsyncv1.Application, cluster *Clu
 	if spec.Provider != gitsyncv1.DecryptionProviderSOPS {
 		return nil, fmt.Errorf("spec.decryption.provider %q: only %q is supported", spec.Provider, gitsyncv1.DecryptionProviderSOPS)
 	}
-	d := &decryption{app: app, keep: keep, sensitive: map[string]bool{}}
+	d := &decryption{app: app, keep: keep, sensitive: map[string]bool{}, budget: yamlbudget.New(yamlbudget.MaxValues)}
 	if keep || cluster.Keys == nil {
 		return d, nil
 	}
@@ -96,6 +100,11 @@ func (d *decryption) file(rel string, data []byte) ([]byte, error) {
 	if d.dec == nil {
 		return nil, d.offline(rel)
 	}
+	// Every format but binary is read as YAML or is no YAML at all (dotenv, INI), which
+	// the budget passes; JSON is YAML.
+	if err := d.budget.Check(rel, data); err != nil {
+		return nil, fmt.Errorf("decrypting %w", err)
+	}
 	var plain []byte
 	var err error
 	switch strings.ToLower(path.Ext(rel)) {
@@ -113,8 +122,10 @@ func (d *decryption) file(rel string, data []byte) ([]byte, error) {
 	return plain, nil
 }
 
-// objects decrypts what is still encrypted among the rendered objects (a SOPS document
-// no file filter saw, a Secret entry holding an encrypted file), or notes it.
+// objects decrypts what is still encrypted among the rendered objects (a Secret entry
+// holding an encrypted file), or notes it. A SOPS document no file filter decrypted (one
+// without a MAC, or in a file not read as SOPS) is refused by decrypt: its MAC can only
+// be checked over its file's bytes.
 func (d *decryption) objects(objs []*unstructured.Unstructured) error {
 	var left []int
 	for i, obj := range objs {
