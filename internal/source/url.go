@@ -36,7 +36,9 @@ func parseURL(raw string) (*transport.Endpoint, error) {
 		return nil, fmt.Errorf("%w: url contains control characters", ErrURLInvalid)
 	}
 	if strings.ContainsAny(raw, "#?") {
-		return nil, fmt.Errorf("%w: %s has a query or a fragment (\"?\" or \"#\"), which a Git URL does not need", ErrURLInvalid, redact.URL(raw))
+		// Not quoted: redact.URL reads the authority up to the last "@", so it would show
+		// https://evil.example#@git.corp/a/app.git as git.corp's URL.
+		return nil, fmt.Errorf("%w: the url has a query or a fragment (\"?\" or \"#\"), which a Git URL does not need", ErrURLInvalid)
 	}
 	scheme, _, hasScheme := strings.Cut(raw, "://")
 	if hasScheme {
