@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -55,7 +57,7 @@ func (r *Reconciler) resolveChart(ctx context.Context, app *gitsyncv1.Applicatio
 		}
 		// The repository is polled by another shard's replica, whose disk holds the
 		// index: read it here too.
-		own, err := r.pollIndex(ctx, loc.repo, spec.Chart)
+		own, _, err := r.pollIndex(ctx, app, loc.repo, spec.Chart)
 		if err != nil {
 			return nil, fmt.Errorf("reading the index of HelmRepository %s (polled by another shard): %w", key, err)
 		}
@@ -84,8 +86,11 @@ func (r *Reconciler) resolveChart(ctx context.Context, app *gitsyncv1.Applicatio
 // that spec.helm.version selects in the repository's index is the revision, and its
 // archive (downloaded once, then from the cache) is what reconcileBuild renders. Sets
 // Ready=False with ArtifactNotReady (no index yet), ChartNotFound (stalled until the index
-// or the spec changes), AuthenticationFailed or ChartPullFailed; nothing is applied then
-// and the last applied chart stays.
+// or the spec changes), AuthenticationFailed or ChartPullFailed (a timeout among them);
+// nothing is applied then and the last applied chart stays. The download never holds the
+// worker longer than waitInWorker: a slow one goes on in the background (Reconciling,
+// Ready=Unknown/Progressing meanwhile) within chartTimeout, and a later reconcile takes
+// its outcome.
 func (r *Reconciler) reconcileChartSource(ctx context.Context, s *syncRun) (ctrl.Result, error) {
 	app := s.app
 	if app.Spec.PinnedRevision != "" {
@@ -113,13 +118,15 @@ func (r *Reconciler) reconcileChartSource(ctx context.Context, s *syncRun) (ctrl
 		s.dir = path // a resync: no download, and no read of the repository's Secret
 		return ctrl.Result{}, nil
 	}
-	src, err := render.HelmSource(ctx, r.APIReader, loc.repo)
+	src, err := r.helmSource(ctx, app, loc.repo)
 	if err != nil {
 		return r.failRevision(s, gitsyncv1.SecretNotFoundReason, err)
 	}
-	path, _, err := r.Charts.Fetch(ctx, src, loc.version)
+	path, _, err := r.Charts.FetchWithin(ctx, src, loc.version, r.waitInWorker())
 	switch {
 	case err == nil:
+	case errors.Is(err, chartrepo.ErrInProgress):
+		return r.chartDownloading(s, loc, err)
 	case chartrepo.IsUnauthorized(err):
 		return r.failRevision(s, gitsyncv1.AuthenticationFailedReason, fmt.Errorf("pulling chart %s: %w", loc.revision, err))
 	case errors.Is(err, chartrepo.ErrTooLarge) || errors.Is(err, chartrepo.ErrDigestMismatch):
@@ -131,6 +138,24 @@ func (r *Reconciler) reconcileChartSource(ctx context.Context, s *syncRun) (ctrl
 	}
 	s.dir = path
 	return ctrl.Result{}, nil
+}
+
+// chartDownloading stops the steps while the chart's download goes on in the background
+// and looks again after retryInterval: Reconciling and Ready=Unknown/Progressing say so,
+// unless Ready already says why the last download of this revision failed (a retry after
+// a timeout keeps saying it timed out).
+func (r *Reconciler) chartDownloading(s *syncRun, loc *chartLocation, err error) (ctrl.Result, error) {
+	app := s.app
+	msg := fmt.Sprintf("pulling chart %s from HelmRepository %s: %v", loc.revision, loc.repo.Name, err)
+	failed := conditions.IsFalse(app, gitsyncv1.ReadyCondition) && app.Status.Sync != nil && app.Status.Sync.Revision == s.revision &&
+		slices.Contains([]string{gitsyncv1.ChartPullFailedReason, gitsyncv1.AuthenticationFailedReason},
+			conditions.GetReason(app, gitsyncv1.ReadyCondition))
+	if !failed {
+		conditions.MarkReconciling(app, gitsyncv1.ProgressingReason, "%s", msg)
+		conditions.MarkUnknown(app, gitsyncv1.ReadyCondition, gitsyncv1.ProgressingReason, "%s", msg)
+	}
+	s.stop = true
+	return ctrl.Result{RequeueAfter: r.retryInterval()}, nil
 }
 
 // cachedChart is the stored archive of a revision of a HelmRepository chart, if the
@@ -148,8 +173,37 @@ func (r *Reconciler) cachedChart(ctx context.Context, app *gitsyncv1.Application
 }
 
 // pollIndex reads a HelmRepository's index as its own poll would (for oci://, the tags of
-// chart) and returns its digest.
-func (r *Reconciler) pollIndex(ctx context.Context, repo *gitsyncv1.HelmRepository, chart string) (string, error) {
-	digest, _, err := render.ReadIndex(ctx, r.Charts, r.APIReader, repo, chart)
-	return digest, err
+// chart) and returns its digest and the source it polled. The poll runs in the
+// background within chartTimeout and holds the worker no longer than waitInWorker
+// (chartrepo.ErrInProgress then).
+func (r *Reconciler) pollIndex(ctx context.Context, app *gitsyncv1.Application, repo *gitsyncv1.HelmRepository, chart string) (string, chartrepo.Source, error) {
+	src, err := r.helmSource(ctx, app, repo)
+	if err != nil {
+		return "", src, err
+	}
+	poll, err := r.Charts.PollWithin(ctx, src, chart, r.waitInWorker())
+	return poll.Digest, src, err
+}
+
+// helmSource is the repository's Source for a download in app's reconcile: its
+// credentials, chartTimeout, and app's namespace as the tenant of its background
+// downloads.
+func (r *Reconciler) helmSource(ctx context.Context, app *gitsyncv1.Application, repo *gitsyncv1.HelmRepository) (chartrepo.Source, error) {
+	src, err := render.HelmSource(ctx, r.APIReader, repo)
+	src.Timeout, src.Tenant = r.chartTimeout(app, repo), app.Namespace
+	return src, err
+}
+
+// chartTimeout bounds each poll and download of repo's charts (each request, its body
+// included) in app's reconcile: the HelmRepository's spec.timeout within the operator's
+// --max-timeout, and never more than the Application's own timeout.
+func (r *Reconciler) chartTimeout(app *gitsyncv1.Application, repo *gitsyncv1.HelmRepository) time.Duration {
+	d, _ := r.Caps.Timeout("spec.timeout", repo.GetTimeout().Duration)
+	if own := r.timeout(app); own > 0 && own < d {
+		d = own
+	}
+	if d <= 0 {
+		d = gitsyncv1.DefaultHelmRepositoryTimeout
+	}
+	return d
 }

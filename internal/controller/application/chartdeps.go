@@ -40,7 +40,7 @@ func (r *Reconciler) chartDependencies(ctx context.Context, app *gitsyncv1.Appli
 		if repo == nil {
 			continue
 		}
-		sub, err := r.pullDependency(ctx, repo, dep)
+		sub, err := r.pullDependency(ctx, app, repo, dep)
 		if err != nil {
 			err = fmt.Errorf("chart %s: dependency %s %s from HelmRepository %s: %w", c.Name(), dep.Name, dep.Version, repo.Name, err)
 			if errors.Is(err, chartrepo.ErrChartNotFound) || errors.Is(err, chartrepo.ErrTooLarge) || errors.Is(err, chartrepo.ErrDigestMismatch) {
@@ -57,15 +57,17 @@ func (r *Reconciler) chartDependencies(ctx context.Context, app *gitsyncv1.Appli
 }
 
 // pullDependency resolves and loads one dependency from repo: from its index, or for an
-// oci:// repository from a listing of that chart's tags. A cached archive costs no
-// request; the repository's Secret is read once at most.
-func (r *Reconciler) pullDependency(ctx context.Context, repo *gitsyncv1.HelmRepository, dep *chart.Dependency) (*chart.Chart, error) {
+// oci:// repository from a listing of that chart's tags (within chartTimeout). A cached
+// archive costs no request; the repository's Secret is read once at most. A download
+// holds the render no longer than waitInWorker: a slow one goes on in the background
+// (within chartTimeout) and the error is then retryable (chartrepo.ErrInProgress).
+func (r *Reconciler) pullDependency(ctx context.Context, app *gitsyncv1.Application, repo *gitsyncv1.HelmRepository, dep *chart.Dependency) (*chart.Chart, error) {
 	var digest string
 	var src *chartrepo.Source
 	switch {
 	case chartrepo.IsOCI(repo.Spec.URL) || (repo.Status.Artifact != nil && r.Shard.Enabled() && !r.Shard.Owns(repo)):
 		// OCI: the tags of this chart; another shard's repository: its index, read here.
-		d, polled, err := render.ReadIndex(ctx, r.Charts, r.APIReader, repo, dep.Name)
+		d, polled, err := r.pollIndex(ctx, app, repo, dep.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -82,13 +84,13 @@ func (r *Reconciler) pullDependency(ctx context.Context, repo *gitsyncv1.HelmRep
 	path, ok := r.Charts.CachedVersion(render.ChartKey(repo), cv)
 	if !ok {
 		if src == nil {
-			read, err := render.HelmSource(ctx, r.APIReader, repo)
+			read, err := r.helmSource(ctx, app, repo)
 			if err != nil {
 				return nil, err
 			}
 			src = &read
 		}
-		if path, _, err = r.Charts.Fetch(ctx, *src, cv); err != nil {
+		if path, _, err = r.Charts.FetchWithin(ctx, *src, cv, r.waitInWorker()); err != nil {
 			return nil, err
 		}
 	}
