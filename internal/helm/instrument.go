@@ -19,7 +19,19 @@ const (
 	turnFunc = "gitsyncTurn"
 	outFunc  = "gitsyncOut"
 	tplFunc  = "gitsyncTpl"
+	sizeFunc = "gitsyncSize"
 )
+
+// sizedFuncs are the functions that turn any value into a string as large as the value
+// (serializers, print, quote): their arguments pass through gitsyncSize, which charges
+// the value's size before the string is built (a list of a thousand references to one
+// megabyte string is a gigabyte once printed).
+var sizedFuncs = map[string]bool{
+	"toYaml": true, "toYamlPretty": true, "mustToYaml": true, "toToml": true, "mustToToml": true,
+	"toJson": true, "toPrettyJson": true, "toRawJson": true, "mustToJson": true,
+	"mustToPrettyJson": true, "mustToRawJson": true, "toString": true, "toStrings": true,
+	"cat": true, "print": true, "printf": true, "println": true, "quote": true, "squote": true,
+}
 
 // instrumentTemplates is off only in the tests of the fallback for templates that
 // cannot be stopped (abandoned renders).
@@ -164,21 +176,46 @@ func (in *instrumenter) pipe(p *parse.PipeNode) {
 				}
 			}
 		}
-		if len(c.Args) < 2 {
+	}
+	for i, c := range p.Cmds {
+		id, ok := c.Args[0].(*parse.IdentifierNode)
+		if !ok {
 			continue
 		}
-		if id, ok := c.Args[0].(*parse.IdentifierNode); !ok || id.Ident != "tpl" {
-			continue
+		switch {
+		case id.Ident == "tpl" && len(c.Args) >= 2:
+			in.wrapArg(c.Args[1], tplFunc)
+		case sizedFuncs[id.Ident]:
+			for _, a := range c.Args[1:] {
+				in.wrapArg(a, sizeFunc)
+			}
+			if i > 0 && in.at(int(id.Pos), id.Ident) { // X | toYaml: the value comes from the pipe
+				in.edits = append(in.edits, edit{start: int(id.Pos), end: int(id.Pos), with: sizeFunc + " | "})
+			}
 		}
-		in.tplArg(c.Args[1])
 	}
 }
 
-// tplArg wraps the template text given to tpl in gitsyncTpl: an argument in
+// at tells whether text holds s at pos.
+func (in *instrumenter) at(pos int, s string) bool {
+	return pos >= 0 && pos <= len(in.text) && strings.HasPrefix(in.text[pos:], s)
+}
+
+// wrapArg makes an argument pass through fn (gitsyncTpl, gitsyncSize): an argument in
 // parentheses, or one whose text is exactly as parsed (a field, variable, string).
 // Another (a chain on a parenthesized value) is left as it is: the render's deadline
 // and the abandonment of renders still bound it.
-func (in *instrumenter) tplArg(arg parse.Node) {
+func (in *instrumenter) wrapArg(arg parse.Node, fn string) {
+	switch arg.(type) {
+	case *parse.NumberNode, *parse.BoolNode, *parse.NilNode, *parse.StringNode:
+		if fn == sizeFunc {
+			return // a constant of the template: small, and charged as its text
+		}
+	}
+	switch arg.(type) {
+	case *parse.NilNode:
+		return
+	}
 	pos := int(arg.Position())
 	if pos < 0 || pos > len(in.text) {
 		return
@@ -193,7 +230,7 @@ func (in *instrumenter) tplArg(arg parse.Node) {
 			return
 		}
 		in.edits = append(in.edits,
-			edit{start: open, end: open, with: "(" + tplFunc + " "},
+			edit{start: open, end: open, with: "(" + fn + " "},
 			edit{start: end + 1, end: end + 1, with: ")"})
 		return
 	}
@@ -202,7 +239,7 @@ func (in *instrumenter) tplArg(arg parse.Node) {
 	s := arg.String()
 	for start := pos; start >= 0 && start >= pos-len(s); start-- {
 		if strings.HasPrefix(in.text[start:], s) {
-			in.edits = append(in.edits, edit{start: start, end: start + len(s), with: "(" + tplFunc + " " + s + ")"})
+			in.edits = append(in.edits, edit{start: start, end: start + len(s), with: "(" + fn + " " + s + ")"})
 			return
 		}
 	}

@@ -1,6 +1,8 @@
 package helm
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"text/template"
@@ -35,6 +37,7 @@ var instrumentCases = map[string]string{
 	"trim marker newline":   "a {{ .a\n-}}  b",
 	"tpl field":             "{{ tpl .t . }}",
 	"tpl in parentheses":    "{{ tpl (printf \"%s\" .t) . }}|{{ tpl ( .t ) . }}",
+	"serializers":           `{{ toJson .m }}|{{ .m | toJson }}|{{ printf "%s-%v" .a .l }}|{{ .a | quote }}|{{ print .a .f }}|{{ printf "%d" 3 | quote }}|{{ toJson (index .l 0) }}|{{ quote nil }}`,
 	"tpl in a pipeline":     "{{ tpl .t . | upper }}",
 	"tpl of a chain":        "{{ $x := . }}{{ tpl $x.m.k . }}{{ tpl .m.k $x }}",
 	"leading trim at start": "   {{- .a }}",
@@ -47,8 +50,14 @@ func execute(t *testing.T, text string, funcs template.FuncMap) (string, error) 
 		"upper":  strings.ToUpper,
 		stepFunc: func(int, int) string { return "" },
 		turnFunc: func() string { return "" },
-		outFunc:  func(v any) (string, error) { return printedForm(v) },
-		tplFunc:  func(s string) string { return instrument("tpl", s) },
+		sizeFunc: func(v any) any { return v },
+		"toJson": func(v any) (string, error) {
+			b, err := json.Marshal(v)
+			return string(b), err
+		},
+		"quote": func(v ...any) string { return fmt.Sprintf("%q", fmt.Sprint(v...)) },
+		outFunc: func(v any) (string, error) { return printedForm(v) },
+		tplFunc: func(s string) string { return instrument("tpl", s) },
 	}
 	for k, v := range funcs {
 		base[k] = v

@@ -274,6 +274,7 @@ func (b *budget) funcs(lookup engine.ClientProvider) template.FuncMap {
 		}
 		return s, b.chargeAll(0, 0, 0, int64(len(s)))
 	}
+	fm[sizeFunc] = b.sizeCharge
 	fm[tplFunc] = func(text string) (string, error) {
 		if err := b.chargeAll(0, int64(len(text)), 1, 0); err != nil {
 			return "", err

@@ -104,3 +104,25 @@ func TestLoopsWithinBudgetRender(t *testing.T) {
 	out := renderOne(t, "{{ range $i := 3 }}- {{ $i }}\n{{ end }}{{ tpl .Values.t . }}\n", map[string]any{"t": "{{ range 2 }}x{{ end }}"})
 	g.Expect(out).To(Equal("- 0\n- 1\n- 2\nxx\n"))
 }
+
+// Issue 34, item 2: a value made of many references to one large string (cheap to
+// build: a thousand appends of one megabyte string) is charged at its printed size
+// before a serializer or print builds the string, in every spelling (an argument, a
+// pipe, printf), and the process allocates far less than the chart asks for. Before,
+// toJson built the gigabyte.
+func TestSerializedValuesAreCharged(t *testing.T) {
+	build := `{{ $s := repeat 1000000 "x" }}{{ $l := list }}{{ range 1000 }}{{ $l = append $l $s }}{{ end }}`
+	for _, use := range []string{"{{ $j := toJson $l }}", "{{ $l | toYaml }}", `{{ printf "%v" $l }}`, "{{ $l | toPrettyJson | b64enc }}", "{{ quote $l }}"} {
+		t.Run(use, func(t *testing.T) {
+			g := NewWithT(t)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			err := renderWith(t, map[string]string{"templates/a.yaml": build + use}, nil)
+			runtime.ReadMemStats(&after)
+			g.Expect(errors.Is(err, ErrRenderLimit)).To(BeTrue(), "%v", err)
+			g.Expect(err.Error()).To(ContainSubstring("bytes of strings"))
+			g.Expect(after.TotalAlloc-before.TotalAlloc).To(BeNumerically("<", 512<<20), "allocated during the render")
+		})
+	}
+}
