@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -30,7 +31,47 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
 	"github.com/gitsync-dev/gitsync/internal/testutil/chartserver"
+	"github.com/gitsync-dev/gitsync/internal/testutil/gitsyncproc"
 )
+
+// Issue 34, item 2: --max-timeout reaches HelmRepository downloads. An operator of its own
+// with --max-timeout=3s (the shared one keeps the default hour), a HelmRepository whose
+// spec.timeout is a year and whose server accepts the connection and never answers: the
+// Application fails with a timeout after 3s, the operator stays up, and another
+// namespace's Application syncs. It runs alone and first (not parallel, before
+// TestSIGKILLDuringApply), while no other operator watches the cluster.
+func TestMaxTimeoutCapsChartDownloads(t *testing.T) {
+	sharedMu.Lock()
+	running := shared != nil
+	sharedMu.Unlock()
+	if running {
+		t.Fatal("the shared operator runs already: this test needs the cluster to itself (run it before any test that starts the shared operator)")
+	}
+	g := NewWithT(t)
+	slow := newStallingCharts(t)
+	logPath := filepath.Join(workDir, "max-timeout-gitsync.log")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("last lines of the operator's log:\n%s", gitsyncproc.Tail(logPath, 40))
+		}
+	})
+	p := gitsyncproc.Start(t, gitsyncproc.Options{Binary: binary, Kubeconfig: kubeconfig, StoragePath: t.TempDir(),
+		Log: logPath, Args: []string{"--max-timeout=3s"}})
+
+	other, otherSHA := newFixture(t, chartFiles(configMapTemplate("0")), time.Second)
+	ns := env.Namespace(t)
+	createHelmRepository(t, ns, "stall", slow.url, 8760*time.Hour, "")
+	createChartApp(t, ns, "stall-0-0", "stall", "stall-0-0", "1.0.0")
+	other.waitApplied(otherSHA, time.Minute)
+
+	cond := waitChartNotReady(t, ns, "stall-0-0", time.Minute, gitsyncv1.ChartPullFailedReason)
+	t.Logf("the stalled chart: %s: %s", cond.Reason, cond.Message)
+	g.Expect(cond.Message).To(ContainSubstring("timed out after 3s"))
+	sha := other.repo.Commit("main", "revision 1", chartFiles(configMapTemplate("1")))
+	other.waitApplied(sha, 20*time.Second)
+	exited, err := p.Exited()
+	g.Expect(exited).To(BeFalse(), "the operator ended: %v", err)
+}
 
 // Issue 34, item 2: chart borrowing by OCI digest. A victim tenant pulls its private chart
 // from its own registry (with credentials); the attacker's registry serves manifests that
@@ -118,8 +159,9 @@ func TestChartBorrowingByOCIDigest(t *testing.T) {
 // never answers (spec.timeout 1h, within the shared operator's --max-timeout), more
 // Applications than the operator has workers, and at one that trickles a byte a second
 // (spec.timeout 5s). The operator stays up; the stalled Applications say the chart is
-// still downloading instead of holding a worker; the trickled ones fail with a timeout;
-// another namespace's Application keeps syncing in its normal time.
+// still downloading instead of holding a worker; the trickled ones fail with a timeout,
+// and so does a stalled one whose own spec.timeout is 3s; another namespace's
+// Application keeps syncing in its normal time.
 func TestSlowChartServersHoldNoWorker(t *testing.T) {
 	t.Parallel()
 	sharedOperator(t)
@@ -145,6 +187,11 @@ func TestSlowChartServersHoldNoWorker(t *testing.T) {
 		createChartApp(t, ns, chart, "trickle", chart, "1.0.0")
 		trickled = append(trickled, app{ns, chart})
 	}
+	// The Application's own timeout bounds its downloads too.
+	short := app{stalled[0].ns, "stall-0-2"}
+	createChartApp(t, short.ns, short.name, "stall", short.name, "1.0.0", func(a *gitsyncv1.Application) {
+		a.Spec.Timeout = &metav1.Duration{Duration: 3 * time.Second}
+	})
 	g.Eventually(slow.archiveRequests).WithTimeout(time.Minute).WithPolling(pollInterval).
 		Should(BeNumerically(">=", 4), "the stalled downloads began")
 
@@ -160,6 +207,8 @@ func TestSlowChartServersHoldNoWorker(t *testing.T) {
 		cond := waitChartNotReady(t, a.ns, a.name, time.Minute, gitsyncv1.ChartPullFailedReason)
 		g.Expect(cond.Message).To(ContainSubstring("timed out after 5s"), "%s/%s", a.ns, a.name)
 	}
+	cond := waitChartNotReady(t, short.ns, short.name, time.Minute, gitsyncv1.ChartPullFailedReason)
+	g.Expect(cond.Message).To(ContainSubstring("timed out after 3s"))
 	for _, a := range stalled {
 		NewWithT(t).Eventually(func(g Gomega) {
 			cond := readyOf(g, a.ns, a.name)
@@ -219,7 +268,7 @@ func createHelmRepository(t *testing.T, ns, repoName, url string, timeout time.D
 
 // createChartApp creates an Application of a HelmRepository's chart and suspends it when
 // the test ends.
-func createChartApp(t *testing.T, ns, appName, repoName, chart, version string) {
+func createChartApp(t *testing.T, ns, appName, repoName, chart, version string, mutate ...func(*gitsyncv1.Application)) {
 	t.Helper()
 	app := &gitsyncv1.Application{
 		ObjectMeta: metav1.ObjectMeta{Name: appName, Namespace: ns},
@@ -228,6 +277,9 @@ func createChartApp(t *testing.T, ns, appName, repoName, chart, version string) 
 			Helm:      &gitsyncv1.HelmSpec{Chart: chart, Version: version},
 			Prune:     true,
 		},
+	}
+	for _, m := range mutate {
+		m(app)
 	}
 	if err := env.Client.Create(context.Background(), app); err != nil {
 		t.Fatal(err)
@@ -310,7 +362,7 @@ func (s *stallingCharts) serve(w http.ResponseWriter, req *http.Request) {
 		var b strings.Builder
 		b.WriteString("apiVersion: v1\nentries:\n")
 		for i := range 3 {
-			for _, chart := range []string{fmt.Sprintf("stall-%d-0", i), fmt.Sprintf("stall-%d-1", i), fmt.Sprintf("trickle-%d", i)} {
+			for _, chart := range []string{fmt.Sprintf("stall-%d-0", i), fmt.Sprintf("stall-%d-1", i), fmt.Sprintf("stall-%d-2", i), fmt.Sprintf("trickle-%d", i)} {
 				fmt.Fprintf(&b, "  %s:\n  - {apiVersion: v2, name: %s, version: 1.0.0, digest: %s, urls: [%s-1.0.0.tgz]}\n",
 					chart, chart, stallingDigest(chart), chart)
 			}
