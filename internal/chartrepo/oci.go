@@ -131,21 +131,29 @@ func (s *Store) listTags(ctx context.Context, repository name.Repository, opts [
 	return tags, nil
 }
 
-// limitTagPages caps the body of each tag list answer (a JSON document decoded whole).
-type limitTagPages struct{ next http.RoundTripper }
+// limitAnswers caps the body of each registry answer that is decoded whole: a tag list
+// page at MaxTagPageBytes, a manifest, a token or an error at MaxManifestBytes
+// (go-containerregistry alone reads a manifest of up to 100 MiB into memory). Blobs are
+// capped where they are stored (MaxChartSize).
+type limitAnswers struct{ next http.RoundTripper }
 
-func (l limitTagPages) RoundTrip(req *http.Request) (*http.Response, error) {
+func (l limitAnswers) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := l.next.RoundTrip(req)
-	if err != nil || !strings.HasSuffix(req.URL.Path, "/tags/list") {
+	if err != nil || (strings.Contains(req.URL.Path, "/blobs/") && resp.StatusCode < 300) {
 		return resp, err
 	}
-	resp.Body = &cappedBody{ReadCloser: resp.Body, left: MaxTagPageBytes}
+	capped := &cappedBody{ReadCloser: resp.Body, left: MaxManifestBytes, max: MaxManifestBytes, what: "an answer of the registry"}
+	if strings.HasSuffix(req.URL.Path, "/tags/list") {
+		capped.left, capped.max, capped.what = MaxTagPageBytes, MaxTagPageBytes, "a tag list page"
+	}
+	resp.Body = capped
 	return resp, nil
 }
 
 type cappedBody struct {
 	io.ReadCloser
-	left int64
+	left, max int64
+	what      string
 }
 
 func (b *cappedBody) Read(p []byte) (int, error) {
@@ -154,7 +162,7 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 	}
 	n, err := b.ReadCloser.Read(p)
 	if b.left -= int64(n); b.left < 0 {
-		return n, fmt.Errorf("a tag list page is larger than %d bytes: %w", MaxTagPageBytes, ErrTooLarge)
+		return n, fmt.Errorf("%s is larger than %d bytes: %w", b.what, b.max, ErrTooLarge)
 	}
 	return n, err
 }
@@ -165,7 +173,7 @@ func (s *Store) remoteOptions(ctx context.Context, src Source) ([]remote.Option,
 		return nil, err
 	}
 	var rt http.RoundTripper = deadlineTransport{next: t, timeout: s.timeoutOf(src)}
-	opts := []remote.Option{remote.WithContext(ctx), remote.WithTransport(limitTagPages{next: rt})}
+	opts := []remote.Option{remote.WithContext(ctx), remote.WithTransport(limitAnswers{next: rt})}
 	if src.Username != "" || src.Password != "" {
 		opts = append(opts, remote.WithAuth(&authn.Basic{Username: src.Username, Password: src.Password}))
 	}

@@ -31,6 +31,9 @@ const (
 	DefaultTagPageSize = 1000
 	// MaxTagPageBytes is the largest answer of one tag list page.
 	MaxTagPageBytes = 4 << 20
+	// MaxManifestBytes is the largest manifest (or other answer but a tag list or a blob)
+	// read from an OCI registry; a chart's manifest is well under a KiB.
+	MaxManifestBytes = 1 << 20
 	// keptTransports is how many transports (one per CA bundle) are kept for reuse.
 	keptTransports = 16
 )
