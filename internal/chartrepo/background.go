@@ -35,9 +35,10 @@ type download struct {
 // FetchWithin is Fetch for a caller that must not be held by a slow repository (an
 // Application's worker): the download runs in the background, under the Source's own
 // timeout, one per repository identity and chart version at a time and at most
-// MaxDownloadsPerTenant per tenant, and FetchWithin waits for it at most wait (or until
-// ctx ends). When it is not done by then the error is ErrInProgress; a later call for the
-// same identity and version joins the download or, once it ended, gets its outcome (a
+// MaxDownloadsPerTenant per tenant, and FetchWithin waits at most wait (or until ctx
+// ends) for a download it started. When it is not done by then the error is
+// ErrInProgress; a later call for the same identity and version joins the download
+// without waiting (ErrInProgress while it goes on) or, once it ended, gets its outcome (a
 // failure once; the call after that downloads again).
 func (s *Store) FetchWithin(ctx context.Context, src Source, cv *ChartVersion, wait time.Duration) (string, int64, error) {
 	if len(cv.URLs) == 0 {
@@ -70,15 +71,28 @@ func (s *Store) PollWithin(ctx context.Context, src Source, chart string, wait t
 }
 
 // within runs fn in the background as the download of key (joining the one under way, or
-// taking the outcome of the one that ended) and waits for it at most wait. A success is
-// forgotten at once when cached (the store answers from then on), else once taken.
+// taking the outcome of the one that ended) and waits at most wait for a download it
+// started, not at all for one under way. A success is forgotten at once when cached (the
+// store answers from then on), else once taken.
 func (s *Store) within(ctx context.Context, key, what string, src Source, wait time.Duration, cached bool, fn func() (string, int64, error)) (string, int64, error) {
-	d, err := s.startDownload(key, what, src, cached, fn)
+	d, started, err := s.startDownload(key, what, src, cached, fn)
 	if err != nil {
 		return "", 0, err
 	}
+	if !started {
+		// A download under way had its caller's wait already: joining it costs no more
+		// (many Applications of one slow chart, or one looking again and again, hold no
+		// worker).
+		wait = 0
+	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
+	select {
+	case <-d.done:
+		s.takeOutcome(key, d)
+		return d.path, d.n, d.err
+	default:
+	}
 	select {
 	case <-d.done:
 		s.takeOutcome(key, d)
@@ -91,8 +105,9 @@ func (s *Store) within(ctx context.Context, key, what string, src Source, wait t
 }
 
 // startDownload returns the download of key: the one under way or ended and not taken
-// yet, else a new one running fn, unless the tenant has MaxDownloadsPerTenant under way.
-func (s *Store) startDownload(key, what string, src Source, cached bool, fn func() (string, int64, error)) (*download, error) {
+// yet, else a new one running fn (started), unless the tenant has MaxDownloadsPerTenant
+// under way.
+func (s *Store) startDownload(key, what string, src Source, cached bool, fn func() (string, int64, error)) (d *download, started bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
@@ -108,12 +123,12 @@ func (s *Store) startDownload(key, what string, src Source, cached bool, fn func
 		}
 	}
 	if d, ok := s.downloads[key]; ok {
-		return d, nil
+		return d, false, nil
 	}
 	if running >= MaxDownloadsPerTenant {
-		return nil, fmt.Errorf("%s: %w: waiting for %d other downloads of the same namespace", what, ErrInProgress, running)
+		return nil, false, fmt.Errorf("%s: %w: waiting for %d other downloads of the same namespace", what, ErrInProgress, running)
 	}
-	d := &download{done: make(chan struct{}), tenant: src.Tenant}
+	d = &download{done: make(chan struct{}), tenant: src.Tenant}
 	s.downloads[key] = d
 	go func() {
 		// Not the caller's context: the download outlives the wait, bounded by the
@@ -127,7 +142,7 @@ func (s *Store) startDownload(key, what string, src Source, cached bool, fn func
 		s.mu.Unlock()
 		close(d.done)
 	}()
-	return d, nil
+	return d, true, nil
 }
 
 // takeOutcome forgets an ended download once a caller has its outcome.

@@ -203,9 +203,18 @@ func TestFetchWithinLeavesSlowDownloadsInTheBackground(t *testing.T) {
 	g.Expect(n).To(BeNumerically(">", 0))
 	g.Expect(os.ReadFile(path)).To(Equal(fast.archive["2.0.0"]))
 
-	// The server answers at last: a later call gets the archive the download stored.
-	slow.unblock()
+	// A call that joins a download under way does not wait for it: it returns before the
+	// server answers (a moment later), though it would wait a minute for a download of
+	// its own.
 	first := slow.version(t, store, src, versions[0])
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		slow.unblock()
+	}()
+	_, _, err = store.FetchWithin(ctx, src, first, time.Minute)
+	g.Expect(errors.Is(err, chartrepo.ErrInProgress)).To(BeTrue(), "joined and waited: %v", err)
+
+	// The server answers at last: a later call gets the archive the download stored.
 	g.Eventually(func(g Gomega) {
 		path, _, err := store.FetchWithin(ctx, src, first, 50*time.Millisecond)
 		g.Expect(err).NotTo(HaveOccurred())
