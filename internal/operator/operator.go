@@ -74,6 +74,10 @@ type Options struct {
 	// namespace that run at once while another waits, so that one tenant cannot take
 	// every worker; 0: no cap.
 	MaxConcurrentPerNamespace int
+	// SharedQueue gives each controller one queue for every namespace (controller-runtime's
+	// priority queue) instead of the default fair queue per namespace served round-robin
+	// (kit.FairQueue), which keeps one tenant's backlog from delaying another's requests.
+	SharedQueue bool
 	// KubeAPIQPS and KubeAPIBurst limit the requests of all the operator's clients
 	// together; zero takes DefaultKubeAPIQPS and DefaultKubeAPIBurst, a negative
 	// KubeAPIQPS turns the client-side limit off.
@@ -208,7 +212,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		return nil, fmt.Errorf("preparing the storage path: %w", err)
 	}
 	// Every event of the reconcilers is also routed to the matching Alerts (notifications).
-	events, _, err := notification.Setup(mgr, notify.Options{Egress: guard}, opts.Shard)
+	events, _, err := notification.SetupWithQueue(mgr, notify.Options{Egress: guard}, opts.Shard, opts.SharedQueue)
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +228,8 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		Caps:    opts.Caps,
 	}
 	repos.Recorder = events
-	if err := repos.SetupWithManager(mgr, sources.GitRepositoryOptions{MaxConcurrentReconciles: opts.Concurrent, APIServer: apiServer}); err != nil {
+	if err := repos.SetupWithManager(mgr, sources.GitRepositoryOptions{MaxConcurrentReconciles: opts.Concurrent, APIServer: apiServer,
+		SharedQueue: opts.SharedQueue}); err != nil {
 		return nil, fmt.Errorf("setting up the GitRepository controller: %w", err)
 	}
 	// One applier (and one set of apply clients) for the sync and the drift controllers.
@@ -238,7 +243,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	drift.Recorder = events
 	drift.Applier = applyFor
 	drift.Shard = opts.Shard
-	if err := drift.SetupWithManager(mgr, opts.Concurrent); err != nil {
+	if err := drift.SetupWithOptions(mgr, kit.Options{MaxConcurrentReconciles: opts.Concurrent, SharedQueue: opts.SharedQueue}); err != nil {
 		return nil, fmt.Errorf("setting up the drift controller: %w", err)
 	}
 	charts, err := chartrepo.NewWithOptions(filepath.Join(opts.StoragePath, "helm"), chartrepo.Options{Egress: guard})
@@ -260,12 +265,13 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	}
 	apps.Recorder = events
 	if err := apps.SetupWithManager(mgr, application.Options{MaxConcurrentReconciles: opts.Concurrent,
-		MaxConcurrentPerNamespace: opts.MaxConcurrentPerNamespace, APIServer: apiServer}); err != nil {
+		MaxConcurrentPerNamespace: opts.MaxConcurrentPerNamespace, SharedQueue: opts.SharedQueue, APIServer: apiServer}); err != nil {
 		return nil, fmt.Errorf("setting up the Application controller: %w", err)
 	}
 	helmRepos := &sources.HelmRepositoryReconciler{Client: mgr.GetClient(), Charts: charts, Jitter: kit.Jitter(0.1), Shard: opts.Shard, Caps: opts.Caps}
 	helmRepos.Recorder = events
-	if err := helmRepos.SetupWithManager(mgr, sources.HelmRepositoryOptions{MaxConcurrentReconciles: opts.Concurrent, APIServer: apiServer}); err != nil {
+	if err := helmRepos.SetupWithManager(mgr, sources.HelmRepositoryOptions{MaxConcurrentReconciles: opts.Concurrent, APIServer: apiServer,
+		SharedQueue: opts.SharedQueue}); err != nil {
 		return nil, fmt.Errorf("setting up the HelmRepository controller: %w", err)
 	}
 	if opts.WebhookBindAddress != "" && opts.WebhookBindAddress != "0" {

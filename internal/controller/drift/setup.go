@@ -16,9 +16,17 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/drift"
 )
 
-// SetupWithManager registers the drift controller: its queue is fed by the watches on
-// managed objects (and by the backstop), keyed by Application.
+// SetupWithManager registers the drift controller with concurrent workers and the fair
+// queue (SetupWithOptions).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrent int) error {
+	return r.SetupWithOptions(mgr, kit.Options{MaxConcurrentReconciles: concurrent})
+}
+
+// SetupWithOptions registers the drift controller: its queue is fed by the watches on
+// managed objects (and by the backstop), keyed by Application, and is fair between
+// namespaces unless opts.SharedQueue (the other options are the Application
+// controller's; the drift controller has no retry limiter of its own).
+func (r *Reconciler) SetupWithOptions(mgr ctrl.Manager, opts kit.Options) error {
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder("gitsync")
 	}
@@ -67,6 +75,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrent int) error {
 		Named("drift").
 		WatchesRawSource(kit.ChannelAt(r.wake, kit.HighPriority)).
 		WatchesRawSource(kit.ChannelAt(r.wakeLater, kit.LowPriority)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: concurrent}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles, NewQueue: kit.NewQueue(opts.SharedQueue)}).
 		Complete(r)
 }

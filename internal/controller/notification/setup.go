@@ -9,6 +9,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -28,6 +29,13 @@ import (
 // the Providers and Alerts of shard sh (all with the zero Shard); the dispatcher sends
 // what this replica's reconcilers record, to any matching Alert.
 func Setup(mgr ctrl.Manager, opts notify.Options, sh shard.Shard) (recorder.EventRecorder, *notify.Dispatcher, error) {
+	return SetupWithQueue(mgr, opts, sh, false)
+}
+
+// SetupWithQueue is Setup with the controllers' queues fair between namespaces
+// (kit.FairQueue), or one priority queue for every namespace when sharedQueue.
+func SetupWithQueue(mgr ctrl.Manager, opts notify.Options, sh shard.Shard, sharedQueue bool) (recorder.EventRecorder, *notify.Dispatcher, error) {
+	queue := controller.Options{NewQueue: kit.NewQueue(sharedQueue)}
 	results := make(chan event.GenericEvent, 256)
 	opts.OnResult = func(p types.NamespacedName) {
 		select {
@@ -45,6 +53,7 @@ func Setup(mgr ctrl.Manager, opts notify.Options, sh shard.Shard) (recorder.Even
 		For(&gitsyncv1alpha1.Provider{}, builder.WithPredicates(kit.InShard(sh),
 			predicate.Or(predicate.GenerationChangedPredicate{}, kit.EnteredShard{Shard: sh}))).
 		WatchesRawSource(source.Channel(results, &handler.EnqueueRequestForObject{})).
+		WithOptions(queue).
 		Complete(providers); err != nil {
 		return nil, nil, fmt.Errorf("setting up the Provider controller: %w", err)
 	}
@@ -53,6 +62,7 @@ func Setup(mgr ctrl.Manager, opts notify.Options, sh shard.Shard) (recorder.Even
 		For(&gitsyncv1alpha1.Alert{}, builder.WithPredicates(kit.InShard(sh),
 			predicate.Or(predicate.GenerationChangedPredicate{}, kit.EnteredShard{Shard: sh}))).
 		Watches(&gitsyncv1alpha1.Provider{}, handler.EnqueueRequestsFromMapFunc(alertsOfProvider(mgr.GetClient(), sh))).
+		WithOptions(queue).
 		Complete(alerts); err != nil {
 		return nil, nil, fmt.Errorf("setting up the Alert controller: %w", err)
 	}
