@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"sync"
 
@@ -150,11 +151,13 @@ func renderBounded(ctx context.Context, tenant string, c *chart.Chart, vals comm
 	select {
 	case r := <-done:
 		if r.err != nil {
+			// A budget's limit is told with where the template was, without the
+			// instrumentation's calls (see instrument) Helm's message would quote.
+			if limit := b.limitErr(); limit != nil && ctx.Err() == nil {
+				return nil, fmt.Errorf("rendering: %w%s", limit, templateLocation(r.err))
+			}
 			if errors.Is(r.err, ErrRenderLimit) || ctx.Err() != nil {
 				return nil, fmt.Errorf("rendering: %w: %w", ErrRenderLimit, limitCause(ctx, r.err))
-			}
-			if b.limitErr() != nil { // Helm's engine kept the text of the error only
-				return nil, fmt.Errorf("rendering: %w: %s", ErrRenderLimit, r.err)
 			}
 			return nil, fmt.Errorf("rendering: %w", r.err)
 		}
@@ -188,4 +191,15 @@ func checkOutput(files map[string]string, max int64) error {
 		}
 	}
 	return nil
+}
+
+// templateFile is the first "file:line" of a template error.
+var templateFile = regexp.MustCompile(`[\w.@/-]+/templates/[\w.@/-]+:\d+`)
+
+// templateLocation is " (at file:line)" for the first template file err names, or "".
+func templateLocation(err error) string {
+	if loc := templateFile.FindString(err.Error()); loc != "" {
+		return " (at " + loc + ")"
+	}
+	return ""
 }
