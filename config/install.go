@@ -12,15 +12,25 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
-//go:embed default/*.yaml manager/*.yaml rbac/*.yaml crd/*.yaml crd/patches/*.yaml crd/bases/*.yaml
+//go:embed default/*.yaml full-privilege/*.yaml manager/*.yaml rbac/*.yaml rbac/tenant-mode/*.yaml crd/*.yaml crd/patches/*.yaml crd/bases/*.yaml
 var installFS embed.FS
 
 // Install renders config/default (CRDs, RBAC, the manager in gitsync-system) with
 // kustomize in process, from the copy embedded in the binary, as `kubectl apply -k
 // config/default` would. The manager's image is Image(): this build's version when one
-// was stamped (see Version), else the latest release's.
-func Install() ([]*unstructured.Unstructured, error) {
-	objs, err := build("/config/default")
+// was stamped (see Version), else the latest release's. Its operator account is bound
+// to the least-privilege ClusterRole gitsync-manager-tenant-mode.
+func Install() ([]*unstructured.Unstructured, error) { return install("/config/default") }
+
+// InstallFullPrivilege is Install with config/full-privilege: the operator's account is
+// bound to gitsync-manager (write anything), for installs that run Applications with the
+// operator's own identity (`gitsync install --least-privilege=false`).
+func InstallFullPrivilege() ([]*unstructured.Unstructured, error) {
+	return install("/config/full-privilege")
+}
+
+func install(dir string) ([]*unstructured.Unstructured, error) {
+	objs, err := build(dir)
 	if err != nil {
 		return nil, err
 	}

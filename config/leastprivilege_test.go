@@ -12,14 +12,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/gitsync-dev/gitsync/config"
 )
 
-// config/least-privilege is config/default with the tenant-mode ClusterRole bound in
-// place of gitsync-manager, and a real API server accepts it.
-func TestLeastPrivilegeInstall(t *testing.T) {
-	g := NewWithT(t)
-	objs := build(t, "least-privilege")
-	var roles, refs []string
+// managerBindings returns the ClusterRoles of objs and their bindings ("binding→role").
+func managerBindings(objs []*unstructured.Unstructured) (roles, refs []string) {
 	for _, o := range objs {
 		switch o.GetKind() {
 		case "ClusterRole":
@@ -29,10 +27,31 @@ func TestLeastPrivilegeInstall(t *testing.T) {
 			refs = append(refs, o.GetName()+"→"+ref["name"].(string))
 		}
 	}
-	g.Expect(roles).To(Equal([]string{"gitsync-manager-tenant-mode"}))
-	g.Expect(refs).To(Equal([]string{"gitsync-manager-tenant-mode→gitsync-manager-tenant-mode"}))
-	g.Expect(len(objs)).To(Equal(len(build(t, "default"))))
-	serverDryRun(t, objs)
+	return roles, refs
+}
+
+// config/default, which `gitsync install`, the OLM bundle and the chart's defaults are,
+// binds the operator to the least-privilege tenant-mode ClusterRole (it is in tenant
+// mode); config/least-privilege is the same install; config/full-privilege binds
+// gitsync-manager instead, and nothing else differs. A real API server accepts each.
+func TestLeastPrivilegeInstall(t *testing.T) {
+	g := NewWithT(t)
+	def, err := config.Install()
+	g.Expect(err).NotTo(HaveOccurred())
+	for name, objs := range map[string][]*unstructured.Unstructured{"default": def, "least-privilege": build(t, "least-privilege")} {
+		roles, refs := managerBindings(objs)
+		g.Expect(roles).To(Equal([]string{"gitsync-manager-tenant-mode"}), name)
+		g.Expect(refs).To(Equal([]string{"gitsync-manager-tenant-mode→gitsync-manager-tenant-mode"}), name)
+		g.Expect(len(objs)).To(Equal(len(def)), name)
+	}
+	full, err := config.InstallFullPrivilege()
+	g.Expect(err).NotTo(HaveOccurred())
+	roles, refs := managerBindings(full)
+	g.Expect(roles).To(Equal([]string{"gitsync-manager"}))
+	g.Expect(refs).To(Equal([]string{"gitsync-manager→gitsync-manager"}))
+	g.Expect(len(full)).To(Equal(len(def)))
+	serverDryRun(t, build(t, "least-privilege"))
+	serverDryRun(t, full)
 }
 
 // The tenant-mode ClusterRole grants every right of gitsync-manager except writing

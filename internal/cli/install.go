@@ -31,7 +31,7 @@ func clientVersion() string {
 }
 
 func (o *options) newInstallCommand() *cobra.Command {
-	var export, waitReady bool
+	var export, waitReady, leastPrivilege bool
 	var image string
 	var timeout time.Duration
 	cmd := &cobra.Command{
@@ -41,7 +41,7 @@ func (o *options) newInstallCommand() *cobra.Command {
   gitsync install --export > gitsync.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			objs, err := install.Manifests(defaultImage(image))
+			objs, err := install.ManifestsWith(defaultImage(image), leastPrivilege)
 			if err != nil {
 				return err
 			}
@@ -62,6 +62,8 @@ func (o *options) newInstallCommand() *cobra.Command {
 	addImageFlag(cmd, &image)
 	cmd.Flags().BoolVar(&waitReady, "wait", true, "wait until the manager's Deployment is available (the CRDs are always waited for)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait")
+	cmd.Flags().BoolVar(&leastPrivilege, "least-privilege", true,
+		"bind the operator to gitsync-manager-tenant-mode (read all, write only gitsync's kinds and events); false: gitsync-manager (write anything), for Applications run with the operator's own identity")
 	return cmd
 }
 

@@ -11,7 +11,9 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/util/retry"
@@ -122,4 +124,39 @@ func withoutConversionWebhook(t *testing.T) {
 			t.Errorf("resetting the conversion of %s: %v", name, err)
 		}
 	}
+}
+
+// gitsync install binds the least-privilege role by default; --least-privilege=false
+// binds gitsync-manager; installing again with the default removes the gitsync-manager
+// binding and role that the earlier install made, so that the write-anything role does
+// not stay bound beside the narrow one.
+func TestInstallLeastPrivilegeByDefault(t *testing.T) {
+	g := NewWithT(t)
+	t.Cleanup(func() { withoutConversionWebhook(t) })
+	ctx := context.Background()
+	bound := func(name string) bool {
+		err := env.Client.Get(ctx, client.ObjectKey{Name: name}, &rbacv1.ClusterRoleBinding{})
+		g.Expect(client.IgnoreNotFound(err)).To(Succeed())
+		return err == nil
+	}
+	r := gitsync(t, "install", "--wait=false", "--least-privilege=false", "--image", "registry.example/gitsync:v1.2.3")
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(bound("gitsync-manager")).To(BeTrue())
+
+	r = gitsync(t, "install", "--wait=false", "--image", "registry.example/gitsync:v1.2.3")
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(r.out).To(ContainSubstring("clusterrolebinding.rbac.authorization.k8s.io/gitsync-manager deleted\n"))
+	g.Expect(r.out).To(ContainSubstring("clusterrole.rbac.authorization.k8s.io/gitsync-manager deleted\n"))
+	g.Expect(bound("gitsync-manager")).To(BeFalse())
+	g.Expect(bound("gitsync-manager-tenant-mode")).To(BeTrue())
+	err := env.Client.Get(ctx, client.ObjectKey{Name: "gitsync-manager"}, &rbacv1.ClusterRole{})
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%v", err)
+
+	// A role of the same name that someone else made is not gitsync install's to delete.
+	mine := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "gitsync-manager"}}
+	g.Expect(env.Client.Create(ctx, mine)).To(Succeed())
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, mine) })
+	r = gitsync(t, "install", "--wait=false", "--image", "registry.example/gitsync:v1.2.3")
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "gitsync-manager"}, &rbacv1.ClusterRole{})).To(Succeed())
 }

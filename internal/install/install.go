@@ -30,9 +30,20 @@ const (
 )
 
 // Manifests renders config/default with image (empty: the embedded default) as the
-// manager's image, in apply order (CRDs and Namespaces first).
+// manager's image, in apply order (CRDs and Namespaces first). Its operator account is
+// bound to the least-privilege ClusterRole gitsync-manager-tenant-mode.
 func Manifests(image string) ([]*unstructured.Unstructured, error) {
-	objs, err := config.Install()
+	return ManifestsWith(image, true)
+}
+
+// ManifestsWith is Manifests; without leastPrivilege, config/full-privilege (the
+// operator's account bound to gitsync-manager, which may write anything).
+func ManifestsWith(image string, leastPrivilege bool) ([]*unstructured.Unstructured, error) {
+	render := config.Install
+	if !leastPrivilege {
+		render = config.InstallFullPrivilege
+	}
+	objs, err := render()
 	if err != nil {
 		return nil, err
 	}

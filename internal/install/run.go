@@ -9,12 +9,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Run applies objs (see Apply), printing one line per object to out, waits for the
+// Run applies objs (see Apply), printing one line per object to out, removes the manager
+// role an earlier install bound that objs do not (RemoveOtherRole), waits for the
 // CRDs to be established and, with waitReady, for the manager to be available.
 func Run(ctx context.Context, c client.Client, objs []*unstructured.Unstructured, out io.Writer, waitReady bool) ([]Change, error) {
 	changes, err := Apply(ctx, c, objs)
 	for _, ch := range changes {
 		fmt.Fprintf(out, "%s %s\n", ch.Action, ch.Subject)
+	}
+	if err != nil {
+		return changes, err
+	}
+	removed, err := RemoveOtherRole(ctx, c, objs)
+	for _, r := range removed {
+		fmt.Fprintf(out, "%s deleted\n", r)
 	}
 	if err != nil {
 		return changes, err
