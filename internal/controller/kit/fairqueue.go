@@ -50,9 +50,10 @@ type FairQueue struct {
 	ready  int
 	// waiting are the requests not ready before their time, earliest first.
 	waiting waitHeap
-	// out are the requests handed out and not yet Done.
-	out      map[reconcile.Request]struct{}
+	// out are the requests handed out and not yet Done, with when.
+	out      map[reconcile.Request]time.Time
 	shutdown bool
+	metrics  queueMetrics
 
 	// added numbers the entries, so that those ready at the same time keep their order.
 	added uint64
@@ -66,9 +67,10 @@ type entry struct {
 	req      reconcile.Request
 	priority int
 	added    uint64
-	// readyAt is when a waiting or parked entry is ready; zero: now.
-	readyAt time.Time
-	parked  bool
+	// readyAt is when a waiting or parked entry is ready; zero: now. readySince is when
+	// a ready one became ready.
+	readyAt, readySince time.Time
+	parked              bool
 	// elem is the entry's element in its level's list while ready; index its place in
 	// the waiting heap while waiting (-1 otherwise).
 	elem  *list.Element
@@ -90,9 +92,9 @@ type level struct {
 
 var _ priorityqueue.PriorityQueue[reconcile.Request] = (*FairQueue)(nil)
 
-// NewFairQueue returns a fair queue using limiter for AddRateLimited (controller-runtime's
-// default limiter when nil). ShutDown stops it.
-func NewFairQueue(limiter workqueue.TypedRateLimiter[reconcile.Request]) *FairQueue {
+// NewFairQueue returns the fair queue of the controller name, using limiter for
+// AddRateLimited (controller-runtime's default limiter when nil). ShutDown stops it.
+func NewFairQueue(name string, limiter workqueue.TypedRateLimiter[reconcile.Request]) *FairQueue {
 	if limiter == nil {
 		limiter = workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, 1000*time.Second)
 	}
@@ -100,7 +102,8 @@ func NewFairQueue(limiter workqueue.TypedRateLimiter[reconcile.Request]) *FairQu
 		limiter:        limiter,
 		entries:        map[reconcile.Request]*entry{},
 		spaces:         map[string]*space{},
-		out:            map[reconcile.Request]struct{}{},
+		out:            map[reconcile.Request]time.Time{},
+		metrics:        newQueueMetrics(name),
 		waitingChanged: make(chan struct{}, 1),
 		done:           make(chan struct{}),
 		now:            time.Now,
@@ -117,8 +120,8 @@ func NewQueue(shared bool) func(string, workqueue.TypedRateLimiter[reconcile.Req
 	if shared {
 		return nil
 	}
-	return func(_ string, limiter workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
-		return NewFairQueue(limiter)
+	return func(name string, limiter workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+		return NewFairQueue(name, limiter)
 	}
 }
 
@@ -145,6 +148,7 @@ func (q *FairQueue) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.Requ
 		var readyAt time.Time
 		if after > 0 {
 			readyAt = now.Add(after)
+			q.metrics.retries.Inc()
 		}
 		q.add(req, priority, readyAt)
 	}
@@ -212,7 +216,10 @@ func (q *FairQueue) makeReady(e *entry) {
 	}
 	e.level = s.levels[i]
 	e.elem = e.level.items.PushBack(e)
+	e.readySince = q.now()
 	q.ready++
+	q.metrics.adds.Inc()
+	q.metrics.depth.Inc()
 	q.cond.Signal()
 }
 
@@ -222,6 +229,7 @@ func (q *FairQueue) unready(e *entry) {
 	e.level.items.Remove(e.elem)
 	e.elem = nil
 	q.ready--
+	q.metrics.depth.Dec()
 	s := q.spaces[e.req.Namespace]
 	if e.level.items.Len() == 0 {
 		for i, l := range s.levels {
@@ -269,7 +277,9 @@ func (q *FairQueue) GetWithPriority() (reconcile.Request, int, bool) {
 		q.turns.MoveToBack(s.turn) // the next namespace's turn
 	}
 	delete(q.entries, e.req)
-	q.out[e.req] = struct{}{}
+	now := q.now()
+	q.out[e.req] = now
+	q.metrics.latency.Observe(now.Sub(e.readySince).Seconds())
 	return e.req, e.priority, false
 }
 
@@ -283,7 +293,10 @@ func (q *FairQueue) Get() (reconcile.Request, bool) {
 func (q *FairQueue) Done(req reconcile.Request) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	delete(q.out, req)
+	if since, ok := q.out[req]; ok {
+		q.metrics.works.Observe(q.now().Sub(since).Seconds())
+		delete(q.out, req)
+	}
 	e, ok := q.entries[req]
 	if !ok || !e.parked {
 		return

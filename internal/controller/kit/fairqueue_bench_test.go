@@ -20,7 +20,7 @@ func BenchmarkInProcessQueue(b *testing.B) {
 		name string
 		new  func() priorityqueue.PriorityQueue[reconcile.Request]
 	}{
-		{"fair", func() priorityqueue.PriorityQueue[reconcile.Request] { return NewFairQueue(nil) }},
+		{"fair", func() priorityqueue.PriorityQueue[reconcile.Request] { return NewFairQueue("test", nil) }},
 		{"shared", func() priorityqueue.PriorityQueue[reconcile.Request] {
 			return priorityqueue.New[reconcile.Request]("bench")
 		}},

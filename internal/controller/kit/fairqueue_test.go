@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -37,7 +38,7 @@ func take(q *FairQueue, n int) []string {
 // does not count: b's low-priority request goes before a's backlog of high ones.
 func TestFairQueueTakesNamespacesInTurn(t *testing.T) {
 	g := NewWithT(t)
-	q := NewFairQueue(nil)
+	q := NewFairQueue("test", nil)
 	defer q.ShutDown()
 	for i := range 5 {
 		q.Add(req("a", fmt.Sprint(i)))
@@ -66,7 +67,7 @@ func TestFairQueueTakesNamespacesInTurn(t *testing.T) {
 // that priority's items (at a lower one it keeps its place).
 func TestFairQueueKeepsPrioritiesWithinANamespace(t *testing.T) {
 	g := NewWithT(t)
-	q := NewFairQueue(nil)
+	q := NewFairQueue("test", nil)
 	defer q.ShutDown()
 	q.AddWithOpts(at(LowPriority), req("a", "cold-1"), req("a", "cold-2"), req("a", "cold-3"))
 	q.Add(req("a", "created"))
@@ -81,7 +82,7 @@ func TestFairQueueKeepsPrioritiesWithinANamespace(t *testing.T) {
 // handed out again after Done, not before (so no two workers reconcile it at once).
 func TestFairQueueDeduplicates(t *testing.T) {
 	g := NewWithT(t)
-	q := NewFairQueue(nil)
+	q := NewFairQueue("test", nil)
 	defer q.ShutDown()
 	x := req("a", "x")
 	q.Add(x)
@@ -108,7 +109,7 @@ func TestFairQueueDeduplicates(t *testing.T) {
 // Add makes a waiting item ready at once; the limiter counts, Forget resets it.
 func TestFairQueueAddAfter(t *testing.T) {
 	g := NewWithT(t)
-	q := NewFairQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Hour, time.Hour))
+	q := NewFairQueue("test", workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Hour, time.Hour))
 	defer q.ShutDown()
 	later, soon, now := req("a", "later"), req("b", "soon"), req("c", "now")
 	q.AddAfter(later, time.Hour)
@@ -144,7 +145,7 @@ func TestFairQueueAddAfter(t *testing.T) {
 // ShutDown releases the workers waiting in Get, and the queue takes nothing more.
 func TestFairQueueShutDown(t *testing.T) {
 	g := NewWithT(t)
-	q := NewFairQueue(nil)
+	q := NewFairQueue("test", nil)
 	got := make(chan bool, 2)
 	for range 2 {
 		go func() {
@@ -161,4 +162,40 @@ func TestFairQueueShutDown(t *testing.T) {
 	_, shutdown := q.Get()
 	g.Expect(shutdown).To(BeTrue())
 	q.ShutDown() // twice is fine
+}
+
+// The fair queue reports controller-runtime's workqueue metrics under the controller's
+// name: depth (ready requests), adds, retries, time queued and time worked.
+func TestFairQueueReportsWorkqueueMetrics(t *testing.T) {
+	g := NewWithT(t)
+	q := NewFairQueue("fair-metrics-test", nil)
+	defer q.ShutDown()
+	q.Add(req("a", "x"))
+	q.Add(req("b", "y"))
+	q.AddAfter(req("a", "z"), time.Hour)
+	r, _ := q.Get()
+	q.Done(r)
+	got := map[string]float64{}
+	families, err := metrics.Registry.Gather()
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "name" && l.GetValue() == "fair-metrics-test" {
+					switch {
+					case m.GetGauge() != nil:
+						got[f.GetName()] = m.GetGauge().GetValue()
+					case m.GetCounter() != nil:
+						got[f.GetName()] = m.GetCounter().GetValue()
+					case m.GetHistogram() != nil:
+						got[f.GetName()] = float64(m.GetHistogram().GetSampleCount())
+					}
+				}
+			}
+		}
+	}
+	g.Expect(got).To(Equal(map[string]float64{
+		"workqueue_depth": 1, "workqueue_adds_total": 2, "workqueue_retries_total": 1,
+		"workqueue_queue_duration_seconds": 1, "workqueue_work_duration_seconds": 1,
+	}))
 }
