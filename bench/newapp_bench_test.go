@@ -43,6 +43,7 @@ func BenchmarkNewApplication(b *testing.B) {
 		mgr, err := operator.New(operatorConfig(b), env.Scheme, operator.Options{
 			MetricsBindAddress: "0", HealthProbeBindAddress: "0", StoragePath: b.TempDir(),
 			SkipNameValidation: true, DenyEgress: operator.NoEgressGuard,
+			RenderWorkers: renderWorkers(b),
 		})
 		if err != nil {
 			b.Fatal(err)

@@ -269,6 +269,7 @@ func startScaleOperator(b *testing.B, storage string) *scaleOperator {
 	opts := operator.Options{
 		MetricsBindAddress: "0", HealthProbeBindAddress: "0", StoragePath: storage,
 		SkipNameValidation: true, WebhookBindAddress: addr, DenyEgress: operator.NoEgressGuard,
+		RenderWorkers: renderWorkers(b),
 	}
 	// The operator's defaults, unless a run compares others.
 	if v, err := strconv.Atoi(os.Getenv("GITSYNC_BENCH_CONCURRENT")); err == nil {

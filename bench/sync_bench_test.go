@@ -49,6 +49,7 @@ func startOperator(b *testing.B, storage string) (*apicount.Counter, *rest.Confi
 	mgr, err := operator.New(cfg, env.Scheme, operator.Options{
 		MetricsBindAddress: "0", HealthProbeBindAddress: "0", StoragePath: storage, Concurrent: 4,
 		SkipNameValidation: true, DenyEgress: operator.NoEgressGuard,
+		RenderWorkers: renderWorkers(b),
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -40,6 +40,7 @@ func BenchmarkWebhookPushToApplied(b *testing.B) {
 		mgr, err := operator.New(cfg, env.Scheme, operator.Options{
 			MetricsBindAddress: "0", HealthProbeBindAddress: "0", StoragePath: b.TempDir(),
 			SkipNameValidation: true, WebhookBindAddress: addr, DenyEgress: operator.NoEgressGuard,
+			RenderWorkers: renderWorkers(b),
 		})
 		if err != nil {
 			b.Fatal(err)

@@ -13,7 +13,8 @@ import (
 func newDemoCommand(logOpts *zap.Options) *cobra.Command {
 	o := demo.Options{
 		// The operator's logs go to a file, so that the terminal shows the demo.
-		Logger: func(w io.Writer) logr.Logger { return zap.New(zap.UseFlagOptions(logOpts), zap.WriteTo(w)) },
+		Logger:        func(w io.Writer) logr.Logger { return zap.New(zap.UseFlagOptions(logOpts), zap.WriteTo(w)) },
+		RenderWorkers: true,
 	}
 	cmd := &cobra.Command{
 		Use:   "demo",

@@ -23,7 +23,7 @@ func main() {
 	for _, c := range []*cobra.Command{run, demo} {
 		c.Flags().AddGoFlagSet(logFlags)
 	}
-	root := cli.NewRootCommand(cli.Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, run, demo)
+	root := cli.NewRootCommand(cli.Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, run, demo, newRenderWorkerCommand())
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
 		if cmd.Name() != "demo" { // the demo logs to a file of its own
 			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&logOpts)))

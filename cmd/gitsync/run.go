@@ -25,6 +25,7 @@ type runOptions struct {
 	webhookSecretFile string
 	shard             string
 	operator          operator.Options
+	render            renderFlags
 }
 
 func newRunCommand() *cobra.Command {
@@ -73,7 +74,7 @@ func newRunCommandWith(o *runOptions) *cobra.Command {
 			"add the cluster's pod, service and node ranges; empty (--deny-egress=) turns the guard off")
 	f.BoolVar(&o.operator.AllowFileURLs, "allow-file-urls", false, "let a GitRepository read a file:// URL on the operator's own disk (refused otherwise)")
 	f.IntVar(&o.operator.RenderLimits.Concurrent, "max-concurrent-renders", helm.DefaultConcurrentRenders, "chart renders at once (others wait)")
-	f.DurationVar(&o.operator.RenderLimits.Timeout, "render-timeout", helm.DefaultRenderTimeout, "the most a chart render may take")
+	o.render.bind(f)
 	f.IntVar(&o.operator.RenderLimits.MaxAbandoned, "max-abandoned-renders", helm.DefaultMaxAbandonedRenders,
 		"chart renders past --render-timeout whose template loop cannot be stopped that may go on in the background without holding a render slot")
 	f.Int64Var(&o.operator.RenderLimits.MaxDecompressed, "max-chart-decompressed-size", helm.DefaultMaxDecompressed,
@@ -96,6 +97,10 @@ func (o *runOptions) run(ctx context.Context) error {
 		return fmt.Errorf("--shard: %w", err)
 	}
 	o.operator.Shard = sh
+	if o.operator.RenderWorkers, err = o.render.options(o.operator.RenderLimits, ctrl.Log.WithName("render-workers")); err != nil {
+		return err
+	}
+	o.operator.RenderLimits.Timeout = o.render.timeout
 	if o.operator.DenyEgress, err = egress.ParseCIDRs(o.denyEgress); err != nil {
 		return fmt.Errorf("--deny-egress: %w", err)
 	}
@@ -116,7 +121,7 @@ func (o *runOptions) run(ctx context.Context) error {
 	}
 	log.Info("starting gitsync", "host", cfg.Host, "storagePath", o.operator.StoragePath,
 		"defaultServiceAccount", o.operator.DefaultServiceAccount, "allowCrossNamespaceRefs", o.operator.AllowCrossNamespaceRefs,
-		"shard", sh.String(), "denyEgress", egress.FormatCIDRs(o.operator.DenyEgress), "allowFileURLs", o.operator.AllowFileURLs)
+		"shard", sh.String(), "renderWorkers", o.render.workers, "renderMemoryLimit", o.render.memory, "denyEgress", egress.FormatCIDRs(o.operator.DenyEgress), "allowFileURLs", o.operator.AllowFileURLs)
 	return mgr.Start(ctx)
 }
 

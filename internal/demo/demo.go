@@ -26,6 +26,7 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/localcluster"
 	"github.com/gitsync-dev/gitsync/internal/operator"
+	"github.com/gitsync-dev/gitsync/internal/renderworker"
 )
 
 // Namespace is where the demo's GitRepository lives.
@@ -55,6 +56,9 @@ type Options struct {
 	Out io.Writer
 	// Logger, when set, makes the operator's logger, writing to <Dir>/gitsync.log.
 	Logger func(io.Writer) logr.Logger
+	// RenderWorkers renders in worker processes of this binary (`gitsync demo` sets it;
+	// a test binary cannot serve as one, so tests render in process).
+	RenderWorkers bool
 
 	// skipNameValidation lets tests run the demo more than once in a process.
 	skipNameValidation bool
@@ -133,6 +137,10 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
+	var renderWorkers *renderworker.Options
+	if o.RenderWorkers {
+		renderWorkers = &renderworker.Options{}
+	}
 	mgr, err := operator.New(cluster.Config, cluster.Scheme, operator.Options{
 		UIBindAddress:          uiAddr,
 		MetricsBindAddress:     "0",
@@ -143,6 +151,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		// The demo's repository is a file:// URL and its receivers are on loopback.
 		AllowFileURLs: true,
 		DenyEgress:    operator.NoEgressGuard,
+		RenderWorkers: renderWorkers,
 	})
 	if err != nil {
 		return err
@@ -215,6 +224,10 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	if err := waitUI(ctx, uiURL, token); err != nil {
 		return err
+	}
+	if o.RenderWorkers {
+		say("renders run in %d worker processes (gitsync render-worker), each bounded by the kernel: %d MiB of memory, %s per render, no network; see them with: ps -o pid,rss,args --ppid %d",
+			renderworker.DefaultWorkers, renderworker.DefaultMemory>>20, renderworker.DefaultTimeout, os.Getpid())
 	}
 	say("web UI (read-only, as ServiceAccount %s/%s): %s?token=%s", Namespace, uiViewer, uiURL, token)
 	if o.ExitWhenReady {

@@ -41,6 +41,7 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/helm"
 	"github.com/gitsync-dev/gitsync/internal/monitoring"
 	"github.com/gitsync-dev/gitsync/internal/notify"
+	"github.com/gitsync-dev/gitsync/internal/renderworker"
 	gitsyncscheme "github.com/gitsync-dev/gitsync/internal/scheme"
 	"github.com/gitsync-dev/gitsync/internal/shard"
 	"github.com/gitsync-dev/gitsync/internal/source"
@@ -113,6 +114,10 @@ type Options struct {
 	// RenderLimits bound every chart render of the process (helm.SetLimits); zero
 	// fields take helm's defaults.
 	RenderLimits helm.Limits
+	// RenderWorkers, when set, renders every Application in bounded worker processes of
+	// the gitsync binary (renderworker; `gitsync run` sets it); nil renders in process,
+	// as tests in one process and `gitsync run --render-workers=0` do.
+	RenderWorkers *renderworker.Options
 	// Caps bound what a tenant's spec may ask for: timeouts, intervals, fetch sizes
 	// (gitsync run --max-timeout, --min-interval, --max-artifact-size); zero: none.
 	Caps caps.Caps
@@ -262,6 +267,16 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		DefaultServiceAccount:   opts.DefaultServiceAccount,
 		AllowCrossNamespaceRefs: opts.AllowCrossNamespaceRefs,
 		Shard:                   opts.Shard,
+	}
+	if opts.RenderWorkers != nil {
+		pool, err := renderworker.New(*opts.RenderWorkers)
+		if err != nil {
+			return nil, err
+		}
+		if err := mgr.Add(pool); err != nil {
+			return nil, err
+		}
+		apps.Renderer = pool.Render
 	}
 	apps.Recorder = events
 	if err := apps.SetupWithManager(mgr, application.Options{MaxConcurrentReconciles: opts.Concurrent,

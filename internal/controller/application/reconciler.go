@@ -88,6 +88,9 @@ type Reconciler struct {
 	// Caps bound spec.timeout and spec.interval (gitsync run --max-timeout,
 	// --min-interval); a spec over them gets the cap, and a Warning at each apply.
 	Caps caps.Caps
+	// Renderer renders an Application as render.Render does; the operator sets its
+	// render worker pool (renders bounded in child processes). nil renders in process.
+	Renderer func(context.Context, *gitsyncv1.Application, render.Source, *render.Cluster) (*render.Result, error)
 	// WaitInWorker is how long an ordered sync waits for a hook or a wave in its
 	// worker before it yields and looks again later (2s when zero; see resume.go).
 	WaitInWorker time.Duration

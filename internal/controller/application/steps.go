@@ -175,6 +175,9 @@ func (r *Reconciler) reconcileBuild(ctx context.Context, s *syncRun) (ctrl.Resul
 	if render.IsRetryable(err) {
 		return r.failRevision(s, gitsyncv1.ArtifactNotReadyReason, fmt.Errorf("rendering chart %s at %s: %w", pathOf(s.app), s.revision, err))
 	}
+	if render.IsLimit(err) {
+		return r.stalledRevision(s, gitsyncv1.RenderLimitExceededReason, fmt.Sprintf("rendering %s at %s: %v", pathOf(s.app), s.revision, err))
+	}
 	if render.IsValuesError(err) {
 		return r.stalledRevision(s, gitsyncv1.ValuesNotFoundReason, fmt.Sprintf("rendering chart %s at %s: %v", pathOf(s.app), s.revision, err))
 	}
@@ -199,6 +202,9 @@ func (r *Reconciler) render(ctx context.Context, dir string, app *gitsyncv1.Appl
 	src := render.Source{Root: dir, Path: pathOf(app)}
 	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
 		src = render.Source{Archive: dir}
+	}
+	if r.Renderer != nil {
+		return r.Renderer(ctx, app, src, r.cluster(app))
 	}
 	return render.Render(ctx, app, src, r.cluster(app))
 }
