@@ -58,7 +58,7 @@ func bombs() []bomb {
 	}
 	kustomizeOutput := map[string]string{"app/kustomization.yaml": "resources: [a.yaml, b.yaml, c.yaml]\n"}
 	for _, f := range []string{"a", "b", "c"} {
-		kustomizeOutput["app/"+f+".yaml"] = strings.ReplaceAll(manyConfigMaps(300, 1024), "name: c", "name: "+f)
+		kustomizeOutput["app/"+f+".yaml"] = strings.ReplaceAll(manyConfigMaps(100, 8192), "name: c", "name: "+f)
 	}
 	// kustomize: one large file generated into many ConfigMaps.
 	var generators strings.Builder

@@ -130,8 +130,8 @@ func TestWorkerRendersAsInProcess(t *testing.T) {
 	got, err := p.Render(ctx, chartApp, render.Source{Root: chartDir, Path: "chart"}, liveCluster(t, ns))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(got.Objects[0].Object["data"]).To(Equal(map[string]any{
-		"found": "hello", "apps": "true", "missing": "true", "fromValues": "teal", "count": "3",
-	}), "lookup, capabilities and valuesFrom served by the parent (3 ConfigMaps: seed, vals, kube-root-ca.crt)")
+		"found": "hello", "apps": "true", "missing": "true", "fromValues": "teal", "count": "2",
+	}), "lookup, capabilities and valuesFrom served by the parent (a List finds the 2 ConfigMaps: seed, vals)")
 
 	// Offline (no cluster): Helm's defaults, lookup finds nothing, valuesFrom is an error
 	// of its class.
@@ -164,8 +164,8 @@ func TestErrorClassesCrossTheBoundary(t *testing.T) {
 func TestWaitingRenderGivesUpAtItsContext(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.Namespace(t)
-	p := newPool(t, Options{Workers: 1, Timeout: 20 * time.Second, CPU: 20 * time.Second})
-	loop := writeTree(t, loopChart(200))
+	p := newPool(t, Options{Workers: 1, Timeout: 3 * time.Second})
+	loop := writeTree(t, loopChart(2000))
 	ok := writeTree(t, map[string]string{"cm.yaml": configMap("fine", "yes")})
 	done := make(chan error, 1)
 	go func() {

@@ -66,18 +66,20 @@ type reply struct {
 
 // result ends a render.
 type result struct {
-	Objects   []json.RawMessage `json:"objects,omitempty"`
-	Chart     chartInfo         `json:"chart"`
-	Encrypted []string          `json:"encrypted,omitempty"`
-	Sensitive []string          `json:"sensitive,omitempty"`
-	Err       *wireError        `json:"err,omitempty"`
+	Objects []json.RawMessage `json:"objects,omitempty"`
+	Chart   chartInfo         `json:"chart"`
+	// Encrypted, Sensitive and Chart.CRDs keep nil apart from empty (no omitempty), as
+	// render.Render returns them.
+	Encrypted []string   `json:"encrypted"`
+	Sensitive []string   `json:"sensitive"`
+	Err       *wireError `json:"err,omitempty"`
 }
 
 // chartInfo is render.Chart on the wire.
 type chartInfo struct {
 	Name       string          `json:"name,omitempty"`
 	Version    string          `json:"version,omitempty"`
-	CRDs       map[string]bool `json:"crds,omitempty"`
+	CRDs       map[string]bool `json:"crds"`
 	CreateOnly bool            `json:"createOnly,omitempty"`
 }
 
