@@ -199,6 +199,9 @@ func (r *Reconciler) reconcileBuild(ctx context.Context, s *syncRun) (ctrl.Resul
 // render renders the Application from a checkout (or, with a HelmRepository source,
 // the chart archive at dir) as its sync does (see cluster).
 func (r *Reconciler) render(ctx context.Context, dir string, app *gitsyncv1.Application) (*render.Result, error) {
+	if err := r.checkAccess(app); err != nil { // every render passes the one access check
+		return nil, err
+	}
 	src := render.Source{Root: dir, Path: pathOf(app)}
 	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
 		src = render.Source{Archive: dir}
