@@ -27,6 +27,16 @@ import (
 var env *testenv.Env
 
 func TestMain(m *testing.M) {
+	// `gitsync run` in these tests starts its render workers from the running executable,
+	// this test binary: it serves them as the gitsync binary would.
+	if len(os.Args) > 1 && os.Args[1] == "render-worker" {
+		cmd := newRenderWorkerCommand()
+		cmd.SetArgs(os.Args[2:])
+		if err := cmd.Execute(); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	os.Exit(testenv.Run(m, &env, nil))
 }
 

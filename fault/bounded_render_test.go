@@ -15,53 +15,65 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/testutil/gitsyncproc"
 )
 
-// Issue 34, item 1, against the operator binary: a chart that allocates without end (a
-// string doubled in a loop: no output, no function the in-process template limits
-// charge) fails its own Application with RenderLimitExceeded naming the memory bound,
-// in a render worker; the operator's own resident memory stays far below its limit; its
-// workers, killed from outside, are replaced, and another tenant's revisions keep being
-// applied throughout; the operator is never restarted.
+// Issue 34, item 1, against the operator binary: an operator of its own whose render
+// workers may use 160 MiB (an idle worker's data segment is about 115 MB), and a chart
+// that builds a 60 MB string (within the templates' own 64 MiB string budget): the render
+// fails alone with RenderLimitExceeded naming the memory bound, the last good revision
+// stays, the operator's resident memory stays far below its limit; workers killed from
+// outside are replaced, and another tenant's revisions keep being applied throughout. It
+// runs alone, before any test starts the shared operator (see suite_test.go).
 func TestRenderWorkersTakeTheBombs(t *testing.T) {
-	sharedOperator(t)
-	g := NewWithT(t)
 	sharedMu.Lock()
-	restarts := sharedRestarts
+	running := shared != nil
 	sharedMu.Unlock()
+	if running {
+		t.Fatal("the shared operator runs already: this test needs the cluster to itself (run it before any test that starts the shared operator)")
+	}
+	g := NewWithT(t)
+	logPath := filepath.Join(workDir, "bounded-render-gitsync.log")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("last lines of the operator's log:\n%s", gitsyncproc.Tail(logPath, 40))
+		}
+	})
+	p := gitsyncproc.Start(t, gitsyncproc.Options{Binary: binary, Kubeconfig: kubeconfig, StoragePath: t.TempDir(),
+		Log: logPath, Args: []string{"--render-memory-limit=160Mi"}})
+	pid := p.Pid()
 
 	other, otherSHA := newFixture(t, map[string]string{"cm.yaml": plainConfigMap("0")}, time.Second)
 	other.waitApplied(otherSHA, time.Minute)
 	bomb, bombSHA := newFixture(t, chartFiles(configMapTemplate("good")), time.Second)
 	bomb.waitApplied(bombSHA, time.Minute)
 
-	bombSHA = bomb.repo.Commit("main", "a string doubled forty times", chartFiles(
-		`{{ $s := "xxxxxxxx" }}{{ range until 40 }}{{ $s = print $s $s }}{{ end }}`+configMapTemplate("never")))
+	bombSHA = bomb.repo.Commit("main", "a 60 MB string", chartFiles(
+		`{{ $s := repeat 60000000 "x" }}`+"\n"+configMapTemplate("never")))
 	cond := bomb.waitNotReady(bombSHA, 2*time.Minute, gitsyncv1.RenderLimitExceededReason)
-	g.Expect(cond.Message).To(ContainSubstring("memory limit"))
+	g.Expect(cond.Message).To(ContainSubstring("memory limit (160 MiB)"))
 	t.Logf("the memory bomb: %s", cond.Message)
 
 	sha := other.repo.Commit("main", "after the bomb", map[string]string{"cm.yaml": plainConfigMap("1")})
 	other.waitApplied(sha, 20*time.Second)
 
 	// Workers killed from outside (an OOM killer, a person) are replaced.
-	pids := renderWorkers(sharedPid())
+	pids := renderWorkers(pid)
 	g.Expect(pids).NotTo(BeEmpty(), "the operator renders in worker processes")
-	for _, pid := range pids {
-		g.Expect(syscall.Kill(pid, syscall.SIGKILL)).To(Succeed())
+	for _, w := range pids {
+		g.Expect(syscall.Kill(w, syscall.SIGKILL)).To(Succeed())
 	}
 	sha = other.repo.Commit("main", "after the workers were killed", map[string]string{"cm.yaml": plainConfigMap("2")})
 	other.waitApplied(sha, 20*time.Second)
-	g.Expect(renderWorkers(sharedPid())).NotTo(ContainElements(pids))
+	g.Expect(renderWorkers(pid)).NotTo(ContainElements(pids))
 
 	cm := &corev1.ConfigMap{}
 	g.Expect(env.Client.Get(t.Context(), client.ObjectKey{Namespace: bomb.ns, Name: "cm"}, cm)).To(Succeed())
 	g.Expect(cm.Data["value"]).To(Equal("good"), "the last good revision stays")
 
-	sharedMu.Lock()
-	g.Expect(sharedRestarts).To(Equal(restarts), "the operator was not restarted")
-	sharedMu.Unlock()
-	peak, err := peakRSS(sharedPid())
+	exited, err := p.Exited()
+	g.Expect(exited).To(BeFalse(), "the operator ended: %v", err)
+	peak, err := peakRSS(pid)
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Logf("the operator's peak resident memory: %d MiB", peak>>20)
 	g.Expect(peak).To(BeNumerically("<", shippedMemoryLimit))
