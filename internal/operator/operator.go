@@ -251,7 +251,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	if err := drift.SetupWithOptions(mgr, kit.Options{MaxConcurrentReconciles: opts.Concurrent, SharedQueue: opts.SharedQueue}); err != nil {
 		return nil, fmt.Errorf("setting up the drift controller: %w", err)
 	}
-	charts, err := chartrepo.NewWithOptions(filepath.Join(opts.StoragePath, "helm"), chartrepo.Options{Egress: guard})
+	charts, err := chartrepo.NewWithOptions(filepath.Join(opts.StoragePath, "helm"), chartrepo.Options{Egress: guard, MaxTimeout: opts.Caps.MaxTimeout})
 	if err != nil {
 		return nil, err
 	}
