@@ -78,7 +78,10 @@ func Run(ctx context.Context, c client.Client, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	objs, err := install.Manifests(o.Image)
+	// Full privilege: the sync Application applies gitsync's own install (CRDs,
+	// ClusterRoles, its Deployment) as the manager's service account, which the
+	// least-privilege role (read all, write only gitsync's kinds) would not allow.
+	objs, err := install.ManifestsWith(o.Image, false)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +109,7 @@ func Run(ctx context.Context, c client.Client, o Options) (*Result, error) {
 	defer cancel()
 	res.Commit, err = rem.commitAndPush(gitCtx, map[string][]byte{res.Files[0]: manifests, res.Files[1]: syncYAML},
 		fmt.Sprintf("Update gitsync in %s", base),
-		fmt.Sprintf("Bootstrap gitsync in %s\n\n%s holds gitsync's manifests (as `gitsync install --export`\nprints them), %s the GitRepository and Application that keep\n%s synced, gitsync included.", base, ManifestsFile, SyncFile, base))
+		fmt.Sprintf("Bootstrap gitsync in %s\n\n%s holds gitsync's manifests (as `gitsync install --export\n--least-privilege=false` prints them), %s the GitRepository and Application that keep\n%s synced, gitsync included.", base, ManifestsFile, SyncFile, base))
 	if err != nil {
 		return nil, err
 	}
@@ -143,16 +146,25 @@ func Run(ctx context.Context, c client.Client, o Options) (*Result, error) {
 	return res, nil
 }
 
-// checkURL refuses an empty URL and one with a password in it: the URL is committed
-// to the repository; credentials go through the flags into a Secret.
+// checkURL refuses an empty URL and one with credentials in it: the URL is committed
+// to the repository; credentials go through the flags into a Secret. Credentials are a
+// password, and for every scheme but ssh any user name at all: GitHub, GitLab and Gitea
+// take a token written as the user name (https://TOKEN@host/...). An ssh:// user name
+// (git@) is the login, not a secret, and stays allowed, as does scp-like git@host:path.
 func checkURL(raw string) error {
 	if raw == "" {
 		return fmt.Errorf("--url is required")
 	}
-	if u, err := url.Parse(raw); err == nil && u.User != nil {
-		if _, has := u.User.Password(); has {
-			return fmt.Errorf("--url %s holds a password: it would be committed; pass --username/--password instead", redact.URL(raw))
-		}
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return nil // scp-like, or not a URL: the GitRepository refuses what it cannot read
+	}
+	if _, has := u.User.Password(); has {
+		return fmt.Errorf("--url %s holds a password: it would be committed; pass --username/--password instead", redact.URL(raw))
+	}
+	if !strings.EqualFold(u.Scheme, "ssh") {
+		return fmt.Errorf("--url %s holds a user name, which %s servers take as a token: it would be committed; pass --username with --password or --token instead",
+			redact.URL(raw), u.Scheme)
 	}
 	return nil
 }

@@ -69,9 +69,10 @@ func TestBootstrapTwice(t *testing.T) {
 	g.Expect(out.String()).To(ContainSubstring("✔ committed " + res.Commit[:12] + " to main"))
 	g.Expect(out.String()).NotTo(ContainSubstring("pa55-w0rd"))
 
-	// The tree: what was there, the manifests as `gitsync install --export` prints them,
+	// The tree: what was there, the manifests as `gitsync install --export
+	// --least-privilege=false` prints them (the sync Application writes gitsync's install),
 	// the sync objects.
-	objs, err := install.Manifests("")
+	objs, err := install.ManifestsWith("", false)
 	g.Expect(err).NotTo(HaveOccurred())
 	exported, err := install.ExportBytes(objs)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -184,6 +185,9 @@ func TestBadInputs(t *testing.T) {
 	}{
 		{"no url", Options{Branch: "main", Path: "clusters/a"}, "--url is required"},
 		{"password in url", Options{URL: "https://bot:hunter2@git.example/fleet.git", Branch: "main", Path: "clusters/a"}, "holds a password"},
+		{"token as user name in url", Options{URL: "https://hunter2@git.example/fleet.git", Branch: "main", Path: "clusters/a"}, "holds a user name"},
+		{"token as user name in http url", Options{URL: "http://hunter2@git.example/fleet.git", Branch: "main", Path: "clusters/a"}, "holds a user name"},
+		{"password in ssh url", Options{URL: "ssh://git:hunter2@git.example/fleet.git", Branch: "main", Path: "clusters/a"}, "holds a password"},
 		{"no branch", Options{URL: "https://git.example/fleet.git", Path: "clusters/a"}, "--branch is required"},
 		{"no path", Options{URL: "https://git.example/fleet.git", Branch: "main"}, "--path"},
 		{"root path", Options{URL: "https://git.example/fleet.git", Branch: "main", Path: "./"}, "--path"},
@@ -196,5 +200,15 @@ func TestBadInputs(t *testing.T) {
 			g.Expect(err).To(MatchError(ContainSubstring(tc.want)))
 			g.Expect(err.Error()).NotTo(ContainSubstring("hunter2"))
 		})
+	}
+}
+
+// An ssh login name is no credential: ssh://git@host and scp-like git@host:path stay
+// allowed, as does a URL without user info.
+func TestCheckURLAllowsSSHLogin(t *testing.T) {
+	for _, raw := range []string{"ssh://git@git.example/fleet.git", "git@git.example:fleet.git", "https://git.example/fleet.git"} {
+		if err := checkURL(raw); err != nil {
+			t.Errorf("checkURL(%q) = %v", raw, err)
+		}
 	}
 }

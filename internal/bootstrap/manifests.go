@@ -23,7 +23,9 @@ const (
 	// AuthSecretName is the Secret (applied to the cluster, never written to Git) with
 	// the credentials of the repository.
 	AuthSecretName = "gitsync-git-auth"
-	// ManifestsFile holds gitsync's own manifests, as `gitsync install --export` prints them.
+	// ManifestsFile holds gitsync's own manifests, as `gitsync install --export
+	// --least-privilege=false` prints them: the sync Application applies gitsync's own install
+	// as the manager's account, which must then be allowed to write it.
 	ManifestsFile = "gitsync.yaml"
 	// SyncFile holds the GitRepository and the Application.
 	SyncFile = "sync.yaml"

@@ -80,7 +80,7 @@ func (o *options) newBootstrapGitCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "git --url URL --branch BRANCH --path DIR",
 		Short: "Commit gitsync's manifests to DIR/gitsync-system in a Git repository, install gitsync and sync DIR from there (gitsync included)",
-		Long: `Commits gitsync's own manifests (as gitsync install --export prints them) and a
+		Long: `Commits gitsync's own manifests (as gitsync install --export --least-privilege=false prints them) and a
 GitRepository + Application (sync.yaml) to DIR/gitsync-system on the branch, installs
 gitsync, stores the credentials in the Secret gitsync-system/gitsync-git-auth (never in
 Git) and applies the GitRepository and the Application, which then keep everything
