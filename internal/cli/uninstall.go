@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"context"
-	"time"
-
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/discovery"
 
@@ -12,15 +9,15 @@ import (
 
 func (o *options) newUninstallCommand() *cobra.Command {
 	var opts uninstall.Options
-	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "uninstall [--dry-run] [--keep-crds]",
 		Short: "Remove gitsync (manager, RBAC, its namespace, CRDs) and leave every object it managed in place",
 		Long: `Removes gitsync and keeps the workloads it managed:
   1. suspends every Application: not synced, not self-healed, and its finalizer orphans
      instead of pruning (safe even while an operator still runs);
-  2. stops the manager (its Deployments/StatefulSets labelled app.kubernetes.io/name=gitsync)
-     and waits for its Pods to end;
+  2. stops the manager (the Deployments/StatefulSets labelled app.kubernetes.io/name=gitsync
+     that run as the service account gitsync's ClusterRoleBinding binds; a tenant's
+     workload of that label is not touched) and waits for its Pods to end;
   3. removes gitsync's finalizers from Applications (and any other gitsync kind);
   4. deletes the CRDs, and with them every GitRepository, Application, ... (with
      --keep-crds they stay, and the Applications are resumed as they were);
@@ -44,14 +41,12 @@ takes them over in place.`,
 				return err
 			}
 			opts.Out = o.Out
-			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
-			defer cancel()
-			_, err = uninstall.Run(ctx, c, opts)
+			_, err = uninstall.Run(cmd.Context(), c, opts)
 			return err
 		},
 	}
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print what would be done; change nothing")
 	cmd.Flags().BoolVar(&opts.KeepCRDs, "keep-crds", false, "keep the CRDs and gitsync's custom resources (released from their finalizers)")
-	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait for the manager's Pods and the CRDs to go")
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", uninstall.DefaultTimeout, "how long the whole uninstall may take, waiting for the manager's Pods and the CRDs to go included")
 	return cmd
 }

@@ -8,9 +8,12 @@ import (
 
 	"github.com/fluxcd/cli-utils/pkg/object"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -86,24 +89,76 @@ func makePlan(ctx context.Context, c client.Client, dc discovery.DiscoveryInterf
 	return p, nil
 }
 
-// findManagers lists the Deployments and StatefulSets labelled as gitsync's manager,
-// in every namespace (config/default's, the chart's, a sharded install's).
+// findManagers lists the Deployments and StatefulSets that gitsync installed as its
+// manager (config/default's, the chart's, a sharded install's): labelled
+// app.kubernetes.io/name=gitsync and running as a service account that one of the
+// manager ClusterRoleBindings binds (or as gitsync in config/default's namespace, when
+// the bindings are gone already). A workload of that label elsewhere, such as a tenant's
+// own Deployment named gitsync, is not gitsync's and is left alone: only a cluster admin
+// can bind a ClusterRole.
 func (p *plan) findManagers(ctx context.Context, c client.Client) error {
+	accounts, err := managerAccounts(ctx, c)
+	if err != nil {
+		return err
+	}
+	runsAsManager := func(namespace string, pod corev1.PodSpec) bool {
+		sa := pod.ServiceAccountName
+		if sa == "" {
+			sa = "default"
+		}
+		return accounts[types.NamespacedName{Namespace: namespace, Name: sa}]
+	}
 	deployments := &appsv1.DeploymentList{}
 	if err := c.List(ctx, deployments, client.MatchingLabels{managerLabel: "gitsync"}); err != nil {
 		return fmt.Errorf("listing gitsync's manager: %w", err)
 	}
 	for i := range deployments.Items {
-		p.managers = append(p.managers, &deployments.Items[i])
+		if d := &deployments.Items[i]; runsAsManager(d.Namespace, d.Spec.Template.Spec) {
+			p.managers = append(p.managers, d)
+		}
 	}
 	statefulSets := &appsv1.StatefulSetList{}
 	if err := c.List(ctx, statefulSets, client.MatchingLabels{managerLabel: "gitsync"}); err != nil {
 		return fmt.Errorf("listing gitsync's manager: %w", err)
 	}
 	for i := range statefulSets.Items {
-		p.managers = append(p.managers, &statefulSets.Items[i])
+		if s := &statefulSets.Items[i]; runsAsManager(s.Namespace, s.Spec.Template.Spec) {
+			p.managers = append(p.managers, s)
+		}
 	}
 	return nil
+}
+
+// managerAccounts are the service accounts gitsync's manager runs as: the subjects of
+// the ClusterRoleBindings of install's manager roles, and the manager's account of
+// config/default.
+func managerAccounts(ctx context.Context, c client.Client) (map[types.NamespacedName]bool, error) {
+	accounts := map[types.NamespacedName]bool{}
+	objs, err := install.Manifests("")
+	if err != nil {
+		return nil, err
+	}
+	for _, obj := range objs {
+		if obj.GetKind() == "Deployment" {
+			sa, _, _ := unstructured.NestedString(obj.Object, "spec", "template", "spec", "serviceAccountName")
+			accounts[types.NamespacedName{Namespace: obj.GetNamespace(), Name: sa}] = true
+		}
+	}
+	for _, name := range install.ManagerRoles {
+		binding := &rbacv1.ClusterRoleBinding{}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, binding); err != nil {
+			if client.IgnoreNotFound(err) != nil {
+				return nil, fmt.Errorf("reading ClusterRoleBinding %s: %w", name, err)
+			}
+			continue
+		}
+		for _, s := range binding.Subjects {
+			if s.Kind == rbacv1.ServiceAccountKind {
+				accounts[types.NamespacedName{Namespace: s.Namespace, Name: s.Name}] = true
+			}
+		}
+	}
+	return accounts, nil
 }
 
 // findCustomResources lists the CRDs of gitsync.dev and, of their objects, those with
@@ -138,12 +193,25 @@ func (p *plan) findCustomResources(ctx context.Context, c client.Client) (map[st
 // and the Deployment (found by group and by label), and returns the identities of all of
 // them.
 func (p *plan) findOwn(ctx context.Context, c client.Client) (map[object.ObjMetadata]bool, error) {
+	// Both RBAC variants: an install may have bound either manager role.
 	objs, err := install.Manifests("")
 	if err != nil {
 		return nil, err
 	}
+	full, err := install.ManifestsWith("", false)
+	if err != nil {
+		return nil, err
+	}
+	for _, obj := range full {
+		if obj.GetKind() == "ClusterRole" || obj.GetKind() == "ClusterRoleBinding" {
+			objs = append(objs, obj)
+		}
+	}
 	ids := map[object.ObjMetadata]bool{}
 	for _, obj := range objs {
+		if ids[object.UnstructuredToObjMetadata(obj)] {
+			continue
+		}
 		ids[object.UnstructuredToObjMetadata(obj)] = true
 		switch obj.GetKind() {
 		case "CustomResourceDefinition", "Deployment":

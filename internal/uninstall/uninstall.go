@@ -36,7 +36,13 @@ type Options struct {
 	Discovery discovery.DiscoveryInterface
 	// Out receives the progress lines and the summary.
 	Out io.Writer
+	// Timeout bounds the whole uninstall, the waits for the manager's Pods and the CRDs
+	// to go included (DefaultTimeout when 0; gitsync uninstall --timeout).
+	Timeout time.Duration
 }
+
+// DefaultTimeout is Options.Timeout when 0.
+const DefaultTimeout = 5 * time.Minute
 
 // Summary is what an uninstall did (or, with DryRun, would do).
 type Summary struct {
@@ -78,6 +84,11 @@ func Run(ctx context.Context, c client.Client, o Options) (*Summary, error) {
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
 	p, err := makePlan(ctx, c, o.Discovery, o.KeepCRDs)
 	if err != nil {
 		return nil, err
@@ -255,7 +266,7 @@ func stop(ctx context.Context, c client.Client, m client.Object) error {
 		return len(pods.Items) == 0, nil
 	})
 	if err != nil {
-		return fmt.Errorf("stopping %s: %w", subject(m), err)
+		return fmt.Errorf("stopping %s (its Pods still run; gitsync uninstall --timeout): %w", subject(m), err)
 	}
 	return nil
 }

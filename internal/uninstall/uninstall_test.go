@@ -141,6 +141,65 @@ func TestUninstallDryRunChangesNothing(t *testing.T) {
 	w.expectManagedInPlace(g)
 }
 
+// A tenant's own workload labelled app.kubernetes.io/name=gitsync (a Deployment named
+// gitsync in its namespace, running as its own account) is not gitsync's manager: the
+// uninstall's plan stops only the Deployment that gitsync's ClusterRoleBinding's account
+// runs.
+func TestUninstallLeavesATenantsLookalike(t *testing.T) {
+	g := NewWithT(t)
+	w := setUp(t, g, false)
+	labels := map[string]string{"app.kubernetes.io/name": "gitsync"}
+	lookalike := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "gitsync", Namespace: w.ns, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}},
+			},
+		},
+	}
+	g.Expect(env.Client.Create(context.Background(), lookalike)).To(Succeed())
+	var out bytes.Buffer
+	s, err := Run(context.Background(), env.Client, Options{Discovery: dc, DryRun: true, Out: &out})
+	g.Expect(err).NotTo(HaveOccurred(), out.String())
+	g.Expect(s.Stopped).To(Equal([]string{"Deployment/gitsync-system/gitsync"}))
+	g.Expect(out.String()).NotTo(ContainSubstring("Deployment/" + w.ns + "/gitsync"))
+}
+
+// The uninstall has a deadline: a manager Pod that never ends (held by a finalizer)
+// makes it fail after Options.Timeout (gitsync uninstall --timeout), naming the flag,
+// instead of waiting forever.
+func TestUninstallHasADeadline(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	setUp(t, g, false)
+	automount := false
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "gitsync-held", Namespace: systemNS,
+			Labels: map[string]string{"app.kubernetes.io/name": "gitsync"}, Finalizers: []string{"example.com/hold"}},
+		Spec: corev1.PodSpec{ServiceAccountName: "gitsync", AutomountServiceAccountToken: &automount,
+			Containers: []corev1.Container{{Name: "manager", Image: "registry.example/gitsync:v0.0.1"}}},
+	}
+	g.Expect(env.Client.Create(ctx, pod)).To(Succeed())
+	defer func() { // for the next tests: the Pod gone
+		g.Expect(client.IgnoreNotFound(env.Client.Delete(ctx, pod))).To(Succeed())
+		live := &corev1.Pod{}
+		if env.Client.Get(ctx, client.ObjectKeyFromObject(pod), live) == nil {
+			live.Finalizers = nil
+			g.Expect(env.Client.Update(ctx, live)).To(Succeed())
+		}
+		g.Eventually(func() bool {
+			return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{}))
+		}).Should(BeTrue())
+	}()
+	_, err := Run(ctx, env.Client, Options{Discovery: dc, Timeout: 2 * time.Second})
+	g.Expect(err).To(MatchError(ContainSubstring("gitsync uninstall --timeout")))
+	g.Expect(err).To(MatchError(context.DeadlineExceeded))
+	// Nothing past the stop was done: the CRDs are still there.
+	exists(g, crd("applications"))
+}
+
 // An uninstall stops the manager, releases the Application, deletes the CRDs (and with
 // them every custom resource) and gitsync's RBAC, and leaves every managed object in
 // place; gitsync's namespace stays while a managed object lives in it.
@@ -172,6 +231,8 @@ func TestUninstallKeepsWorkloads(t *testing.T) {
 	gone(g, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "gitsync", Namespace: systemNS}})
 	gone(g, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "gitsync-manager"}})
 	gone(g, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "gitsync-manager"}})
+	gone(g, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "gitsync-manager-tenant-mode"}})
+	gone(g, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "gitsync-manager-tenant-mode"}})
 	gone(g, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "gitsync", Namespace: systemNS}})
 	gone(g, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "gitsync-webhook", Namespace: systemNS}})
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: systemNS}}
