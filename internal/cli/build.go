@@ -24,6 +24,7 @@ type buildOptions struct {
 	fromFile    string
 	showSecrets bool
 	decrypt     bool
+	lookup      bool
 	config      *rest.Config
 }
 
@@ -54,6 +55,7 @@ both --decrypt and --show-secrets are given.`,
 	cmd.Flags().StringVar(&b.fromFile, "from-file", "", "read the Application from this YAML file instead of the cluster")
 	cmd.Flags().BoolVar(&b.showSecrets, "show-secrets", false, "print Secret values instead of ***")
 	cmd.Flags().BoolVar(&b.decrypt, "decrypt", false, "decrypt SOPS-encrypted documents with the decryption Secret, read with your rights")
+	addLookupFlag(cmd, &b.lookup)
 	return cmd
 }
 
@@ -93,11 +95,11 @@ func (b *buildOptions) run(ctx context.Context, args []string) error {
 	var r *rendered
 	switch {
 	case b.path != "":
-		r, err = renderLocal(ctx, localPath{Dir: b.path, Root: b.root}, app, clusterOf(b.config, c, app, b.decrypt), b.decrypt)
+		r, err = renderLocal(ctx, localPath{Dir: b.path, Root: b.root}, app, clusterOf(b.config, c, app, b.decrypt, b.lookup), b.decrypt)
 	case c == nil:
 		return fmt.Errorf("--from-file needs --path: the source's revision is read from the cluster")
 	default:
-		r, err = renderFromSource(ctx, c, app, pinnedRevision(app), clusterOf(b.config, c, app, b.decrypt), b.decrypt)
+		r, err = renderFromSource(ctx, c, app, pinnedRevision(app), clusterOf(b.config, c, app, b.decrypt, b.lookup), b.decrypt)
 	}
 	if err != nil {
 		return err

@@ -25,6 +25,7 @@ type diffOptions struct {
 	root     string
 	exitCode bool
 	decrypt  bool
+	lookup   bool
 }
 
 func (o *options) newDiffCommand() *cobra.Command {
@@ -40,7 +41,9 @@ SOPS-encrypted documents (spec.decryption) are left encrypted and not compared u
 --decrypt, which reads the decryption Secret with your own rights; decrypted values and
 variables from Secrets (spec.postBuild.substituteFrom) are masked either way.
 A dry-run apply needs patch permission on the objects in Kubernetes. A chart of a
-HelmRepository is pulled from the repository (the version spec.helm.version selects).`,
+HelmRepository is pulled from the repository (the version spec.helm.version selects).
+A chart's lookup finds nothing unless --lookup: it would read the cluster with your
+rights, which are often more than the Application's.`,
 		Example: `  gitsync diff app web -n team-a
   gitsync diff app web --path ./apps/web/overlays/prod`,
 		Args:              cobra.ExactArgs(2),
@@ -61,6 +64,7 @@ HelmRepository is pulled from the repository (the version spec.helm.version sele
 	cmd.Flags().StringVar(&d.root, "root", "", "with --path: the directory the render may read (an overlay's ../base must be inside it); default: the Git worktree holding --path, else --path itself (as Argo CD's --local-repo-root)")
 	cmd.Flags().BoolVar(&d.exitCode, "exit-code", true, "exit 1 when there are changes; false: exit 0 unless an error occurs")
 	cmd.Flags().BoolVar(&d.decrypt, "decrypt", false, "decrypt SOPS-encrypted documents with the decryption Secret, read with your rights (values stay masked)")
+	addLookupFlag(cmd, &d.lookup)
 	return cmd
 }
 
@@ -77,7 +81,7 @@ func (d *diffOptions) run(ctx context.Context, args []string) (bool, error) {
 	if k, err := parseKind(args[0]); err != nil || k != kindApp {
 		return false, fmt.Errorf("diff works on apps: gitsync diff app NAME")
 	}
-	app, r, outcomes, err := d.diffApp(ctx, "", args[1], localPath{Dir: d.path, Root: d.root}, "", d.decrypt)
+	app, r, outcomes, err := d.diffApp(ctx, "", args[1], localPath{Dir: d.path, Root: d.root}, "", d.decrypt, d.lookup)
 	if err != nil {
 		return false, err
 	}
@@ -88,9 +92,10 @@ func (d *diffOptions) run(ctx context.Context, args []string) (bool, error) {
 // else from revision (a commit or a branch of its GitRepository, see renderAtRevision),
 // else from its source's current (or pinned) revision, and compares it with the cluster.
 // With decrypt, SOPS-encrypted content is decrypted with the user's rights to the
-// decryption Secret (its values stay masked). It returns the Application, the render
+// decryption Secret (its values stay masked); with lookup, a chart's lookup reads the
+// cluster as the user (else it finds nothing). It returns the Application, the render
 // (where it came from, what to mask) and the outcomes.
-func (o *options) diffApp(ctx context.Context, ns, name string, local localPath, revision string, decrypt bool) (*gitsyncv1.Application, *rendered, []outcome, error) {
+func (o *options) diffApp(ctx context.Context, ns, name string, local localPath, revision string, decrypt, lookup bool) (*gitsyncv1.Application, *rendered, []outcome, error) {
 	c, err := o.client()
 	if err != nil {
 		return nil, nil, nil, err
@@ -108,7 +113,7 @@ func (o *options) diffApp(ctx context.Context, ns, name string, local localPath,
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	cluster := clusterOf(cfg, c, app, decrypt)
+	cluster := clusterOf(cfg, c, app, decrypt, lookup)
 	var r *rendered
 	switch {
 	case local.Dir != "":

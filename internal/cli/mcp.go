@@ -113,7 +113,7 @@ func (o *options) kindAndClient(k string) (kind, client.WithWatch, error) {
 
 // mcpDiff is `gitsync diff app NAME` (or at revision) as data and its printed report.
 func (o *options) mcpDiff(ctx context.Context, ns, name, revision string) (*mcp.DiffResult, error) {
-	app, r, outcomes, err := o.diffApp(ctx, ns, name, localPath{}, revision, false)
+	app, r, outcomes, err := o.diffApp(ctx, ns, name, localPath{}, revision, false, false) // never lookup as the caller
 	if err != nil {
 		return nil, err
 	}

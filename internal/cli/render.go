@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -53,9 +54,13 @@ func newRendered(res *render.Result, from string) *rendered {
 
 // clusterOf is what a render takes from the cluster, read as the person running the
 // command: capabilities from discovery (when cfg is known), valuesFrom, substituteFrom,
-// lookup and — with decrypt (--decrypt) — the decryption Secret with the kubeconfig's
-// identity, kinds' scopes from c's RESTMapper. A nil c renders offline.
-func clusterOf(cfg *rest.Config, c client.Client, app *gitsyncv1.Application, decrypt bool) *render.Cluster {
+// — with lookup (--lookup) — Helm's lookup, and — with decrypt (--decrypt) — the
+// decryption Secret with the kubeconfig's identity, kinds' scopes from c's RESTMapper.
+// A nil c renders offline. Without lookup a chart's lookup finds nothing: the chart is
+// a tenant's code, and the person running diff, build or the UI is often a cluster
+// admin, whose lookup would read what the tenant may not (another namespace's Secrets)
+// into the output. The operator's own sync looks up as the Application's account.
+func clusterOf(cfg *rest.Config, c client.Client, app *gitsyncv1.Application, decrypt, lookup bool) *render.Cluster {
 	if c == nil {
 		return nil
 	}
@@ -75,9 +80,17 @@ func clusterOf(cfg *rest.Config, c client.Client, app *gitsyncv1.Application, de
 		if dc, err := discovery.NewDiscoveryClientForConfig(cfg); err == nil {
 			cl.Discovery = memory.NewMemCacheClient(dc)
 		}
-		cl.Lookup = (&render.LookupClients{}).Provider(cfg, c.RESTMapper(), "")
+		if lookup {
+			cl.Lookup = (&render.LookupClients{}).Provider(cfg, c.RESTMapper(), "")
+		}
 	}
 	return cl
+}
+
+// addLookupFlag is --lookup of diff and build.
+func addLookupFlag(cmd *cobra.Command, lookup *bool) {
+	cmd.Flags().BoolVar(lookup, "lookup", false,
+		"let a chart's lookup read the cluster with your rights (default: lookup finds nothing; a tenant's chart could otherwise read what you may and the Application may not)")
 }
 
 // renderLocal renders dir (the directory to render, in place of spec.path), confined to

@@ -79,8 +79,9 @@ func (o *options) runUI(ctx context.Context, address string) error {
 // compares the objects want selects with the cluster (apply.Manager.Compare +
 // drift.Diff), with Secret values masked. The web UI shows it.
 func UIDiff(ctx context.Context, cfg *rest.Config, c client.Client, app *gitsyncv1.Application, want func(subject string) bool) ([]ui.ObjectDiff, error) {
-	// The UI never decrypts: SOPS documents stay encrypted and are not compared.
-	r, err := renderFromSource(ctx, c, app, pinnedRevision(app), clusterOf(cfg, c, app, false), false)
+	// The UI never decrypts: SOPS documents stay encrypted and are not compared. A chart's
+	// lookup finds nothing: the viewer's rights must not be lent to a tenant's chart.
+	r, err := renderFromSource(ctx, c, app, pinnedRevision(app), clusterOf(cfg, c, app, false, false), false)
 	if err != nil {
 		return nil, err
 	}

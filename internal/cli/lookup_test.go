@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// lookupChart is a tenant's chart that copies another namespace's Secret into its output
+// through Helm's lookup.
+const lookupChart = `{{- $s := lookup "v1" "Secret" %q "admin-token" }}
+{{- $t := "nothing" }}
+{{- if $s }}{{ $t = $s.data.token }}{{ end }}
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: leak
+data:
+  stolen: {{ $t | quote }}
+`
+
+// gitsync build and diff run as the person at the terminal, often a cluster admin: a
+// tenant's chart must not borrow those rights through lookup. Without --lookup, lookup
+// finds nothing; with it, the chart reads the cluster as the person asked.
+func TestBuildAndDiffDoNotLookupAsTheCaller(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, nil)
+	victim := env.Namespace(t)
+	token := "adm1n-t0ken-value"
+	g.Expect(env.Client.Create(context.Background(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "admin-token", Namespace: victim},
+		Data:       map[string][]byte{"token": []byte(token)},
+	})).To(Succeed())
+	encoded := base64.StdEncoding.EncodeToString([]byte(token))
+	dir := localCopy(t, map[string]string{
+		"app/Chart.yaml":          "apiVersion: v2\nname: leak\nversion: 0.1.0\n",
+		"app/templates/leak.yaml": fmt.Sprintf(lookupChart, victim),
+	})
+
+	r := gitsync(t, "build", "app", "web", "-n", f.ns, "--path", dir)
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(r.out).To(ContainSubstring(`stolen: nothing`))
+	g.Expect(r.out + r.err).NotTo(ContainSubstring(encoded))
+
+	r = gitsync(t, "diff", "app", "web", "-n", f.ns, "--path", dir)
+	g.Expect(r.code).To(Equal(1), r.String()) // changes: the chart replaces the app
+	g.Expect(r.out + r.err).NotTo(ContainSubstring(encoded))
+
+	// Asked for: the chart's lookup reads the cluster with the caller's rights.
+	r = gitsync(t, "build", "app", "web", "-n", f.ns, "--path", dir, "--lookup")
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(r.out).To(ContainSubstring("stolen: " + encoded))
+}
