@@ -49,13 +49,15 @@ func runSuite(m *testing.M) int {
 	})
 }
 
-// The shared operator serves every test but the SIGKILL one, which has operators of its
-// own: two operators on one cluster would both reconcile everything. Go runs the
-// non-parallel tests first, in file order (kill_test.go, restart_test.go,
-// yaml_bomb_test.go), then the parallel ones (TestBadInput, TestGitServerDown); the
-// shared operator starts with the first test that needs it, after the SIGKILL test. Like a Deployment's pod it is restarted when it dies, and like the shipped
-// manifest's 512 Mi limit its memory is capped, so that input that makes it allocate
-// without bound crashes it (as in a cluster) instead of exhausting the test machine.
+// The shared operator serves every test but those that run operators of their own
+// (TestRenderWorkersTakeTheBombs, TestMaxTimeoutCapsChartDownloads, the SIGKILL test):
+// two operators on one cluster would both reconcile everything. Go runs the non-parallel
+// tests first, in file order, then the parallel ones; so the files of non-parallel tests
+// that use the shared operator sort after kill_test.go (logs_, restart_, tenant_…,
+// yaml_…), and the shared operator starts with the first of them. Like a Deployment's
+// pod it is restarted when it dies, and its memory is capped, so that input that makes
+// it allocate without bound crashes it (as in a cluster) instead of exhausting the test
+// machine.
 var (
 	sharedOnce     sync.Once
 	sharedLog      string
