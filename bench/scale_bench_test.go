@@ -150,6 +150,7 @@ func BenchmarkScale(b *testing.B) {
 		stopAPIProfile()
 		stopProgress()
 		stopPeak()
+		workerPeak := workersPeakRSS() // before the operator stops its workers
 		cold := time.Since(start)
 		coldCounts, coldDetail := op.counter.Since(before), op.counter.DetailSince(beforeDetail)
 		time.Sleep(2 * time.Second) // the last status writes land
@@ -202,6 +203,7 @@ func BenchmarkScale(b *testing.B) {
 		b.ReportMetric(float64(apicount.Total(idleCounts)), "idle-requests")
 		b.ReportMetric(100*idleCPU.Seconds()/idle.Seconds(), "idle-cpu-%")
 		b.ReportMetric(float64(peak)/(1<<20), "peak-rss-MiB")
+		b.ReportMetric(float64(workerPeak)/(1<<20), "worker-peak-rss-MiB")
 		b.ReportMetric(heapPer1000/(1<<20), "heap-MiB/1000obj")
 		b.ReportMetric(livePer1000/(1<<20), "live-MiB/1000obj")
 		b.ReportMetric(float64(pushDuringCold.Milliseconds()), "push-cold-ms")
@@ -216,6 +218,7 @@ func BenchmarkScale(b *testing.B) {
 			100*idleCPU.Seconds()/idle.Seconds())
 		b.Logf("push -> applied: %v while %d Applications are created, %v during a restart", pushDuringCold.Round(time.Millisecond),
 			apps, pushDuringRestart.Round(time.Millisecond))
+		b.Logf("render workers' peak RSS in the cold start: %d MiB (the largest worker; 0: rendering in process)", workerPeak>>20)
 		b.Logf("peak RSS %d MiB (%s); heap in use %.1f MiB per 1,000 objects (%d MiB at rest), of which live objects %.1f MiB (%d MiB)",
 			peak>>20, strings.Join(phasePeaks, ", "), heapPer1000/(1<<20), steady.HeapInuse>>20, livePer1000/(1<<20), steadyLive>>20)
 	}
