@@ -80,7 +80,7 @@ func clusterOf(cfg *rest.Config, c client.Client, app *gitsyncv1.Application, de
 		if dc, err := discovery.NewDiscoveryClientForConfig(cfg); err == nil {
 			cl.Discovery = memory.NewMemCacheClient(dc)
 		}
-		if lookup || true {
+		if lookup {
 			cl.Lookup = (&render.LookupClients{}).Provider(cfg, c.RESTMapper(), "")
 		}
 	}
