@@ -2,9 +2,6 @@ package bench
 
 import (
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 
@@ -43,29 +40,11 @@ func renderWorkers(b *testing.B) *renderworker.Options {
 // workersPeakRSS is the largest peak resident set (VmHWM) of this process's render
 // workers still running, in bytes.
 func workersPeakRSS() int64 {
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	var peak int64
-	for _, f := range stats {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		s := string(data)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) < 2 || fields[1] != strconv.Itoa(os.Getpid()) {
-			continue
-		}
-		dir := filepath.Dir(f)
-		if cmd, _ := os.ReadFile(filepath.Join(dir, "cmdline")); !strings.Contains(string(cmd), "render-worker") {
-			continue
-		}
-		status, _ := os.ReadFile(filepath.Join(dir, "status"))
-		for _, line := range strings.Split(string(status), "\n") {
-			if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-				kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-				peak = max(peak, kb<<10)
-			}
+	var peak uint64
+	for _, pid := range gitsyncproc.RenderWorkers(os.Getpid()) {
+		if p, err := gitsyncproc.PeakRSS(pid); err == nil {
+			peak = max(peak, p)
 		}
 	}
-	return peak
+	return int64(peak)
 }

@@ -2,10 +2,7 @@ package fault
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -58,14 +55,14 @@ func TestRenderWorkersTakeTheBombs(t *testing.T) {
 	other.waitApplied(sha, 20*time.Second)
 
 	// Workers killed from outside (an OOM killer, a person) are replaced.
-	pids := renderWorkers(pid)
+	pids := gitsyncproc.RenderWorkers(pid)
 	g.Expect(pids).NotTo(BeEmpty(), "the operator renders in worker processes")
 	for _, w := range pids {
 		g.Expect(syscall.Kill(w, syscall.SIGKILL)).To(Succeed())
 	}
 	sha = other.repo.Commit("main", "after the workers were killed", map[string]string{"cm.yaml": plainConfigMap("2")})
 	other.waitApplied(sha, 20*time.Second)
-	g.Expect(renderWorkers(pid)).NotTo(ContainElements(pids))
+	g.Expect(gitsyncproc.RenderWorkers(pid)).NotTo(ContainElements(pids))
 
 	cm := &corev1.ConfigMap{}
 	g.Expect(env.Client.Get(t.Context(), client.ObjectKey{Namespace: bomb.ns, Name: "cm"}, cm)).To(Succeed())
@@ -73,7 +70,7 @@ func TestRenderWorkersTakeTheBombs(t *testing.T) {
 
 	exited, err := p.Exited()
 	g.Expect(exited).To(BeFalse(), "the operator ended: %v", err)
-	peak, err := peakRSS(pid)
+	peak, err := gitsyncproc.PeakRSS(pid)
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Logf("the operator's peak resident memory: %d MiB", peak>>20)
 	g.Expect(peak).To(BeNumerically("<", shippedMemoryLimit))
@@ -81,26 +78,4 @@ func TestRenderWorkersTakeTheBombs(t *testing.T) {
 
 func plainConfigMap(value string) string {
 	return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain}\ndata: {value: %q}\n", value)
-}
-
-// renderWorkers are the render worker processes of the operator pid.
-func renderWorkers(parent int) []int {
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	var pids []int
-	for _, f := range stats {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		s := string(data)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) < 2 || fields[1] != strconv.Itoa(parent) {
-			continue
-		}
-		if cmd, _ := os.ReadFile(filepath.Join(filepath.Dir(f), "cmdline")); strings.Contains(string(cmd), "render-worker") {
-			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }

@@ -1,11 +1,7 @@
 package fault
 
 import (
-	"bufio"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/testutil/gitsyncproc"
 )
 
 // shippedMemoryLimit is the operator's own share of the manager's memory limit in
@@ -88,25 +85,8 @@ func TestTenantChartsCannotTakeTheOperatorDown(t *testing.T) {
 	sharedMu.Lock()
 	g.Expect(sharedRestarts).To(Equal(restarts), "the operator was not restarted")
 	sharedMu.Unlock()
-	peak, err := peakRSS(sharedPid())
+	peak, err := gitsyncproc.PeakRSS(sharedPid())
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Logf("the operator's peak resident memory: %d MiB", peak>>20)
 	g.Expect(peak).To(BeNumerically("<", shippedMemoryLimit))
-}
-
-// peakRSS is a process's peak resident set size (VmHWM in /proc/PID/status), in bytes.
-func peakRSS(pid int) (uint64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb << 10, err
-		}
-	}
-	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gitsync-dev/gitsync/internal/render"
+	"github.com/gitsync-dev/gitsync/internal/testutil/gitsyncproc"
 )
 
 // benchChart is a chart of 20 ConfigMaps, the size of the scale benchmarks' Applications.
@@ -72,7 +73,7 @@ func TestMeasureChartInWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pids := workerPids(t)
+	pids := gitsyncproc.RenderWorkers(os.Getpid())
 	if len(pids) != 1 {
 		t.Fatalf("%d workers", len(pids))
 	}

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,6 +13,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/gitsync-dev/gitsync/internal/render"
+	"github.com/gitsync-dev/gitsync/internal/testutil/gitsyncproc"
 )
 
 // bomb is a tenant's tree built to exhaust one resource of whoever renders it.
@@ -159,7 +158,7 @@ func TestKilledWorkerIsReplaced(t *testing.T) {
 		done <- err
 	}()
 	time.Sleep(time.Second) // the loop runs
-	pids := workerPids(t)
+	pids := gitsyncproc.RenderWorkers(os.Getpid())
 	g.Expect(pids).To(HaveLen(1))
 	g.Expect(syscall.Kill(pids[0], syscall.SIGKILL)).To(Succeed())
 	err := <-done
@@ -168,29 +167,4 @@ func TestKilledWorkerIsReplaced(t *testing.T) {
 	res, err := p.Render(context.Background(), app("a"), render.Source{Root: good, Path: "./"}, nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.Objects).To(HaveLen(1))
-}
-
-// workerPids are the render workers this test process started that still run.
-func workerPids(t *testing.T) []int {
-	t.Helper()
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	var pids []int
-	for _, f := range stats {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...
-		rest := string(data[strings.LastIndexByte(string(data), ')')+2:])
-		fields := strings.Fields(rest)
-		if len(fields) < 2 || fields[1] != strconv.Itoa(os.Getpid()) {
-			continue
-		}
-		cmdline, _ := os.ReadFile(filepath.Join(filepath.Dir(f), "cmdline"))
-		if strings.Contains(string(cmdline), "render-worker") {
-			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }
