@@ -2,7 +2,6 @@ package fault
 
 import (
 	"fmt"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -23,21 +22,8 @@ import (
 // outside are replaced, and another tenant's revisions keep being applied throughout. It
 // runs alone, before any test starts the shared operator (see suite_test.go).
 func TestRenderWorkersTakeTheBombs(t *testing.T) {
-	sharedMu.Lock()
-	running := shared != nil
-	sharedMu.Unlock()
-	if running {
-		t.Fatal("the shared operator runs already: this test needs the cluster to itself (run it before any test that starts the shared operator)")
-	}
 	g := NewWithT(t)
-	logPath := filepath.Join(workDir, "bounded-render-gitsync.log")
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("last lines of the operator's log:\n%s", gitsyncproc.Tail(logPath, 40))
-		}
-	})
-	p := gitsyncproc.Start(t, gitsyncproc.Options{Binary: binary, Kubeconfig: kubeconfig, StoragePath: t.TempDir(),
-		Log: logPath, Args: []string{"--render-memory-limit=160Mi"}})
+	p := ownOperator(t, "bounded-render", "--render-memory-limit=160Mi")
 	pid := p.Pid()
 
 	other, otherSHA := newFixture(t, map[string]string{"cm.yaml": plainConfigMap("0")}, time.Second)

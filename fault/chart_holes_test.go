@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -31,7 +30,6 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
 	"github.com/gitsync-dev/gitsync/internal/testutil/chartserver"
-	"github.com/gitsync-dev/gitsync/internal/testutil/gitsyncproc"
 )
 
 // Issue 34, item 2: --max-timeout reaches HelmRepository downloads. An operator of its own
@@ -41,22 +39,9 @@ import (
 // namespace's Application syncs. It runs alone and first (not parallel, before
 // TestSIGKILLDuringApply), while no other operator watches the cluster.
 func TestMaxTimeoutCapsChartDownloads(t *testing.T) {
-	sharedMu.Lock()
-	running := shared != nil
-	sharedMu.Unlock()
-	if running {
-		t.Fatal("the shared operator runs already: this test needs the cluster to itself (run it before any test that starts the shared operator)")
-	}
 	g := NewWithT(t)
 	slow := newStallingCharts(t)
-	logPath := filepath.Join(workDir, "max-timeout-gitsync.log")
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("last lines of the operator's log:\n%s", gitsyncproc.Tail(logPath, 40))
-		}
-	})
-	p := gitsyncproc.Start(t, gitsyncproc.Options{Binary: binary, Kubeconfig: kubeconfig, StoragePath: t.TempDir(),
-		Log: logPath, Args: []string{"--max-timeout=3s"}})
+	p := ownOperator(t, "max-timeout", "--max-timeout=3s")
 
 	other, otherSHA := newFixture(t, chartFiles(configMapTemplate("0")), time.Second)
 	ns := env.Namespace(t)

@@ -107,6 +107,28 @@ func sharedOperator(t *testing.T) {
 	})
 }
 
+// ownOperator starts an operator of the test's own with more `gitsync run` flags (its log
+// in the suite's directory as NAME-gitsync.log, shown when the test fails). The test must
+// have the cluster to itself: it is not parallel and its file sorts before kill_test.go,
+// so that it runs before the shared operator starts (checked here).
+func ownOperator(t *testing.T, name string, args ...string) *gitsyncproc.Process {
+	t.Helper()
+	sharedMu.Lock()
+	running := shared != nil
+	sharedMu.Unlock()
+	if running {
+		t.Fatal("the shared operator runs already: this test needs the cluster to itself (run it before any test that starts the shared operator)")
+	}
+	logPath := filepath.Join(workDir, name+"-gitsync.log")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("last lines of the operator's log:\n%s", gitsyncproc.Tail(logPath, 40))
+		}
+	})
+	return gitsyncproc.Start(t, gitsyncproc.Options{Binary: binary, Kubeconfig: kubeconfig, StoragePath: t.TempDir(),
+		Log: logPath, Args: args})
+}
+
 // superviseShared restarts the shared operator whenever it ends, until the suite stops it.
 func superviseShared(p *gitsyncproc.Process, opts gitsyncproc.Options) {
 	defer close(sharedStopped)
