@@ -56,3 +56,31 @@ func TestBuildAndDiffDoNotLookupAsTheCaller(t *testing.T) {
 	g.Expect(r.code).To(Equal(0), r.String())
 	g.Expect(r.out).To(ContainSubstring("stolen: " + encoded))
 }
+
+// The MCP diff tool (run by an assistant with the person's kubeconfig) never lends the
+// person's rights to a chart's lookup.
+func TestMCPDiffDoesNotLookupAsTheCaller(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, nil)
+	victim := env.Namespace(t)
+	token := "adm1n-t0ken-for-mcp"
+	g.Expect(env.Client.Create(context.Background(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "admin-token", Namespace: victim},
+		Data:       map[string][]byte{"token": []byte(token)},
+	})).To(Succeed())
+	encoded := base64.StdEncoding.EncodeToString([]byte(token))
+	f.repo.Commit("leak", "a chart that looks up", map[string]string{
+		"app/Chart.yaml":          "apiVersion: v2\nname: leak\nversion: 0.1.0\n",
+		"app/templates/leak.yaml": fmt.Sprintf(lookupChart, victim),
+	})
+	// The ConfigMap exists, so that the diff prints its fields (a created object's are not).
+	g.Expect(env.Client.Create(context.Background(), &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "leak", Namespace: f.ns}, Data: map[string]string{"stolen": "before"},
+	})).To(Succeed())
+	s, _ := mcpSession(t, kubeconfigPath)
+	text, isErr := call(t, s, "diff_application", map[string]any{"namespace": f.ns, "name": "web", "revision": "leak"})
+	g.Expect(isErr).To(BeFalse(), text)
+	g.Expect(text).To(ContainSubstring("configured ConfigMap/" + f.ns + "/leak"))
+	g.Expect(text).To(ContainSubstring("stolen: nothing"))
+	g.Expect(text).NotTo(ContainSubstring(encoded))
+}
