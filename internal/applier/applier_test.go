@@ -62,3 +62,19 @@ type fakeFreeClient struct {
 	client.Client
 	user string
 }
+
+// BenchmarkClientCacheHit is the common path: the client of a service account already
+// made (every sync and drift check of an Application asks for it).
+func BenchmarkClientCacheHit(b *testing.B) {
+	c := newClientCache(0, func(user string) (client.Client, error) { return fakeFreeClient{user: user}, nil })
+	for i := range 100 {
+		_, _ = c.get(fmt.Sprintf("system:serviceaccount:team-%d:gitsync-tenant", i))
+	}
+	user := "system:serviceaccount:team-42:gitsync-tenant"
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.get(user); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
