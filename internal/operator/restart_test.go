@@ -207,3 +207,47 @@ func TestRestartReadsOnlyWhatChanged(t *testing.T) {
 	g.Expect(requests["get"]).To(BeNumerically("<=", 2), "%v", requests)
 	g.Expect(requests["dry-run-patch"]).To(BeNumerically("<=", 2), "%v", requests)
 }
+
+// Issue 34 (found while testing SOPS): an operator restarted while an Application reads a
+// ConfigMap (spec.postBuild.substituteFrom; spec.decryption and valuesFrom are the same
+// path) starts its Application controller and applies the next revision. The watch of
+// the kind it reads used to be started from inside the Application informer's handler,
+// which deadlocked the controller's start until its cache-sync timeout ended the
+// operator, at every restart.
+func TestRestartWithAnApplicationThatReadsAConfigMap(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	storage := t.TempDir()
+	ns := env.Namespace(t)
+	g.Expect(env.Client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "vars", Namespace: ns},
+		Data: map[string]string{"GREETING": "hello"}})).To(Succeed())
+	srv := gittest.NewServer(t, gittest.Options{})
+	repo := srv.CreateRepo("app")
+	cm := func(rev string) map[string]string {
+		return map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: greeting\ndata:\n  value: \"${GREETING} " + rev + "\"\n"}
+	}
+	repo.Commit("main", "first", cm("1"))
+	g.Expect(env.Client.Create(ctx, &gitsyncv1.GitRepository{
+		ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns},
+		Spec:       gitsyncv1.GitRepositorySpec{URL: srv.HTTPURL("app"), Interval: &metav1.Duration{Duration: time.Second}},
+	})).To(Succeed())
+	g.Expect(env.Client.Create(ctx, &gitsyncv1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns},
+		Spec: gitsyncv1.ApplicationSpec{SourceRef: gitsyncv1.SourceReference{Kind: gitsyncv1.GitRepositoryKind, Name: "app"},
+			PostBuild: &gitsyncv1.PostBuild{SubstituteFrom: []gitsyncv1.SubstituteReference{{Kind: "ConfigMap", Name: "vars"}}}},
+	})).To(Succeed())
+	defer func() {
+		_ = env.Client.Delete(ctx, &gitsyncv1.Application{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns}})
+	}()
+
+	_, stop := startCounted(t, storage)
+	g.Eventually(func(g Gomega) string { return configMapValue(g, ns, "greeting") }).
+		WithTimeout(time.Minute).WithPolling(100 * time.Millisecond).Should(Equal("hello 1"))
+	stop()
+
+	repo.Commit("main", "second", cm("2"))
+	_, stop = startCounted(t, storage)
+	defer stop()
+	g.Eventually(func(g Gomega) string { return configMapValue(g, ns, "greeting") }).
+		WithTimeout(time.Minute).WithPolling(100 * time.Millisecond).Should(Equal("hello 2"))
+}

@@ -120,7 +120,12 @@ func (w *refWatches) attach(c controller.Controller) {
 	w.start()
 }
 
-// start starts the wanted watches not started yet; the caller holds w.mu.
+// start starts the wanted watches not started yet; the caller holds w.mu. Each is
+// started beside the caller, never in it: need runs in the Application informer's
+// handler, and Controller.Watch takes the controller's lock, which Controller.Start holds
+// while it waits for that same handler to deliver the informer's first list. Started
+// inline, a restart with any Application that reads a Secret or ConfigMap deadlocked the
+// controller until its cache-sync timeout ended the operator, again at every restart.
 func (w *refWatches) start() {
 	if w.ctrl == nil {
 		return
@@ -133,12 +138,19 @@ func (w *refWatches) start() {
 		if !ok {
 			continue
 		}
-		obj := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: kind}}
-		if err := w.ctrl.Watch(source.Kind(w.cache, client.Object(obj), h)); err != nil {
-			w.log.Error(err, "watching the objects Applications read", "kind", kind)
-			continue
-		}
 		w.started[kind] = true
+		go w.watch(w.ctrl, kind, h)
+	}
+}
+
+// watch starts the watch of kind on c; on failure the next need tries again.
+func (w *refWatches) watch(c controller.Controller, kind string, h handler.EventHandler) {
+	obj := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: kind}}
+	if err := c.Watch(source.Kind(w.cache, client.Object(obj), h)); err != nil {
+		w.log.Error(err, "watching the objects Applications read", "kind", kind)
+		w.mu.Lock()
+		w.started[kind] = false
+		w.mu.Unlock()
 	}
 }
 
