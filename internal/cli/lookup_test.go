@@ -84,3 +84,39 @@ func TestMCPDiffDoesNotLookupAsTheCaller(t *testing.T) {
 	g.Expect(text).To(ContainSubstring("stolen: nothing"))
 	g.Expect(text).NotTo(ContainSubstring(encoded))
 }
+
+// gitsync ui's diff renders as the viewer: a chart's lookup finds nothing there either.
+func TestUIDiffDoesNotLookupAsTheViewer(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	f := newFixture(t, nil)
+	victim := env.Namespace(t)
+	token := "adm1n-t0ken-for-the-ui"
+	g.Expect(env.Client.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "admin-token", Namespace: victim},
+		Data:       map[string][]byte{"token": []byte(token)},
+	})).To(Succeed())
+	encoded := base64.StdEncoding.EncodeToString([]byte(token))
+	g.Expect(env.Client.Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "leak", Namespace: f.ns}, Data: map[string]string{"stolen": "before"},
+	})).To(Succeed())
+	f.setAutoSync(t, false)
+	f.repo.Commit("main", "a chart that looks up", map[string]string{
+		"app/Chart.yaml":          "apiVersion: v2\nname: leak\nversion: 0.1.0\n",
+		"app/templates/leak.yaml": fmt.Sprintf(lookupChart, victim),
+	})
+	r := gitsync(t, "reconcile", "source", "app-repo", "-n", f.ns)
+	g.Expect(r.code).To(Equal(0), r.String())
+
+	diffs, err := UIDiff(ctx, env.Config, env.Client, f.app, func(string) bool { return true })
+	g.Expect(err).NotTo(HaveOccurred())
+	found := false
+	for _, d := range diffs {
+		g.Expect(d.Git + d.Diff).NotTo(ContainSubstring(encoded), d.Subject)
+		if d.Subject == "ConfigMap/"+f.ns+"/leak" {
+			found = true
+			g.Expect(d.Git).To(ContainSubstring("stolen: nothing"))
+		}
+	}
+	g.Expect(found).To(BeTrue(), "%+v", diffs)
+}
