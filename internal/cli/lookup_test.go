@@ -112,7 +112,7 @@ func TestUIDiffDoesNotLookupAsTheViewer(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	found := false
 	for _, d := range diffs {
-		g.Expect(d.Git + d.Diff).NotTo(ContainSubstring(encoded), d.Subject)
+		g.Expect(d.Git+d.Diff).NotTo(ContainSubstring(encoded), d.Subject)
 		if d.Subject == "ConfigMap/"+f.ns+"/leak" {
 			found = true
 			g.Expect(d.Git).To(ContainSubstring("stolen: nothing"))
