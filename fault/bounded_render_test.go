@@ -16,7 +16,8 @@ import (
 
 // Issue 34, item 1, against the operator binary: an operator of its own whose render
 // workers may use 160 MiB (an idle worker's data segment is about 115 MB), and a chart
-// that builds a 60 MB string (within the templates' own 64 MiB string budget): the render
+// that holds four 60 MB strings at once (one from repeat, within the templates' own
+// 64 MiB string budget, three from functions that budget does not charge): the render
 // fails alone with RenderLimitExceeded naming the memory bound, the last good revision
 // stays, the operator's resident memory stays far below its limit; workers killed from
 // outside are replaced, and another tenant's revisions keep being applied throughout. It
@@ -31,8 +32,9 @@ func TestRenderWorkersTakeTheBombs(t *testing.T) {
 	bomb, bombSHA := newFixture(t, chartFiles(configMapTemplate("good")), time.Second)
 	bomb.waitApplied(bombSHA, time.Minute)
 
-	bombSHA = bomb.repo.Commit("main", "a 60 MB string", chartFiles(
-		`{{ $s := repeat 60000000 "x" }}`+"\n"+configMapTemplate("never")))
+	bombSHA = bomb.repo.Commit("main", "four 60 MB strings held at once", chartFiles(
+		`{{ $s := repeat 60000000 "x" }}{{ $u := upper $s }}{{ $t := title $s }}{{ $w := nospace $u }}`+
+			"\n"+configMapTemplate("never")))
 	cond := bomb.waitNotReady(bombSHA, 2*time.Minute, gitsyncv1.RenderLimitExceededReason)
 	g.Expect(cond.Message).To(ContainSubstring("memory limit (160 MiB)"))
 	t.Logf("the memory bomb: %s", cond.Message)
