@@ -87,10 +87,8 @@ func (r *HelmRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 // Stalled for what only a spec change can fix, and removes Reconciling. A failed poll
 // keeps the last index.
 func (r *HelmRepositoryReconciler) reconcileIndex(ctx context.Context, obj *gitsyncv1.HelmRepository) (ctrl.Result, error) {
-	if ref := obj.Spec.SecretRef; ref != nil {
-		if err := r.SecretAccess.Check(ctx, obj.Namespace, ref.Name); err != nil {
-			return r.fail(obj, gitsyncv1.AccessDeniedReason, err, false) // a new RoleBinding may allow it: retried
-		}
+	if err := r.SecretAccess.CheckHelmRepository(ctx, obj); err != nil {
+		return r.fail(obj, gitsyncv1.AccessDeniedReason, err, false) // a new RoleBinding may allow it: retried
 	}
 	src, err := render.HelmSource(ctx, r.APIReader, obj)
 	if err != nil {

@@ -83,3 +83,13 @@ func (a *SecretAccess) CheckGitRepository(ctx context.Context, obj *gitsyncv1.Gi
 	}
 	return a.Check(ctx, obj.Namespace, obj.Spec.SecretRef.Name)
 }
+
+// CheckHelmRepository is Check of the Secret a HelmRepository's spec.secretRef names (its
+// credentials, sent to spec.url): the HelmRepository reconciler's poll, and an
+// Application's chart download from that repository, call it before reading the Secret.
+func (a *SecretAccess) CheckHelmRepository(ctx context.Context, obj *gitsyncv1.HelmRepository) error {
+	if a == nil || obj.Spec.SecretRef == nil {
+		return nil
+	}
+	return a.Check(ctx, obj.Namespace, obj.Spec.SecretRef.Name)
+}
