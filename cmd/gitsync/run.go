@@ -45,7 +45,7 @@ func newRunCommandWith(o *runOptions) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "path to a kubeconfig; default: $KUBECONFIG, in-cluster, ~/.kube/config")
 	f.StringVar(&o.operator.MetricsBindAddress, "metrics-bind-address", ":8080", "address of the Prometheus /metrics endpoint; 0 turns it off")
-	f.BoolVar(&o.operator.Metrics.Secure, "metrics-secure", false,
+	f.BoolVar(&o.operator.Metrics.Secure, "metrics-secure", true,
 		"serve /metrics over HTTPS, only to bearer tokens the API server accepts and allows get on /metrics (ClusterRole gitsync-metrics-reader); plain HTTP to anyone otherwise")
 	f.StringVar(&o.operator.Metrics.CertDir, "metrics-cert-dir", "", "directory holding tls.crt and tls.key for --metrics-secure; empty: a self-signed certificate made at start")
 	f.StringVar(&o.operator.HealthProbeBindAddress, "health-probe-bind-address", ":8081", "address of /healthz and /readyz; 0 turns them off")
@@ -61,6 +61,8 @@ func newRunCommandWith(o *runOptions) *cobra.Command {
 	f.StringVar(&o.operator.WebhookBindAddress, "webhook-bind-address", ":9292", "address of the push webhook receiver (POST /hook/<provider>); 0 turns it off")
 	f.StringVar(&o.operator.DefaultServiceAccount, "default-service-account", "",
 		"service account that an Application without spec.serviceAccountName impersonates in its own namespace (least privilege); empty: the operator's own identity")
+	f.BoolVar(&o.operator.CheckSecretAccess, "check-secret-access", true,
+		"in tenant mode (--default-service-account), read a Secret that a GitRepository, HelmRepository or Provider names only when the namespace's tenant account may get it (SubjectAccessReview); false: Flux's namespace trust")
 	f.BoolVar(&o.operator.AllowCrossNamespaceRefs, "allow-cross-namespace-refs", false,
 		"let an Application's sourceRef and dependsOn name another namespace (refused with AccessDenied otherwise)")
 	f.StringVar(&o.operator.UIBindAddress, "ui-bind-address", "", "serve the web UI read-only on this address (e.g. :9080), to bearer tokens the API server accepts, with their rights; off by default")

@@ -64,6 +64,7 @@ func TestRunAgainstACluster(t *testing.T) {
 	g.Expect(cmd.Flags().Parse([]string{
 		"--kubeconfig", kubeconfigPath,
 		"--metrics-bind-address", metricsAddr,
+		"--metrics-secure=false", // read over plain HTTP here; the secure default has tests of its own (internal/operator, config)
 		"--health-probe-bind-address", probeAddr,
 		"--webhook-bind-address", webhookAddr,
 		"--ui-bind-address", uiAddr,

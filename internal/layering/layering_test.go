@@ -80,7 +80,7 @@ var noDeps = []rule{
 			"google.golang.org/api/...", "github.com/hashicorp/vault/..."},
 		why: "SOPS' packages link the cloud key services' SDKs (60 MB of binary, tens of MiB of resident memory): the binary reads SOPS files with internal/sopsfile, and only tests encrypt with SOPS itself (internal/testutil/sopsenc)"},
 	{from: []string{"cmd/...", "internal/operator", "internal/controller/..."}, to: []string{"k8s.io/apiserver/..."},
-		why: "k8s.io/apiserver links gRPC, OpenTelemetry and the API server's CEL libraries (5.6 MiB of the binary, most of it resident): /metrics is authorized by internal/operator's own TokenReview and SubjectAccessReview filter"},
+		why: "k8s.io/apiserver links gRPC, OpenTelemetry and the API server's CEL libraries (5.6 MiB of the binary, most of it resident): /metrics is authorized by internal/monitoring's own TokenReview and SubjectAccessReview filter (ScrapeFilter)"},
 }
 
 // goList returns, for each package of the module (tests excluded), its imports

@@ -2,6 +2,8 @@ package operator
 
 import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/gitsync-dev/gitsync/internal/monitoring"
 )
 
 // MetricsReaderRole is the ClusterRole (config/monitoring/metrics_reader_role.yaml) whose
@@ -29,7 +31,7 @@ func (m MetricsServing) ServerOptions(bindAddress string) metricsserver.Options 
 	if m.Secure {
 		opts.SecureServing = true
 		opts.CertDir = m.CertDir
-		opts.FilterProvider = metricsFilter
+		opts.FilterProvider = monitoring.ScrapeFilter
 	}
 	return opts
 }

@@ -114,6 +114,10 @@ type Options struct {
 	// RenderLimits bound every chart render of the process (helm.SetLimits); zero
 	// fields take helm's defaults.
 	RenderLimits helm.Limits
+	// CheckSecretAccess, in tenant mode (DefaultServiceAccount set), reads a Secret that
+	// a GitRepository, HelmRepository or Provider names only when the namespace's tenant
+	// account may get it (SubjectAccessReview; docs/security.md).
+	CheckSecretAccess bool
 	// RenderWorkers, when set, renders every Application in bounded worker processes of
 	// the gitsync binary (renderworker; `gitsync run` sets it); nil renders in process,
 	// as tests in one process and `gitsync run --render-workers=0` do.
@@ -217,7 +221,8 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		return nil, fmt.Errorf("preparing the storage path: %w", err)
 	}
 	// Every event of the reconcilers is also routed to the matching Alerts (notifications).
-	events, _, err := notification.SetupWithQueue(mgr, notify.Options{Egress: guard}, opts.Shard, opts.SharedQueue)
+	secretAccess := sources.NewSecretAccess(mgr.GetClient(), opts.DefaultServiceAccount, opts.CheckSecretAccess)
+	events, _, err := notification.SetupWithQueue(mgr, notify.Options{Egress: guard, SecretAccess: secretAccess}, opts.Shard, opts.SharedQueue)
 	if err != nil {
 		return nil, err
 	}
@@ -226,11 +231,12 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		return nil, err
 	}
 	repos := &sources.GitRepositoryReconciler{
-		Client:  mgr.GetClient(),
-		Fetcher: fetcher,
-		Jitter:  kit.Jitter(0.1),
-		Shard:   opts.Shard,
-		Caps:    opts.Caps,
+		Client:       mgr.GetClient(),
+		Fetcher:      fetcher,
+		Jitter:       kit.Jitter(0.1),
+		Shard:        opts.Shard,
+		Caps:         opts.Caps,
+		SecretAccess: secretAccess,
 	}
 	repos.Recorder = events
 	if err := repos.SetupWithManager(mgr, sources.GitRepositoryOptions{MaxConcurrentReconciles: opts.Concurrent, APIServer: apiServer,
@@ -267,6 +273,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		DefaultServiceAccount:   opts.DefaultServiceAccount,
 		AllowCrossNamespaceRefs: opts.AllowCrossNamespaceRefs,
 		Shard:                   opts.Shard,
+		SecretAccess:            secretAccess,
 	}
 	if opts.RenderWorkers != nil {
 		pool, err := renderworker.New(*opts.RenderWorkers)
@@ -283,7 +290,8 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		MaxConcurrentPerNamespace: opts.MaxConcurrentPerNamespace, SharedQueue: opts.SharedQueue, APIServer: apiServer}); err != nil {
 		return nil, fmt.Errorf("setting up the Application controller: %w", err)
 	}
-	helmRepos := &sources.HelmRepositoryReconciler{Client: mgr.GetClient(), Charts: charts, Jitter: kit.Jitter(0.1), Shard: opts.Shard, Caps: opts.Caps}
+	helmRepos := &sources.HelmRepositoryReconciler{Client: mgr.GetClient(), Charts: charts, Jitter: kit.Jitter(0.1), Shard: opts.Shard, Caps: opts.Caps,
+		SecretAccess: secretAccess}
 	helmRepos.Recorder = events
 	if err := helmRepos.SetupWithManager(mgr, sources.HelmRepositoryOptions{MaxConcurrentReconciles: opts.Concurrent, APIServer: apiServer,
 		SharedQueue: opts.SharedQueue}); err != nil {

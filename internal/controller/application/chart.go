@@ -189,6 +189,11 @@ func (r *Reconciler) pollIndex(ctx context.Context, app *gitsyncv1.Application, 
 // credentials, chartTimeout, and app's namespace as the tenant of its background
 // downloads.
 func (r *Reconciler) helmSource(ctx context.Context, app *gitsyncv1.Application, repo *gitsyncv1.HelmRepository) (chartrepo.Source, error) {
+	if r.SecretAccess != nil {
+		if err := r.SecretAccess.CheckHelmRepository(ctx, repo); err != nil {
+			return chartrepo.Source{}, err
+		}
+	}
 	src, err := render.HelmSource(ctx, r.APIReader, repo)
 	src.Timeout, src.Tenant = r.chartTimeout(app, repo), app.Namespace
 	return src, err

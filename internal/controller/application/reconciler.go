@@ -88,6 +88,11 @@ type Reconciler struct {
 	// Caps bound spec.timeout and spec.interval (gitsync run --max-timeout,
 	// --min-interval); a spec over them gets the cap, and a Warning at each apply.
 	Caps caps.Caps
+	// SecretAccess, in tenant mode, checks that the namespace's tenant account may get a
+	// HelmRepository's spec.secretRef before a chart download reads it (nil: no check).
+	SecretAccess interface {
+		CheckHelmRepository(context.Context, *gitsyncv1.HelmRepository) error
+	}
 	// Renderer renders an Application as render.Render does; the operator sets its
 	// render worker pool (renders bounded in child processes). nil renders in process.
 	Renderer func(context.Context, *gitsyncv1.Application, render.Source, *render.Cluster) (*render.Result, error)

@@ -35,8 +35,11 @@ type GitRepositoryReconciler struct {
 	client.Client
 	// APIReader reads Secrets uncached, so that their data is never held in the cache.
 	APIReader client.Reader
-	Fetcher   Fetcher
-	Recorder  recorder.EventRecorder
+	// SecretAccess, in tenant mode, checks that the namespace's tenant account may get
+	// spec.secretRef before the operator reads it for the fetch (nil: no check).
+	SecretAccess *SecretAccess
+	Fetcher      Fetcher
+	Recorder     recorder.EventRecorder
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	// Jitter returns the extra delay added to an interval; none when nil.
@@ -108,6 +111,9 @@ func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *gits
 	// its Secret is read or anything is dialled.
 	if err := source.CheckURL(obj.Spec.URL); err != nil {
 		return r.fail(obj, gitsyncv1.URLInvalidReason, err, true)
+	}
+	if err := r.SecretAccess.CheckGitRepository(ctx, obj); err != nil {
+		return r.fail(obj, gitsyncv1.AccessDeniedReason, err, false) // a new RoleBinding may allow it: retried
 	}
 	request, err := render.GitRequest(ctx, r.APIReader, obj, refOf(obj))
 	if err != nil {

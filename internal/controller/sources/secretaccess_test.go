@@ -19,6 +19,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
+	"github.com/gitsync-dev/gitsync/internal/source"
 	"github.com/gitsync-dev/gitsync/internal/testutil/testenv"
 )
 
@@ -165,4 +166,63 @@ func (discard) Eventf(runtime.Object, runtime.Object, string, string, string, st
 }
 
 func (discard) AnnotatedEventf(runtime.Object, runtime.Object, map[string]string, string, string, string, string, ...interface{}) {
+}
+
+// TestGitRepositorySecretRefNeedsTheTenantsRight is the same attack through a
+// GitRepository: its URL is the tenant's own server, its secretRef a Secret of the
+// namespace the tenant may not read; the operator reads no credential for it and dials
+// nothing until the namespace's admin grants that Secret.
+func TestGitRepositorySecretRefNeedsTheTenantsRight(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	createSecret(t, ns, "deploy-creds", map[string]string{"username": "robot", "password": "s3cr3t-of-the-admin"})
+
+	var mu sync.Mutex
+	var seen []string // the passwords the attacker's server received
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, p, ok := r.BasicAuth(); ok {
+			mu.Lock()
+			seen = append(seen, p)
+			mu.Unlock()
+		}
+		w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+
+	repo := &gitsyncv1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "steal"},
+		Spec: gitsyncv1.GitRepositorySpec{URL: srv.URL + "/app.git", SecretRef: &gitsyncv1.LocalObjectReference{Name: "deploy-creds"}}}
+	if err := env.Client.Create(ctx, repo); err != nil {
+		t.Fatal(err)
+	}
+	fetcher, err := source.NewFetcherWithOptions(t.TempDir(), source.FetcherOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &GitRepositoryReconciler{Client: env.Client, APIReader: env.Client, Fetcher: fetcher, Recorder: discard{},
+		SecretAccess: NewSecretAccess(env.Client, tenantAccount, true)}
+	key := types.NamespacedName{Namespace: ns, Name: "steal"}
+	_, _ = r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
+	got := &gitsyncv1.GitRepository{}
+	if err := env.Client.Get(ctx, key, got); err != nil {
+		t.Fatal(err)
+	}
+	if c := conditions.Get(got, gitsyncv1.ReadyCondition); c == nil || c.Status != metav1.ConditionFalse || c.Reason != gitsyncv1.AccessDeniedReason {
+		t.Fatalf("Ready = %+v, want False/%s", c, gitsyncv1.AccessDeniedReason)
+	}
+	mu.Lock()
+	if len(seen) != 0 {
+		t.Fatalf("the repository's server received credentials %q", seen)
+	}
+	mu.Unlock()
+
+	// Once the tenant may get the Secret, the fetch uses it (the server refuses it: the
+	// point is that it was sent).
+	grantSecret(t, ns, "deploy-creds")
+	_, _ = r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) == 0 || seen[0] != "s3cr3t-of-the-admin" {
+		t.Fatalf("after the grant the server received %q, want the Secret's password", seen)
+	}
 }
