@@ -61,6 +61,8 @@ func newRunCommandWith(o *runOptions) *cobra.Command {
 	f.StringVar(&o.operator.WebhookBindAddress, "webhook-bind-address", ":9292", "address of the push webhook receiver (POST /hook/<provider>); 0 turns it off")
 	f.StringVar(&o.operator.DefaultServiceAccount, "default-service-account", "",
 		"service account that an Application without spec.serviceAccountName impersonates in its own namespace (least privilege); empty: the operator's own identity")
+	f.BoolVar(&o.operator.SharedQueue, "shared-queue", false,
+		"one work queue per controller for every namespace; by default each controller hands its work out round-robin over namespaces, so that one namespace's backlog delays another's requests by at most one reconcile per worker")
 	f.BoolVar(&o.operator.CheckSecretAccess, "check-secret-access", true,
 		"in tenant mode (--default-service-account), read a Secret that a GitRepository, HelmRepository or Provider names only when the namespace's tenant account may get it (SubjectAccessReview); false: Flux's namespace trust")
 	f.BoolVar(&o.operator.AllowCrossNamespaceRefs, "allow-cross-namespace-refs", false,
