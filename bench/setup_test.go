@@ -40,11 +40,14 @@ func operatorConfig(b *testing.B) *rest.Config {
 	return cfg
 }
 
-// operatorToken installs the operator's ServiceAccount and RBAC and requests a token
+// operatorToken installs the operator's ServiceAccount and RBAC (config/full-privilege) and requests a token
 // for it, once per benchmark process.
 var operatorToken = sync.OnceValues(func() (string, error) {
 	ctx := context.Background()
-	objs, err := config.Install()
+	// The full-privilege variant: the benchmarks' operators run without
+	// --default-service-account and apply with their own identity, as before tenant mode
+	// became the install's default.
+	objs, err := config.InstallFullPrivilege()
 	if err != nil {
 		return "", err
 	}
