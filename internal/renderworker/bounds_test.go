@@ -168,3 +168,39 @@ func TestKilledWorkerIsReplaced(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.Objects).To(HaveLen(1))
 }
+
+// A worker has a network namespace of its own (only loopback: a render reaches no
+// address) where the kernel allows one; with NoNetworkNamespace it shares the operator's.
+func TestWorkersHaveANetworkNamespaceOfTheirOwn(t *testing.T) {
+	own, err := os.Readlink("/proc/self/ns/net")
+	if err != nil {
+		t.Skip("no /proc/self/ns/net")
+	}
+	good := writeTree(t, map[string]string{"cm.yaml": configMap("fine", "yes")})
+	for _, shared := range []bool{false, true} {
+		p := newPool(t, Options{Workers: 1, NoNetworkNamespace: shared})
+		if _, err := p.Render(context.Background(), app("a"), render.Source{Root: good, Path: "./"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		p.mu.Lock()
+		isolated := p.isolate
+		p.mu.Unlock()
+		pids := gitsyncproc.RenderWorkers(os.Getpid())
+		if len(pids) != 1 {
+			t.Fatalf("%d workers", len(pids))
+		}
+		ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", pids[0]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case shared && ns != own:
+			t.Errorf("NoNetworkNamespace: the worker's network namespace is %s, the operator's %s", ns, own)
+		case !shared && isolated && ns == own:
+			t.Errorf("the worker shares the operator's network namespace %s", ns)
+		case !shared && !isolated:
+			t.Logf("the kernel refused a network namespace here: workers share the operator's")
+		}
+		p.Close()
+	}
+}
