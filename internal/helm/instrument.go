@@ -75,6 +75,11 @@ func instrument(name, text string) string {
 type edit struct {
 	start, end int // text[start:end] is replaced by with (start == end: an insertion)
 	with       string
+	// outer orders insertions at one position: the higher goes to the right. An
+	// action's ` | gitsyncOut` is outer to the `)` that closes a wrapped last argument
+	// at the same place (`toJson (gitsyncSize (x)) | gitsyncOut`, not
+	// `toJson (gitsyncSize (x) | gitsyncOut)`, which would hand toJson a string).
+	outer int
 }
 
 type instrumenter struct {
@@ -157,7 +162,7 @@ func (in *instrumenter) printed(a *parse.ActionNode) {
 	if end >= 2 && in.text[end-1] == '-' && isSpace(in.text[end-2]) {
 		end -= 2
 	}
-	in.edits = append(in.edits, edit{start: end, end: end, with: " | " + outFunc})
+	in.edits = append(in.edits, edit{start: end, end: end, with: " | " + outFunc, outer: 1})
 }
 
 // pipe instruments the tpl calls of a pipeline (and of the pipelines in it).
@@ -245,9 +250,16 @@ func (in *instrumenter) wrapArg(arg parse.Node, fn string) {
 	}
 }
 
-// apply makes the edits, last first; none when two overlap.
+// apply makes the edits, last first (at one position, the outer first: each insertion
+// goes to the left of those made before); none when two overlap.
 func (in *instrumenter) apply() string {
-	sort.SliceStable(in.edits, func(i, j int) bool { return in.edits[i].start > in.edits[j].start })
+	sort.SliceStable(in.edits, func(i, j int) bool {
+		a, b := in.edits[i], in.edits[j]
+		if a.start != b.start {
+			return a.start > b.start
+		}
+		return a.outer > b.outer
+	})
 	out := in.text
 	limit := len(in.text)
 	for _, e := range in.edits {

@@ -41,6 +41,8 @@ var instrumentCases = map[string]string{
 	"tpl in a pipeline":     "{{ tpl .t . | upper }}",
 	"tpl of a chain":        "{{ $x := . }}{{ tpl $x.m.k . }}{{ tpl .m.k $x }}",
 	"leading trim at start": "   {{- .a }}",
+	"serializer of a parenthesized value at the close": `{{- toJson (.m) -}}|{{ toJson (.m)}}|{{ toJson (index .l 0 | printf "%d" | printf "%s")}}|{{ quote (.m)
+-}}`,
 }
 
 // execute runs text as Helm would with stand-ins for Helm's functions.
