@@ -39,6 +39,7 @@ var helmShapes = map[string]string{
 	"fields in parentheses":       `{{- toPrettyJson ( .Values.m ) -}}|{{ toYaml (.Values.m)}}|{{ .Values.m | toJson}}|{{ toJson .Values.m}}`,
 	"in range and with":           `{{ range $k, $v := .Values.m }}{{- toJson (dict $k $v) -}}{{ end }}{{ with .Values.m }}{{- toJson (. | toYaml | fromYaml) -}}{{ end }}`,
 	"tpl in parentheses":          `{{- tpl (.Values.t) . -}}|{{ tpl (toYaml .Values.t) .}}|{{- tpl (print .Values.t) . -}}`,
+	"kube version printed":        `{{ .Capabilities.KubeVersion }}|{{ $kv := .Capabilities.KubeVersion }}{{ $kv }}|{{ print .Capabilities.KubeVersion }}|{{ printf "%v" .Capabilities.KubeVersion }}|{{ .Capabilities.KubeVersion | toString }}|{{ .Capabilities.HelmVersion }}|{{ .Capabilities.APIVersions | len }}|{{ .Chart.Name }}|{{ .Release }}|{{ .Capabilities.KubeVersion | quote }}`,
 	"typeOf through sizes":        `{{ typeOf (fromYaml "a: 1") }}|{{ kindOf (toJson (list 1)) }}|{{ toString (list 1 2)}}`,
 }
 
