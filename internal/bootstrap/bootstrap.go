@@ -130,6 +130,7 @@ func Run(ctx context.Context, c client.Client, o Options) (*Result, error) {
 			return res, err
 		}
 		own = append(own, secret)
+		own = append(own, authSecretAccess(m)...)
 	}
 	changes, err := install.Apply(ctx, c, append(own, syncObjs...))
 	res.Changes = append(res.Changes, changes...)

@@ -115,7 +115,7 @@ func TestBootstrapTwice(t *testing.T) {
 	g.Expect(app.Spec.ServiceAccountName).To(Equal(d.Spec.Template.Spec.ServiceAccountName))
 
 	// Again: no commit, nothing changed in the cluster.
-	versions := resourceVersions(g, append(objs, syncObjects(opts, "clusters/dev", manager{"gitsync-system", "gitsync"})...))
+	versions := resourceVersions(g, append(objs, syncObjects(opts, "clusters/dev", manager{namespace: "gitsync-system", serviceAccount: "gitsync"})...))
 	out.Reset()
 	res, err = Run(ctx, env.Client, opts)
 	g.Expect(err).NotTo(HaveOccurred(), out.String())
@@ -124,7 +124,7 @@ func TestBootstrapTwice(t *testing.T) {
 	g.Expect(repo.Head("main")).To(Equal(commit.Hash.String()))
 	g.Expect(out.String()).To(ContainSubstring("✔ clusters/dev/gitsync-system unchanged on main"))
 	g.Expect(out.String()).To(ContainSubstring("✔ cluster unchanged"))
-	g.Expect(resourceVersions(g, append(objs, syncObjects(opts, "clusters/dev", manager{"gitsync-system", "gitsync"})...))).To(Equal(versions))
+	g.Expect(resourceVersions(g, append(objs, syncObjects(opts, "clusters/dev", manager{namespace: "gitsync-system", serviceAccount: "gitsync"})...))).To(Equal(versions))
 }
 
 // resourceVersions reads the resourceVersion of each object.

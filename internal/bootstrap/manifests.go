@@ -31,9 +31,10 @@ const (
 	SyncFile = "sync.yaml"
 )
 
-// manager is where the manifests run the operator: its namespace and service account.
+// manager is where the manifests run the operator: its namespace and service account,
+// and the tenant account of its --default-service-account (tenant mode; "" without).
 type manager struct {
-	namespace, serviceAccount string
+	namespace, serviceAccount, tenantAccount string
 }
 
 // managerOf finds the manager Deployment in objs.
@@ -46,9 +47,50 @@ func managerOf(objs []*unstructured.Unstructured) (manager, error) {
 		if sa == "" {
 			sa = "default"
 		}
-		return manager{namespace: obj.GetNamespace(), serviceAccount: sa}, nil
+		return manager{namespace: obj.GetNamespace(), serviceAccount: sa, tenantAccount: defaultServiceAccount(obj)}, nil
 	}
 	return manager{}, fmt.Errorf("the install manifests hold no Deployment")
+}
+
+// defaultServiceAccount is the --default-service-account of the manager Deployment's
+// container, or "".
+func defaultServiceAccount(deploy *unstructured.Unstructured) string {
+	containers, _, _ := unstructured.NestedSlice(deploy.Object, "spec", "template", "spec", "containers")
+	for _, c := range containers {
+		args, _, _ := unstructured.NestedStringSlice(c.(map[string]any), "args")
+		for i, arg := range args {
+			if v, ok := strings.CutPrefix(arg, "--default-service-account="); ok {
+				return v
+			}
+			if arg == "--default-service-account" && i+1 < len(args) {
+				return args[i+1]
+			}
+		}
+	}
+	return ""
+}
+
+// authSecretAccess lets the tenant account of the manager's namespace get the auth
+// Secret (and nothing else): in tenant mode the operator reads a Secret that a
+// GitRepository names only when that account may (gitsync run --check-secret-access).
+func authSecretAccess(m manager) []*unstructured.Unstructured {
+	if m.tenantAccount == "" {
+		return nil
+	}
+	name := AuthSecretName + "-reader"
+	meta := map[string]any{"name": name, "namespace": m.namespace}
+	role := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": meta,
+		"rules": []any{map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"},
+			"resourceNames": []any{AuthSecretName}, "verbs": []any{"get"}}},
+	}}
+	binding := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+		"metadata": map[string]any{"name": name, "namespace": m.namespace},
+		"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+		"subjects": []any{map[string]any{"kind": "ServiceAccount", "name": m.tenantAccount, "namespace": m.namespace}},
+	}}
+	return []*unstructured.Unstructured{role, binding}
 }
 
 // cleanPath checks --path: a relative path inside the repository, returned without
