@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -165,7 +164,7 @@ func TestWaitingRenderGivesUpAtItsContext(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.Namespace(t)
 	p := newPool(t, Options{Workers: 1, Timeout: 3 * time.Second})
-	loop := writeTree(t, loopChart(2000))
+	loop := writeTree(t, loopChart())
 	ok := writeTree(t, map[string]string{"cm.yaml": configMap("fine", "yes")})
 	done := make(chan error, 1)
 	go func() {
@@ -187,13 +186,11 @@ func configMap(name, value string) string {
 	return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\ndata:\n  v: %q\n", name, value)
 }
 
-// loopChart is a chart whose template loops n³ times without calling a function (a
-// loop the in-process template limits cannot charge).
-func loopChart(n int) map[string]string {
-	items := strings.Repeat("- x\n", n)
+// loopChart is a chart whose template keeps a CPU busy for minutes (cpuTemplate) within
+// the templates' own budgets.
+func loopChart() map[string]string {
 	return map[string]string{
 		"Chart.yaml":       "apiVersion: v2\nname: loop\nversion: 0.1.0\n",
-		"values.yaml":      "l:\n" + items,
-		"templates/x.yaml": "{{ range .Values.l }}{{ range $.Values.l }}{{ range $.Values.l }}{{ end }}{{ end }}{{ end }}\n" + configMap("looped", "done"),
+		"templates/x.yaml": cpuTemplate + "\n" + configMap("looped", "done"),
 	}
 }
