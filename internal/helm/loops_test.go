@@ -58,12 +58,14 @@ func TestLoopsWithoutFunctionCallsStop(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
+			// An earlier test's abandoned render may still be ending: this one adds none.
+			abandoned := AbandonedRenders()
 			err := renderWith(t, tc.files, tc.values)
 			g.Expect(errors.Is(err, ErrRenderLimit)).To(BeTrue(), "%v", err)
 			g.Expect(err.Error()).To(ContainSubstring("loop more than 200000 times"))
 			g.Expect(err.Error()).To(MatchRegexp(`\(at tenant/templates/[a-z_]+\.(yaml|tpl):1\)$`))
 			g.Expect(err.Error()).NotTo(ContainSubstring("gitsync"), "the instrumentation's calls are not told")
-			g.Expect(AbandonedRenders()).To(BeZero(), "nothing goes on in the background")
+			g.Expect(AbandonedRenders()).To(BeNumerically("<=", abandoned), "nothing goes on in the background")
 			g.Expect(RenderSlotsInUse()).To(BeZero())
 		})
 	}
