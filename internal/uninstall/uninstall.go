@@ -3,6 +3,7 @@ package uninstall
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -80,7 +81,7 @@ type Summary struct {
 //
 // Managed objects keep their gitsync.dev/application labels: inert without gitsync, and
 // what lets a later install or bootstrap take them over in place.
-func Run(ctx context.Context, c client.Client, o Options) (*Summary, error) {
+func Run(ctx context.Context, c client.Client, o Options) (_ *Summary, err error) {
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
@@ -89,6 +90,12 @@ func Run(ctx context.Context, c client.Client, o Options) (*Summary, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
+	// Whichever step the deadline stops, the error says which flag gives it more time.
+	defer func() {
+		if err != nil && errors.Is(err, context.DeadlineExceeded) && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			err = fmt.Errorf("uninstall not done within %s (gitsync uninstall --timeout): %w", o.Timeout, err)
+		}
+	}()
 	p, err := makePlan(ctx, c, o.Discovery, o.KeepCRDs)
 	if err != nil {
 		return nil, err
@@ -266,7 +273,7 @@ func stop(ctx context.Context, c client.Client, m client.Object) error {
 		return len(pods.Items) == 0, nil
 	})
 	if err != nil {
-		return fmt.Errorf("stopping %s (its Pods still run; gitsync uninstall --timeout): %w", subject(m), err)
+		return fmt.Errorf("stopping %s (its Pods still run): %w", subject(m), err)
 	}
 	return nil
 }
