@@ -14,9 +14,11 @@ import (
 // bodies that recently woke it, and a delivery whose body woke a repository within
 // replayWindow wakes it no more (202, woken 0, as a delivery that concerns nothing).
 // Providers' own redeliveries resend the same body and are answered the same way; the
-// first delivery already woke the repository. A generic sender that pushes the same
-// {"url", "ref"} twice within replayWindow should add a field that differs (the commit,
-// a delivery id): unknown fields are ignored.
+// first delivery already woke the repository. The generic provider is not guarded: its
+// body, {"url", "ref"}, names no event, so every push of a branch sends the same one (the
+// demo's curl line, a CI step after each commit), and a replay of it asks for no more than
+// what it verified for: one ls-remote of that repository, fetching only a commit that
+// moved.
 //
 // Only deliveries that verified for a repository are remembered, in a ring of
 // replaysPerRepo digests of that repository: a sender who holds no secret cannot fill the
@@ -27,6 +29,10 @@ const (
 	replaysPerRepo = 64
 	replayRepos    = 4096
 )
+
+// bodyNamesEvent tells whether p's push bodies name the event (its commits), so that the
+// same body twice is a replay; not the generic provider's.
+func (p provider) bodyNamesEvent() bool { return p.name != "generic" }
 
 // replays is the receiver's memory of recent deliveries.
 type replays struct {

@@ -256,7 +256,7 @@ func (h *handler) handle(w http.ResponseWriter, r *http.Request, p provider) (in
 	woken, failed := 0, false
 	digest := sha256.Sum256(body)
 	for _, repo := range wake {
-		if h.replays.replayed(repo.Namespace, repo.Name, digest) {
+		if p.bodyNamesEvent() && h.replays.replayed(repo.Namespace, repo.Name, digest) {
 			log.Info("replayed delivery ignored", "namespace", repo.Namespace, "name", repo.Name)
 			continue
 		}

@@ -691,6 +691,9 @@ func TestMetrics(t *testing.T) {
 // wakes; one tenant's replayed deliveries do not make the receiver forget another's.
 func TestReplayedDeliveryHasNoEffect(t *testing.T) {
 	for _, pc := range providerCases {
+		if pc.name == "generic" {
+			continue // its body names no event: TestGenericRepeatedPushWakesAgain
+		}
 		t.Run(pc.name, func(t *testing.T) {
 			g := NewWithT(t)
 			body := readTestdata(t, pc.file)
@@ -733,6 +736,26 @@ func TestReplayedDeliveryHasNoEffect(t *testing.T) {
 			g.Expect(got.woken).To(Equal(1))
 			g.Expect(cluster.Woken()).To(Equal([]string{"tenant-a/app"}))
 		})
+	}
+}
+
+// The generic provider's body ({"url", "ref"}) is the same for every push of a branch:
+// each signed delivery wakes the repository, the second push a second later included.
+func TestGenericRepeatedPushWakesAgain(t *testing.T) {
+	for _, pc := range providerCases {
+		if pc.name != "generic" {
+			continue
+		}
+		g := NewWithT(t)
+		body := readTestdata(t, pc.file)
+		cluster := &fakeCluster{repos: tenants(pc.specURL)}
+		base := start(t, cluster, Options{})
+		for i := range 3 {
+			cluster.reset()
+			got := post(t, base, pc.name, pc.push, body, pc.sign, "secret-a")
+			g.Expect(got.code).To(Equal(http.StatusAccepted))
+			g.Expect(cluster.Woken()).To(Equal([]string{"tenant-a/app"}), "push %d", i+1)
+		}
 	}
 }
 
