@@ -69,7 +69,7 @@ func TestChartBorrowingByOCIDigest(t *testing.T) {
 	sharedOperator(t)
 	g := NewWithT(t)
 	ctx := context.Background()
-	pid, restarts := sharedPid(), currentRestarts()
+	before := sharedState()
 
 	other, otherSHA := newFixture(t, chartFiles(configMapTemplate("0")), time.Second)
 	other.waitApplied(otherSHA, time.Minute)
@@ -135,8 +135,7 @@ func TestChartBorrowingByOCIDigest(t *testing.T) {
 			}
 		}
 	}
-	g.Expect(sharedPid()).To(Equal(pid), "the operator was restarted")
-	g.Expect(currentRestarts()).To(Equal(restarts))
+	before.expectAlive(g)
 }
 
 // Issue 34, item 2: HelmRepository downloads without a deadline. Tenants in three
@@ -151,7 +150,7 @@ func TestSlowChartServersHoldNoWorker(t *testing.T) {
 	t.Parallel()
 	sharedOperator(t)
 	g := NewWithT(t)
-	pid, restarts := sharedPid(), currentRestarts()
+	before := sharedState()
 	slow := newStallingCharts(t)
 
 	other, otherSHA := newFixture(t, chartFiles(configMapTemplate("0")), time.Second)
@@ -201,14 +200,7 @@ func TestSlowChartServersHoldNoWorker(t *testing.T) {
 			g.Expect(cond.Message).To(ContainSubstring(chartrepo.ErrInProgress.Error()))
 		}).WithTimeout(time.Minute).WithPolling(pollInterval).Should(Succeed(), "%s/%s", a.ns, a.name)
 	}
-	g.Expect(sharedPid()).To(Equal(pid), "the operator was restarted")
-	g.Expect(currentRestarts()).To(Equal(restarts))
-}
-
-func currentRestarts() int {
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	return sharedRestarts
+	before.expectAlive(g)
 }
 
 // pushManifestNaming stores at reg's charts/<chart>:<tag> a chart manifest whose layer is

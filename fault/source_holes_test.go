@@ -29,23 +29,6 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/source"
 )
 
-// operatorState is the shared operator's pid and restart count when a test starts.
-type operatorState struct{ pid, restarts int }
-
-func sharedState() operatorState {
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	return operatorState{pid: shared.Pid(), restarts: sharedRestarts}
-}
-
-// expectAlive checks that the shared operator is the process it was at s: same pid, no
-// restart.
-func (s operatorState) expectAlive(g Gomega) {
-	now := sharedState()
-	g.Expect(now.restarts).To(Equal(s.restarts), "the operator was restarted")
-	g.Expect(now.pid).To(Equal(s.pid), "the operator is another process")
-}
-
 // borrowingGitServer is an attacker's Git server: whatever it is asked it redirects to
 // /info/refs, where it advertises sha (another tenant's commit, seen in a status or an
 // event) as main. It has no objects. It counts the requests it gets.

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/onsi/gomega"
+
 	"github.com/gitsync-dev/gitsync/internal/testutil/gitsyncproc"
 	"github.com/gitsync-dev/gitsync/internal/testutil/testenv"
 )
@@ -105,6 +107,23 @@ func sharedOperator(t *testing.T) {
 			t.Logf("last lines of the shared operator's log:\n%s", gitsyncproc.Tail(sharedLog, 30))
 		}
 	})
+}
+
+// operatorState is the shared operator's pid and restart count when a test starts.
+type operatorState struct{ pid, restarts int }
+
+func sharedState() operatorState {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	return operatorState{pid: shared.Pid(), restarts: sharedRestarts}
+}
+
+// expectAlive checks that the shared operator is the process it was at s: same pid, no
+// restart.
+func (s operatorState) expectAlive(g Gomega) {
+	now := sharedState()
+	g.Expect(now.restarts).To(Equal(s.restarts), "the operator was restarted")
+	g.Expect(now.pid).To(Equal(s.pid), "the operator is another process")
 }
 
 // ownOperator starts an operator of the test's own with more `gitsync run` flags (its log

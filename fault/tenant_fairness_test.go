@@ -33,10 +33,7 @@ func TestOneTenantsFloodDoesNotDelayAnother(t *testing.T) {
 	sharedOperator(t)
 	g := NewWithT(t)
 	ctx := context.Background()
-	pid := sharedPid()
-	sharedMu.Lock()
-	restarts := sharedRestarts
-	sharedMu.Unlock()
+	before := sharedState()
 
 	// The flood's source and one Application of it: how long one slow render takes.
 	flood, floodSHA := newFixture(t, slowChart(), time.Hour)
@@ -85,10 +82,7 @@ func TestOneTenantsFloodDoesNotDelayAnother(t *testing.T) {
 	g.Expect(cm.Data).To(Equal(map[string]string{"k": "v"}))
 	g.Expect(cm.Labels[gitsyncv1.ApplicationNamespaceLabel]).To(Equal(other.ns))
 
-	g.Expect(sharedPid()).To(Equal(pid), "the operator was restarted")
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	g.Expect(sharedRestarts).To(Equal(restarts), "the operator was restarted")
+	before.expectAlive(g)
 }
 
 // suspendApps suspends the named Applications of ns (so that later tests' operator work

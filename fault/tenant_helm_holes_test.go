@@ -40,15 +40,6 @@ func merged(maps ...map[string]string) map[string]string {
 // renderLimitReasons are the reasons a render stopped by a bound may carry.
 var renderLimitReasons = []string{gitsyncv1.BuildFailedReason, gitsyncv1.RenderLimitExceededReason}
 
-// operatorAlive asserts that the shared operator is the process it was (no crash, no
-// restart).
-func operatorAlive(g Gomega, pid, restarts int) {
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	g.Expect(sharedRestarts).To(Equal(restarts), "the operator was not restarted")
-	g.Expect(shared.Pid()).To(Equal(pid), "the operator is the same process")
-}
-
 // Issue 34, item 2 (".helmignore followed through a symlink"), as a tenant would: a chart
 // whose .helmignore links to /dev/zero (read, it takes the operator's memory without
 // end), and one whose .helmignore and values.yaml link to a file outside the checkout
@@ -58,10 +49,7 @@ func operatorAlive(g Gomega, pid, restarts int) {
 func TestHelmChartSymlinksOutOfTheCheckout(t *testing.T) {
 	sharedOperator(t)
 	g := NewWithT(t)
-	sharedMu.Lock()
-	restarts := sharedRestarts
-	sharedMu.Unlock()
-	pid := sharedPid()
+	before := sharedState()
 
 	secret := "stolen-token-" + strings.Repeat("q", 12)
 	secretFile := filepath.Join(workDir, "helm-holes-token")
@@ -112,7 +100,7 @@ func TestHelmChartSymlinksOutOfTheCheckout(t *testing.T) {
 		g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: f.ns, Name: "cm"}, cm)).To(Succeed())
 		g.Expect(cm.Data["value"]).To(Equal("good"))
 	}
-	operatorAlive(g, pid, restarts)
+	before.expectAlive(g)
 }
 
 // Issue 34, item 2 ("template output and render slots"), as a tenant would: three
@@ -127,10 +115,7 @@ func TestHelmChartSymlinksOutOfTheCheckout(t *testing.T) {
 func TestHelmLoopsCannotStarveOtherNamespaces(t *testing.T) {
 	sharedOperator(t)
 	g := NewWithT(t)
-	sharedMu.Lock()
-	restarts := sharedRestarts
-	sharedMu.Unlock()
-	pid := sharedPid()
+	before := sharedState()
 
 	other, otherSHA := newFixture(t, chartFiles(configMapTemplate("0")), time.Second)
 	dirs := []string{"a", "b", "c"}
@@ -188,5 +173,5 @@ func TestHelmLoopsCannotStarveOtherNamespaces(t *testing.T) {
 		g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: loops.ns, Name: "cm-" + d}, cm)).To(Succeed())
 		g.Expect(cm.Data["value"]).To(Equal("good"), "cm-%s keeps the last good value", d)
 	}
-	operatorAlive(g, pid, restarts)
+	before.expectAlive(g)
 }

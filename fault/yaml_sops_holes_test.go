@@ -73,10 +73,7 @@ func cmValue(g Gomega, ns string) string {
 func TestYAMLAndSOPSHoles(t *testing.T) {
 	sharedOperator(t)
 	g := NewWithT(t)
-	sharedMu.Lock()
-	restarts := sharedRestarts
-	sharedMu.Unlock()
-	pid := sharedPid()
+	before := sharedState()
 	const interval = 2 * time.Second
 
 	good := smallRevision("good", "one", "two", "three")
@@ -162,8 +159,5 @@ func TestYAMLAndSOPSHoles(t *testing.T) {
 		}
 	}).WithTimeout(3 * interval).WithPolling(500 * time.Millisecond).Should(Succeed())
 
-	sharedMu.Lock()
-	g.Expect(sharedRestarts).To(Equal(restarts), "the operator was not restarted")
-	sharedMu.Unlock()
-	g.Expect(sharedPid()).To(Equal(pid), "the operator is the same process")
+	before.expectAlive(g)
 }
