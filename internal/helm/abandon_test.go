@@ -29,8 +29,8 @@ func pureLoop(n int) string {
 // function call), and is tested here with a template left as it is.
 func TestAbandonedRenderGivesItsSlotBack(t *testing.T) {
 	g := NewWithT(t)
-	instrumentTemplates = false
-	t.Cleanup(func() { instrumentTemplates = true })
+	instrumentOff.Store(true)
+	t.Cleanup(func() { instrumentOff.Store(false) })
 	withLimits(t, Limits{Concurrent: 1, Timeout: 300 * time.Millisecond, MaxAbandoned: 1})
 
 	// The loops are sized to outlast the deadline about 3 times over and to end within

@@ -3,10 +3,10 @@ package helm
 import (
 	"crypto/sha256"
 	"fmt"
-	"reflect"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"text/template/parse"
 
 	"helm.sh/helm/v4/pkg/chart/common"
@@ -33,9 +33,10 @@ var sizedFuncs = map[string]bool{
 	"cat": true, "print": true, "printf": true, "println": true, "quote": true, "squote": true,
 }
 
-// instrumentTemplates is off only in the tests of the fallback for templates that
-// cannot be stopped (abandoned renders).
-var instrumentTemplates = true
+// instrumentOff is set only by tests (of the fallback for templates that
+// cannot be stopped, and of output with and without it); atomic, as a render of an
+// earlier test may still be starting.
+var instrumentOff atomic.Bool
 
 // Go's template engine has no hook per loop turn or per byte written, and Helm's engine
 // renders into buffers of its own: a loop over a list made once (or over an integer,
@@ -336,7 +337,7 @@ func instrumentCached(name, text string) string {
 // instrumentChart is a copy of c (and of its dependencies) whose templates are
 // instrumented; c is left as it is.
 func instrumentChart(c *chart.Chart) *chart.Chart {
-	if !instrumentTemplates {
+	if instrumentOff.Load() {
 		return c
 	}
 	cp := *c
@@ -356,47 +357,4 @@ func instrumentChart(c *chart.Chart) *chart.Chart {
 	}
 	cp.SetDependencies(copies...)
 	return &cp
-}
-
-var (
-	errorType    = reflect.TypeFor[error]()
-	stringerType = reflect.TypeFor[fmt.Stringer]()
-)
-
-// printedForm is what text/template prints for v (its printValue), for gitsyncOut.
-//
-// text/template calls the String or Error method of a pointer to the value when the
-// value is addressable: a field reached through a pointer (.Capabilities.KubeVersion,
-// whose String has a pointer receiver) or a variable holding one. gitsyncOut receives
-// a copy, and the value is taken as addressable; the one difference left is such a
-// struct held in a map or returned by a function, which text/template prints field by
-// field and printedForm with its method.
-func printedForm(v any) (string, error) {
-	switch x := v.(type) {
-	case string:
-		return x, nil
-	case nil:
-		return "<no value>", nil
-	}
-	rv := reflect.ValueOf(v)
-	if rv.Kind() == reflect.Pointer { // text/template's indirect
-		for (rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface) && !rv.IsNil() {
-			rv = rv.Elem()
-		}
-	}
-	if t := rv.Type(); !t.Implements(errorType) && !t.Implements(stringerType) {
-		pt := reflect.PointerTo(t)
-		switch {
-		case pt.Implements(errorType) || pt.Implements(stringerType):
-			if !rv.CanAddr() {
-				cp := reflect.New(t)
-				cp.Elem().Set(rv)
-				rv = cp.Elem()
-			}
-			rv = rv.Addr()
-		case rv.Kind() == reflect.Chan || rv.Kind() == reflect.Func:
-			return "", fmt.Errorf("can't print a value of type %s", rv.Type())
-		}
-	}
-	return fmt.Sprint(rv.Interface()), nil
 }

@@ -46,8 +46,8 @@ var helmShapes = map[string]string{
 // renderShape renders a chart of helpersTpl and tpl, instrumented or not.
 func renderShape(t *testing.T, tpl string, instrumented bool) (string, error) {
 	t.Helper()
-	instrumentTemplates = instrumented
-	defer func() { instrumentTemplates = true }()
+	instrumentOff.Store(!instrumented)
+	defer func() { instrumentOff.Store(false) }()
 	root := t.TempDir()
 	writeChart(t, filepath.Join(root, "c"), "shapes", map[string]string{
 		"templates/_helpers.tpl": helpersTpl,

@@ -1,6 +1,9 @@
 package helm
 
-import "reflect"
+import (
+	"fmt"
+	"reflect"
+)
 
 // valueSize estimates the bytes a value takes once printed or serialized: the length of
 // its strings and byte slices, 8 for any other scalar, 1 for each node (list element,
@@ -63,4 +66,47 @@ func (b *budget) sizeCharge(v any) (any, error) {
 		return nil, err
 	}
 	return v, nil
+}
+
+var (
+	errorType    = reflect.TypeFor[error]()
+	stringerType = reflect.TypeFor[fmt.Stringer]()
+)
+
+// printedForm is what text/template prints for v (its printValue), for gitsyncOut.
+//
+// text/template calls the String or Error method of a pointer to the value when the
+// value is addressable: a field reached through a pointer (.Capabilities.KubeVersion,
+// whose String has a pointer receiver) or a variable holding one. gitsyncOut receives
+// a copy, and the value is taken as addressable; the one difference left is such a
+// struct held in a map or returned by a function, which text/template prints field by
+// field and printedForm with its method.
+func printedForm(v any) (string, error) {
+	switch x := v.(type) {
+	case string:
+		return x, nil
+	case nil:
+		return "<no value>", nil
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Pointer { // text/template's indirect
+		for (rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface) && !rv.IsNil() {
+			rv = rv.Elem()
+		}
+	}
+	if t := rv.Type(); !t.Implements(errorType) && !t.Implements(stringerType) {
+		pt := reflect.PointerTo(t)
+		switch {
+		case pt.Implements(errorType) || pt.Implements(stringerType):
+			if !rv.CanAddr() {
+				cp := reflect.New(t)
+				cp.Elem().Set(rv)
+				rv = cp.Elem()
+			}
+			rv = rv.Addr()
+		case rv.Kind() == reflect.Chan || rv.Kind() == reflect.Func:
+			return "", fmt.Errorf("can't print a value of type %s", rv.Type())
+		}
+	}
+	return fmt.Sprint(rv.Interface()), nil
 }
