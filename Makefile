@@ -85,3 +85,7 @@ image: ## Build the operator image into an OCI layout (bin/image/): no Docker, n
 .PHONY: chart
 chart: ## Refresh charts/gitsync/files from config/; internal/chart's test fails when it is stale or disagrees with config/.
 	go run ./hack/chart
+
+.PHONY: docs
+docs: ## The field reference docs/spec/v1beta1/reference.md from api/v1beta1 (elastic's crd-ref-docs, pinned); cmd/gitsync's TestAPIReferenceIsCurrent fails when it is stale.
+	go run github.com/elastic/crd-ref-docs@v0.3.0 --source-path=./api/v1beta1 --config=hack/docs/crd-ref-docs.yaml --renderer=markdown --output-path=docs/spec/v1beta1/reference.md

@@ -15,6 +15,12 @@ import (
 )
 
 func main() {
+	root := newRoot(cli.Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
+	os.Exit(cli.Execute(ctrl.SetupSignalHandler(), root, os.Args[1:]))
+}
+
+// newRoot is the whole command tree: internal/cli's verbs, and run, demo and render-worker.
+func newRoot(streams cli.Streams) *cobra.Command {
 	logOpts := zap.Options{}
 	run, demo := newRunCommand(), newDemoCommand(&logOpts)
 	logFlags := flag.NewFlagSet("log", flag.ExitOnError)
@@ -23,11 +29,11 @@ func main() {
 	for _, c := range []*cobra.Command{run, demo} {
 		c.Flags().AddGoFlagSet(logFlags)
 	}
-	root := cli.NewRootCommand(cli.Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, run, demo, newRenderWorkerCommand())
+	root := cli.NewRootCommand(streams, run, demo, newRenderWorkerCommand())
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
 		if cmd.Name() != "demo" { // the demo logs to a file of its own
 			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&logOpts)))
 		}
 	}
-	os.Exit(cli.Execute(ctrl.SetupSignalHandler(), root, os.Args[1:]))
+	return root
 }
