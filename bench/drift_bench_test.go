@@ -120,7 +120,7 @@ func BenchmarkDriftCorrection(b *testing.B) {
 // image (an Update by field manager kubectl-set), each a new value, the next one a
 // second after the previous one was seen reverted (or its wait gave up). Reports how
 // many edits were reverted within 30 s of the first, and p50/p95 from the edit's
-// response to Git's image read back. DESIGN.md: twenty edits a second apart are twenty
+// response to Git's image read back. docs/guides/drift.md: twenty edits a second apart are twenty
 // reverts, none delayed.
 func BenchmarkDriftPersonEdits(b *testing.B) {
 	for _, bc := range []struct {

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Fight thresholds (DESIGN.md, "Fights"). gitsync backs off only for a real fight, so
+// Fight thresholds (docs/guides/drift.md). gitsync backs off only for a real fight, so
 // that a person's edits are each reverted at once.
 const (
 	// fightWrites reverts within fightWindow of one field that one manager wrote back

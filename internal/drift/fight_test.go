@@ -118,7 +118,7 @@ func TestFightNeedsSameManagerAndField(t *testing.T) {
 }
 
 // A person's `kubectl set image` edits of one field, each a new value, a second apart:
-// every one is reverted at once (DESIGN.md: twenty edits are twenty reverts).
+// every one is reverted at once (docs/guides/drift.md: twenty edits are twenty reverts).
 func TestFightPersonEditingOneFieldWithNewValues(t *testing.T) {
 	var steps []step
 	for i := range 20 {

@@ -1,3 +1,3 @@
 // Package layering holds the import-boundary test: which of gitsync's packages may
-// import which (DESIGN.md "Packages: the house"). It has no code of its own.
+// import which (docs/architecture.md, "The import rules"). It has no code of its own.
 package layering

@@ -1,5 +1,7 @@
-// Package phase plans an ordered sync: it sorts a render into hooks (PreSync, Sync,
-// PostSync, SyncFail) and sync waves from gitsync's, Argo CD's and Helm's annotations.
+// Package phase plans and runs an ordered sync: it sorts a render into hooks (PreSync,
+// Sync, PostSync, SyncFail) and sync waves from gitsync's, Argo CD's and Helm's
+// annotations, then applies them in that order, waiting for each wave's health and each
+// hook's end (run.go, hooks.go, wait.go), and resumes a sync that waits (resume.go).
 package phase
 
 import (

@@ -191,7 +191,7 @@ func imageOf(g Gomega, key client.ObjectKey) string {
 	return deploy.Spec.Template.Spec.Containers[0].Image
 }
 
-// DESIGN.md, "Fights": twenty `kubectl set image` edits of one field, a second apart,
+// docs/guides/drift.md: twenty `kubectl set image` edits of one field, a second apart,
 // are twenty reverts, none delayed; a writer that puts one value back again and again is
 // a fight and backs off.
 func TestDriftNewEditsRevertedSameValueBacksOff(t *testing.T) {
