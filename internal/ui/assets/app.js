@@ -1,5 +1,6 @@
 // gitsync web UI: filters, the resource tree's object panel (deep links) and live updates
-// (server-sent events from the UI server's shared cache; the page swaps in fresh HTML).
+// (server-sent events from the UI server's shared cache, read with fetch once the page
+// has loaded; the page swaps in fresh HTML).
 (function () {
   "use strict";
   var view = document.body.dataset.view;
@@ -145,15 +146,69 @@
     if (view === "app") return true; // any object of the tree, the app, its events
     return false;
   }
-  if (window.EventSource && view !== "") {
-    var es = new EventSource("/api/events");
-    es.onopen = function () { $("live").textContent = "live"; $("live").className = "live on"; };
-    es.onerror = function () { $("live").textContent = "reconnecting…"; $("live").className = "live"; };
-    es.addEventListener("change", function (e) {
-      var c = JSON.parse(e.data);
-      if (!relevant(c)) return;
-      changedIds[c.kind + "/" + (c.namespace ? c.namespace + "/" : "") + c.name] = true;
-      if (!timer) timer = setTimeout(refresh, 50);
+  function onChange(c) {
+    if (!relevant(c)) return;
+    changedIds[c.kind + "/" + (c.namespace ? c.namespace + "/" : "") + c.name] = true;
+    if (!timer) timer = setTimeout(refresh, 50);
+  }
+  function showLive(on) {
+    $("live").textContent = on ? "live" : "reconnecting…";
+    $("live").className = on ? "live on" : "live";
+  }
+  // dispatch handles one server-sent event (a block of "field: value" lines).
+  var retry = 1000;
+  function dispatch(block) {
+    var type = "message", data = [];
+    block.split("\n").forEach(function (line) {
+      if (line === "" || line.charAt(0) === ":") return;
+      var i = line.indexOf(":"), field = i < 0 ? line : line.slice(0, i), value = i < 0 ? "" : line.slice(i + 1);
+      if (value.charAt(0) === " ") value = value.slice(1);
+      if (field === "event") type = value;
+      if (field === "data") data.push(value);
+      if (field === "retry" && /^\d+$/.test(value)) retry = Number(value);
     });
+    if (type === "change" && data.length) {
+      try { onChange(JSON.parse(data.join("\n"))); } catch (e) { /* not ours */ }
+    }
+  }
+  // stream reads /api/events (server-sent events) with fetch rather than EventSource,
+  // and only once the page has loaded: Chromium's virtual time (--virtual-time-budget,
+  // as screenshot and link-preview tools run it) does not advance while a fetch is
+  // pending, and an EventSource is pending for as long as it is open, so a page that
+  // opened one would never settle there. A fetch stops counting once its response's
+  // headers are in; reading the body after that does not hold virtual time. After a
+  // reconnect the page refreshes, for the changes it missed meanwhile.
+  function stream(again) {
+    var wait = retry;
+    fetch("/api/events", { headers: { "Accept": "text/event-stream" }, cache: "no-store" }).then(function (r) {
+      if (!r.ok || !r.body) {
+        var after = Number(r.headers.get("Retry-After"));
+        if (after > 0) wait = after * 1000;
+        throw new Error("event stream: " + r.status);
+      }
+      showLive(true);
+      if (again && !timer) timer = setTimeout(refresh, 50);
+      var reader = r.body.getReader(), decoder = new TextDecoder(), buf = "";
+      function read() {
+        return reader.read().then(function (chunk) {
+          if (chunk.done) throw new Error("event stream ended");
+          buf = (buf + decoder.decode(chunk.value, { stream: true })).replace(/\r\n?/g, "\n");
+          var end;
+          while ((end = buf.indexOf("\n\n")) >= 0) {
+            dispatch(buf.slice(0, end));
+            buf = buf.slice(end + 2);
+          }
+          return read();
+        });
+      }
+      return read();
+    }).catch(function () {
+      showLive(false);
+      setTimeout(function () { stream(true); }, wait);
+    });
+  }
+  if (window.fetch && window.ReadableStream && view !== "") {
+    var start = function () { setTimeout(function () { stream(false); }, 0); };
+    if (document.readyState === "complete") start(); else window.addEventListener("load", start);
   }
 })();
