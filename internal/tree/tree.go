@@ -39,8 +39,8 @@ type Node struct {
 
 // Options tune Build.
 type Options struct {
-	// Children hangs owned objects (ReplicaSets, Pods, Jobs, ControllerRevisions) under
-	// their owners, through ownerReferences.
+	// Children hangs owned objects (ReplicaSets, Pods, Jobs, ControllerRevisions,
+	// EndpointSlices) under their owners, through ownerReferences.
 	Children bool
 	// Hooks adds the hooks of the last run (status.hooks) after the inventory.
 	Hooks bool
@@ -55,6 +55,7 @@ var ChildKinds = []schema.GroupVersionKind{
 	{Version: "v1", Kind: "Pod"},
 	{Group: "batch", Version: "v1", Kind: "Job"},
 	{Group: "apps", Version: "v1", Kind: "ControllerRevision"},
+	{Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice"},
 }
 
 // Health returns the judge of app's objects, as its sync judges status.health: the CEL
