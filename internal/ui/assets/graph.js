@@ -67,7 +67,7 @@
       var x = 8 + depth * DX, y = 8 + row * DY;
       maxDepth = Math.max(maxDepth, depth);
       if (parent) {
-        edges.appendChild(svg("path", { class: "edge" + (n.hook ? " hook" : ""), d: "M" + (parent.x + W) + "," + (parent.y + H / 2) +
+        edges.appendChild(svg("path", { class: "edge" + (n.hook ? " hook" : ""), "data-from": parent.id, "data-to": n.id, d: "M" + (parent.x + W) + "," + (parent.y + H / 2) +
           " C" + (parent.x + W + 20) + "," + (parent.y + H / 2) + " " + (x - 20) + "," + (y + H / 2) + " " + x + "," + (y + H / 2) }));
       }
       var kids = n.children.filter(function (c) { return shown[c.id]; });
@@ -98,7 +98,7 @@
       layer.appendChild(g);
       count++;
       row++;
-      var me = { x: x, y: y };
+      var me = { x: x, y: y, id: n.id };
       if (!folded[n.id]) kids.forEach(function (c) { place(c, depth + 1, me); });
     }
     var top = { id: "", root: true, kind: "Application", name: app.dataset.name, health: $("tree-root").dataset.health,
