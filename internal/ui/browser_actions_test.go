@@ -31,7 +31,7 @@ func TestBrowserActionsPreviewRollbackAndSuspended(t *testing.T) {
 	key := client.ObjectKeyFromObject(f.app)
 	dep := `button.node[data-id="Deployment/` + f.ns + `/web"]`
 
-	do(t, ctx, 20*time.Second, chromedp.Navigate(srv.LoginURL("/apps/"+f.ns+"/web")), chromedp.WaitVisible(chromedp.CSS(dep)),
+	do(t, ctx, 20*time.Second, chromedp.Navigate(srv.LoginURL("/apps/"+f.ns+"/web")+"&view=list"), chromedp.WaitVisible(chromedp.CSS(dep)),
 		chromedp.WaitVisible(chromedp.CSS("#live.on")))
 	f.setImage(t, "nginx:9.9")
 	do(t, ctx, 20*time.Second, chromedp.WaitVisible(chromedp.CSS(dep+" .badge.drifted")))

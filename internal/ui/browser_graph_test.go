@@ -34,7 +34,7 @@ func TestBrowserApplicationGraph(t *testing.T) {
 	dep := "Deployment/" + f.ns + "/web"
 	node := func(id string) string { return `#graph g.gnode[data-id="` + id + `"]` }
 
-	do(t, ctx, 20*time.Second, chromedp.Navigate(srv.LoginURL("/apps/"+f.ns+"/web")),
+	do(t, ctx, 20*time.Second, chromedp.Navigate(srv.LoginURL("/apps/"+f.ns+"/web")+"&view=list"),
 		chromedp.WaitVisible(chromedp.CSS(`button.node[data-id="`+dep+`"][data-drift]`)), chromedp.WaitVisible(chromedp.CSS("#live.on")))
 	do(t, ctx, 5*time.Second, chromedp.Click(chromedp.CSS("#view-graph")), chromedp.WaitVisible(chromedp.CSS(node(dep))))
 	g.Expect(eval[bool](t, ctx, `document.getElementById("tree").hidden`)).To(BeTrue())

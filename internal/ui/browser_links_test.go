@@ -23,7 +23,7 @@ func TestBrowserDeepLinksTimesAndDiffToggle(t *testing.T) {
 	f.setImage(t, "nginx:9.9")
 	id := "Deployment/" + f.ns + "/web"
 
-	do(t, ctx, 20*time.Second, chromedp.Navigate(srv.LoginURL("/apps/"+f.ns+"/web")+"&object="+url.QueryEscape(id)))
+	do(t, ctx, 20*time.Second, chromedp.Navigate(srv.LoginURL("/apps/"+f.ns+"/web")+"&view=list&object="+url.QueryEscape(id)))
 	poll(t, ctx, 60*time.Second, `document.getElementById("object").dataset.loaded === "`+id+`"`)
 	g.Expect(eval[string](t, ctx, `document.querySelector("button.node.selected").dataset.id`)).To(Equal(id))
 	poll(t, ctx, 30*time.Second, `document.getElementById("obj-diff").textContent.includes("nginx:9.9")`)

@@ -93,9 +93,12 @@ func TestBrowserApplicationTreeDiffAndLiveDrift(t *testing.T) {
 	do(t, ctx, 5*time.Second, chromedp.WaitVisible(chromedp.CSS("#live.on")))
 	screenshot(t, ctx, shots, "applications")
 
-	// Its page: the tree with the Deployment → ReplicaSet → Pod.
+	// Its page: the tree with the Deployment → ReplicaSet → Pod, in the list (the graph,
+	// which fits this window, is what opens: the list is a click away).
 	dep := `button.node[data-id="Deployment/` + f.ns + `/web"]`
-	do(t, ctx, 20*time.Second, chromedp.Click(chromedp.CSS(row+" a")), chromedp.WaitVisible(chromedp.CSS(dep)),
+	do(t, ctx, 20*time.Second, chromedp.Click(chromedp.CSS(row+" a")), chromedp.WaitVisible(chromedp.CSS("#view-list")))
+	poll(t, ctx, 20*time.Second, `document.readyState === "complete"`)
+	do(t, ctx, 20*time.Second, chromedp.Click(chromedp.CSS("#view-list")), chromedp.WaitVisible(chromedp.CSS(dep)),
 		chromedp.WaitVisible(chromedp.CSS(`button.node[data-id="Pod/`+f.ns+`/web-7d9f-abcde"]`)),
 		chromedp.WaitVisible(chromedp.CSS("#live.on")))
 	// Mark the document: a reload would lose the mark.

@@ -3,6 +3,8 @@
 // its objects with owner edges to their children, and the hooks of the last run. Nodes
 // carry health and sync/drift; a node with children folds; filters by kind, health and
 // drift keep a matching node's ancestors (dimmed) so that its edges still make sense.
+// It is the view an application opens in when it fits the screen; the list is one click
+// away, and the choice stays in the address (?view=list).
 (function () {
   "use strict";
   var app = document.getElementById("app");
@@ -114,7 +116,25 @@
     if (again) again.focus();
   }
   function visible() { return !$("graph-view").hidden; }
-  function setView(graph) {
+  // fits says whether the whole graph (every node unfolded) fits the screen: no wider
+  // than the page's columns and no taller than the window. A tree that has no objects
+  // yet, or too many to take in at a glance, opens as the list.
+  function fits() {
+    var nodes = read(document.querySelector("#tree ul.tree")), rows = 1, depth = 0;
+    (function walk(list, d) {
+      list.forEach(function (n) { rows++; depth = Math.max(depth, d); walk(n.children, d + 1); });
+    })(nodes, 1);
+    var width = 16 + (depth + 1) * DX, height = 8 + rows * DY;
+    return nodes.length > 0 && width <= document.querySelector(".columns").clientWidth && height <= window.innerHeight;
+  }
+  // setView shows the graph or the list; a person's choice is kept in the address
+  // (?view=graph|list), so that a reload or a shared link opens the same view.
+  function setView(graph, chosen) {
+    if (chosen) {
+      var u = new URL(location.href);
+      u.searchParams.set("view", graph ? "graph" : "list");
+      history.replaceState(null, "", u);
+    }
     $("graph-view").hidden = !graph;
     $("tree").hidden = graph;
     // The graph takes the page's width; the object panel goes below it.
@@ -123,8 +143,8 @@
     $("view-list").setAttribute("aria-pressed", graph ? "false" : "true");
     if (graph) draw();
   }
-  $("view-graph").addEventListener("click", function () { setView(true); });
-  $("view-list").addEventListener("click", function () { setView(false); });
+  $("view-graph").addEventListener("click", function () { setView(true, true); });
+  $("view-list").addEventListener("click", function () { setView(false, true); });
   ["g-kind", "g-health", "g-drift"].forEach(function (id) { $(id).addEventListener("input", draw); });
   function activate(e) {
     var fold = e.target.closest("[data-fold]");
@@ -139,5 +159,7 @@
   });
   document.addEventListener("gitsync:updated", function () { if (visible()) draw(); });
   document.addEventListener("gitsync:selected", function () { if (visible()) draw(); });
-  if (new URL(location.href).searchParams.get("view") === "graph") setView(true);
+  // The graph is the default where it fits the screen; ?view= says otherwise.
+  var asked = new URL(location.href).searchParams.get("view");
+  setView(asked === "graph" || (asked !== "list" && fits()), false);
 })();
