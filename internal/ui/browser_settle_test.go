@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	. "github.com/onsi/gomega"
 
 	"github.com/gitsync-dev/gitsync/internal/testutil/browser"
@@ -69,4 +70,21 @@ func TestBrowserPagesSettleUnderVirtualTime(t *testing.T) {
 	info, err := os.Stat(shot)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(info.Size()).To(BeNumerically(">", 0))
+}
+
+// The stream reader reconnects when its connection drops (a restarted server, a proxy's
+// idle timeout), and the page goes on updating without a reload.
+func TestBrowserLiveUpdatesSurviveADroppedStream(t *testing.T) {
+	ctx := browser.New(t, 1280, 900)
+	f := newFixture(t)
+	srv := startUI(t, env.Config, ui.Options{})
+	dep := `button.node[data-id="Deployment/` + f.ns + `/web"]`
+	do(t, ctx, 20*time.Second, chromedp.Navigate(srv.LoginURL("/apps/"+f.ns+"/web")+"&view=list"),
+		chromedp.WaitVisible(chromedp.CSS(dep)), chromedp.WaitVisible(chromedp.CSS("#live.on")))
+	_ = eval[bool](t, ctx, `window.__notReloaded = true`)
+
+	srv.CloseClientConnections()
+	f.setImage(t, "nginx:9.9")
+	do(t, ctx, 30*time.Second, chromedp.WaitVisible(chromedp.CSS(dep+" .badge.drifted")), chromedp.WaitVisible(chromedp.CSS("#live.on")))
+	NewWithT(t).Expect(eval[bool](t, ctx, `window.__notReloaded === true`)).To(BeTrue(), "the page was reloaded")
 }
