@@ -116,4 +116,10 @@ func TestBrowserGraphHangsOwnedChildrenUnderOwners(t *testing.T) {
 				return !!owner && owner.dataset.id === "`+parent+`"; })()`)).To(BeTrue(), "%s nested under %s in the list", child, parent)
 		}
 	}
+
+	// An owned child opens in the object panel with its live manifest, as the others do.
+	slice := id("EndpointSlice", "web-x7k2p")
+	do(t, ctx, 5*time.Second, chromedp.Click(chromedp.CSS(`#graph g.gnode[data-id="`+slice+`"]`)))
+	poll(t, ctx, 30*time.Second, `document.getElementById("object").dataset.loaded === "`+slice+`"`)
+	g.Expect(text(t, ctx, "#obj-live")).To(ContainSubstring("addressType: IPv4"))
 }
