@@ -11,7 +11,7 @@ const (
 	SyncStatusUnknown   = "Unknown"
 )
 
-// HealthStatus values, from best to worst.
+// HealthStatus values; from best to worst (status.health is the worst of its objects): Healthy, Progressing, Unknown, Missing, Degraded.
 const (
 	HealthStatusHealthy     = "Healthy"
 	HealthStatusProgressing = "Progressing"

@@ -1,7 +1,7 @@
 // Package apply applies the objects of one Application as a unit: a thin layer over
 // fluxcd/pkg/ssa that adds gitsync's owner labels, a server-side dry-run of the whole
 // set before anything is written, the inventory, a prune that only deletes objects
-// carrying the owner's labels, and health (kstatus).
+// carrying the owner's labels, and health (as internal/health judges it).
 package apply
 
 import (
@@ -11,17 +11,14 @@ import (
 	"sort"
 	"time"
 
-	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
-	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/clusterreader"
-	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/engine"
 	"github.com/fluxcd/pkg/ssa"
 	ssaerrors "github.com/fluxcd/pkg/ssa/errors"
 	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/health"
 )
 
 const (
@@ -37,14 +34,14 @@ const (
 
 // Manager applies, prunes and checks the health of the objects of one Owner.
 type Manager struct {
-	client        client.Client
-	reader        client.Reader
-	owner         Owner
-	ssa           *ssa.ResourceManager
-	concurrency   int
-	pollInterval  time.Duration
-	healthCheck   HealthCheck
-	healthHandles func(schema.GroupVersionKind) bool
+	client       client.Client
+	reader       client.Reader
+	owner        Owner
+	ssa          *ssa.ResourceManager
+	concurrency  int
+	pollInterval time.Duration
+	// judge judges health (nil: kstatus alone; SetJudge).
+	judge *health.Judge
 }
 
 // New returns a Manager for owner. Every read that decides what to write, every apply
@@ -52,12 +49,7 @@ type Manager struct {
 // a service account); reader (which may be c) reads status, for Health, Wait and the
 // wait between stages, and should not be a cache.
 func New(c client.Client, reader client.Reader, owner Owner) *Manager {
-	// The direct cluster reader GETs each object; the default caching one LISTs every
-	// kind of the set (all CRDs, for instance) on each poll.
-	poller := polling.NewStatusPoller(reader, c.RESTMapper(), polling.Options{
-		ClusterReaderFactory: engine.ClusterReaderFactoryFunc(clusterreader.NewDirectClusterReader),
-	})
-	rm := ssa.NewResourceManager(c, poller, ssa.Owner{
+	rm := ssa.NewResourceManager(c, health.StatusPoller(reader, c.RESTMapper()), ssa.Owner{
 		Field: gitsyncv1.FieldManager,
 		Group: gitsyncv1.GroupVersion.Group,
 	})

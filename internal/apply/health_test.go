@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -13,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/health"
 )
 
 // setDeploymentStatus writes the status a deployment controller would: failed=true for
@@ -56,27 +55,27 @@ func TestHealth(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	setDeploymentStatus(t, failed, true)
 
-	check := func(obj *unstructured.Unstructured, want string) {
+	check := func(obj *unstructured.Unstructured, want health.Status) {
 		t.Helper()
 		h, err := m.Health(ctx, []Entry{EntryOf(obj)})
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(h.Status).To(Equal(want), h.Message)
 	}
-	check(cm, gitsyncv1.HealthStatusHealthy)
-	check(progressing, gitsyncv1.HealthStatusProgressing)
-	check(failed, gitsyncv1.HealthStatusDegraded)
+	check(cm, health.Healthy)
+	check(progressing, health.Progressing)
+	check(failed, health.Degraded)
 
 	g.Expect(env.Client.Delete(ctx, cm)).To(Succeed())
-	check(cm, gitsyncv1.HealthStatusMissing)
+	check(cm, health.Missing)
 
 	h, err := m.Health(ctx, []Entry{EntryOf(cm), EntryOf(progressing), EntryOf(failed)})
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(h.Status).To(Equal(gitsyncv1.HealthStatusDegraded))
+	g.Expect(h.Status).To(Equal(health.Degraded))
 	g.Expect(h.Message).To(Equal("Deployment/" + ns + "/failed: Progress deadline exceeded (2 more objects not healthy)"))
-	g.Expect(h.Objects).To(Equal(map[string]string{
-		"ConfigMap/" + ns + "/cfg":          gitsyncv1.HealthStatusMissing,
-		"Deployment/" + ns + "/progressing": gitsyncv1.HealthStatusProgressing,
-		"Deployment/" + ns + "/failed":      gitsyncv1.HealthStatusDegraded,
+	g.Expect(h.Objects).To(Equal(map[string]health.Status{
+		"ConfigMap/" + ns + "/cfg":          health.Missing,
+		"Deployment/" + ns + "/progressing": health.Progressing,
+		"Deployment/" + ns + "/failed":      health.Degraded,
 	}))
 }
 
@@ -96,67 +95,11 @@ func TestHealthAfterApply(t *testing.T) {
 
 	h, err := m.HealthAfterApply(ctx, []Entry{EntryOf(cm), EntryOf(progressing)})
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(h.Objects).To(Equal(map[string]string{
-		"ConfigMap/" + ns + "/cfg":          gitsyncv1.HealthStatusHealthy,
-		"Deployment/" + ns + "/progressing": gitsyncv1.HealthStatusProgressing,
+	g.Expect(h.Objects).To(Equal(map[string]health.Status{
+		"ConfigMap/" + ns + "/cfg":          health.Healthy,
+		"Deployment/" + ns + "/progressing": health.Progressing,
 	}))
-	g.Expect(h.Status).To(Equal(gitsyncv1.HealthStatusProgressing))
-}
-
-func TestAggregate(t *testing.T) {
-	obj := func(subject string, s status.Status, msg string) objectStatus {
-		return objectStatus{Subject: subject, Status: s, Message: msg}
-	}
-	tests := []struct {
-		name        string
-		objs        []objectStatus
-		wantStatus  string
-		wantMessage string
-	}{
-		{name: "no objects", wantStatus: gitsyncv1.HealthStatusHealthy, wantMessage: "no objects"},
-		{
-			name:       "all current",
-			objs:       []objectStatus{obj("A", status.CurrentStatus, "ok"), obj("B", status.CurrentStatus, "ok")},
-			wantStatus: gitsyncv1.HealthStatusHealthy, wantMessage: "all 2 objects are healthy",
-		},
-		{
-			name:       "in progress beats current",
-			objs:       []objectStatus{obj("A", status.CurrentStatus, ""), obj("B", status.InProgressStatus, "Replicas: 0/1")},
-			wantStatus: gitsyncv1.HealthStatusProgressing, wantMessage: "B: Replicas: 0/1",
-		},
-		{
-			name:       "terminating is progressing",
-			objs:       []objectStatus{obj("A", status.TerminatingStatus, "Resource scheduled for deletion")},
-			wantStatus: gitsyncv1.HealthStatusProgressing, wantMessage: "A: Resource scheduled for deletion",
-		},
-		{
-			name:       "unknown beats progressing",
-			objs:       []objectStatus{obj("A", status.InProgressStatus, "x"), obj("B", status.UnknownStatus, "")},
-			wantStatus: gitsyncv1.HealthStatusUnknown, wantMessage: "B: Unknown (1 more objects not healthy)",
-		},
-		{
-			name:       "missing beats unknown",
-			objs:       []objectStatus{obj("A", status.NotFoundStatus, "not found"), obj("B", status.UnknownStatus, "y")},
-			wantStatus: gitsyncv1.HealthStatusMissing, wantMessage: "A: not found (1 more objects not healthy)",
-		},
-		{
-			name: "degraded is worst",
-			objs: []objectStatus{
-				obj("A", status.NotFoundStatus, "not found"), obj("B", status.FailedStatus, "Progress deadline exceeded"),
-				obj("C", status.CurrentStatus, ""), obj("D", status.FailedStatus, "second"),
-			},
-			wantStatus: gitsyncv1.HealthStatusDegraded, wantMessage: "B: Progress deadline exceeded (2 more objects not healthy)",
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			g := NewWithT(t)
-			h := aggregate(tt.objs)
-			g.Expect(h.Status).To(Equal(tt.wantStatus))
-			g.Expect(h.Message).To(Equal(tt.wantMessage))
-			g.Expect(h.Objects).To(HaveLen(len(tt.objs)))
-		})
-	}
+	g.Expect(h.Status).To(Equal(health.Progressing))
 }
 
 func TestWait(t *testing.T) {

@@ -1,5 +1,6 @@
-// Package celhealth decides the health of custom resources from CEL expressions
-// (spec.healthChecks), the way Flux's healthCheckExprs do.
+// Package celhealth is the CEL engine of internal/health: it compiles and evaluates the
+// expressions of spec.healthChecks, the way Flux's healthCheckExprs do, within bounds
+// of cost and time. Only internal/health imports it (internal/layering checks it).
 package celhealth
 
 import (
@@ -168,4 +169,22 @@ func (c *Checks) EvaluateContext(ctx context.Context, obj *unstructured.Unstruct
 		}
 	}
 	return InProgress, nil
+}
+
+// Judge is obj's status by the checks and a message: Current, InProgress or Failed,
+// or Unknown with the error's text when an expression fails or goes over its bounds.
+// Call it for a kind that Has a check.
+func (c *Checks) Judge(obj *unstructured.Unstructured) (Status, string) {
+	st, err := c.Evaluate(obj)
+	if err != nil {
+		return Unknown, err.Error()
+	}
+	switch st {
+	case Current:
+		return Current, "health check: current"
+	case Failed:
+		return Failed, "health check: failed"
+	default:
+		return InProgress, "health check: in progress"
+	}
 }

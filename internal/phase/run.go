@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/health"
 )
 
 // Applier is what a Run needs of apply.Manager.
@@ -21,20 +21,16 @@ type Applier interface {
 	Apply(ctx context.Context, objs []*unstructured.Unstructured, opts apply.Options) (*apply.Result, error)
 }
 
-// Health judges one object as read from the cluster: Healthy, Progressing, Degraded
-// (the HealthStatus constants of api/v1alpha1) and a message.
-type Health func(obj *unstructured.Unstructured) (status, message string)
-
 // Runner executes a Plan for one Application.
 type Runner struct {
 	// Client creates, reads and deletes hooks and reads health, with the Application's
 	// identity (the same client as the Applier's).
 	Client  client.Client
 	Applier Applier
-	Health  Health
-	// HealthyOnceApplied, when set, names kinds that are healthy as soon as applied
-	// (no status to wait for): a wave wait does not read them.
-	HealthyOnceApplied func(schema.GroupVersionKind) bool
+	// Judge judges the health of waves and hooks (the Application's, health.For; nil
+	// judges by kstatus alone). A wave wait does not read the kinds it finds healthy
+	// as soon as applied (no status to wait for).
+	Judge *health.Judge
 	// HookLabels go on every hook the run creates (they are not the owner labels).
 	HookLabels map[string]string
 	// Timeout bounds the run's waits (hooks to finish, waves to be healthy) together:

@@ -74,13 +74,12 @@ var logf = func(string, ...any) {}
 func runner(ns string) *Runner {
 	m := apply.New(env.Client, env.Client, apply.Owner{Name: "app", Namespace: ns})
 	return &Runner{
-		Client:             env.Client,
-		Applier:            m,
-		Health:             m.ObjectHealth,
-		HealthyOnceApplied: m.HealthyOnceApplied,
-		HookLabels:         map[string]string{gitsyncv1.HookApplicationLabel: "app", gitsyncv1.HookApplicationNamespaceLabel: ns},
-		Timeout:            30 * time.Second,
-		Progress:           func(_ context.Context, msg string) { logf("progress: %s", msg) },
+		Client:     env.Client,
+		Applier:    m,
+		Judge:      m.Judge(),
+		HookLabels: map[string]string{gitsyncv1.HookApplicationLabel: "app", gitsyncv1.HookApplicationNamespaceLabel: ns},
+		Timeout:    30 * time.Second,
+		Progress:   func(_ context.Context, msg string) { logf("progress: %s", msg) },
 	}
 }
 

@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/health"
 )
 
 func (r *Runner) progress(ctx context.Context, format string, args ...any) {
@@ -66,7 +66,7 @@ func (x *run) waitHealthy(ctx context.Context, label string, objs []*unstructure
 	r := x.r
 	var pending []*unstructured.Unstructured
 	for _, o := range objs {
-		if r.HealthyOnceApplied == nil || !r.HealthyOnceApplied(o.GroupVersionKind()) {
+		if !r.Judge.HealthyOnceApplied(o.GroupVersionKind()) {
 			pending = append(pending, o)
 		}
 	}
@@ -88,14 +88,14 @@ func (x *run) waitHealthy(ctx context.Context, label string, objs []*unstructure
 				lastMsg = fmt.Sprintf("%s: %v", apply.Subject(o), err)
 				continue
 			}
-			status, msg := r.Health(live)
-			switch status {
-			case gitsyncv1.HealthStatusHealthy:
-			case gitsyncv1.HealthStatusDegraded:
-				return fmt.Errorf("%s: %s is degraded: %s", label, apply.Subject(o), msg)
+			judged := r.Judge.Object(live)
+			switch judged.Status {
+			case health.Healthy:
+			case health.Degraded:
+				return fmt.Errorf("%s: %s is degraded: %s", label, apply.Subject(o), judged.Message)
 			default:
 				still = append(still, o)
-				lastMsg = fmt.Sprintf("%s (%s: %s)", apply.Subject(o), status, msg)
+				lastMsg = fmt.Sprintf("%s (%s: %s)", apply.Subject(o), judged.Status, judged.Message)
 			}
 		}
 		if len(still) == 0 {
@@ -145,14 +145,14 @@ func (x *run) waitHook(ctx context.Context, phase string, obj *unstructured.Unst
 		case carried && !r.ownHook(live):
 			return HookFailed, "replaced by an object that is not a hook of this Application", nil
 		default:
-			status, msg := r.Health(live)
-			switch status {
-			case gitsyncv1.HealthStatusHealthy:
-				return HookSucceeded, msg, nil
-			case gitsyncv1.HealthStatusDegraded:
-				return HookFailed, msg, nil
+			judged := r.Judge.Object(live)
+			switch judged.Status {
+			case health.Healthy:
+				return HookSucceeded, judged.Message, nil
+			case health.Degraded:
+				return HookFailed, judged.Message, nil
 			}
-			last = msg
+			last = judged.Message
 		}
 		if x.pause(ctx, end, delay) {
 			if !x.timedOut() {

@@ -1,7 +1,7 @@
 // Package tree builds an Application's resource tree, the one that `gitsync tree` and
 // the web UI show: its inventory, what those objects own (ReplicaSets, Pods, Jobs), and
 // the hooks of its last run, each judged healthy or not exactly as status.health judges
-// it (the Application's CEL health checks where they apply, kstatus otherwise).
+// it (internal/health's judge of the Application).
 package tree
 
 import (
@@ -17,7 +17,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
-	"github.com/gitsync-dev/gitsync/internal/celhealth"
+	"github.com/gitsync-dev/gitsync/internal/health"
 )
 
 // Node is one object of the tree.
@@ -27,7 +27,8 @@ type Node struct {
 	Kind      string `json:"kind"`
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name"`
-	Health    string `json:"health"`
+	// Health is the object's health.Status (the values of status.health.status).
+	Health string `json:"health"`
 	// Drifted: status.drift reports the object.
 	Drifted bool `json:"drifted,omitempty"`
 	// Managed: the object is in the inventory (not an owned child, not a hook).
@@ -58,25 +59,12 @@ var ChildKinds = []schema.GroupVersionKind{
 	{Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice"},
 }
 
-// Health returns the judge of app's objects, as its sync judges status.health: the CEL
-// checks of spec.healthChecks for their kinds (a spec whose checks do not compile falls
-// back to kstatus, as the sync refuses it anyway), kstatus for every other kind.
-func Health(app *gitsyncv1.Application) func(*unstructured.Unstructured) string {
-	checks, _ := celhealth.ForApplication(app)
-	return func(obj *unstructured.Unstructured) string {
-		if status, _, ok := checks.Judge(obj); ok {
-			return status
-		}
-		status, _ := apply.KstatusHealth(obj)
-		return status
-	}
-}
-
 // Build reads app's inventory through r (a cache or a direct client), one node per
 // object sorted by kind then namespace/name, and returns the nodes and how many there are
 // in all (children included). Secrets are read as metadata only.
 func Build(ctx context.Context, r client.Reader, app *gitsyncv1.Application, opts Options) ([]*Node, int, error) {
-	judge := Health(app)
+	// A spec whose checks do not compile is judged by kstatus (the sync refuses it).
+	judge, _ := health.For(app)
 	drifted := map[string]bool{}
 	for _, d := range app.Status.Drift {
 		drifted[d.Object] = true
@@ -115,9 +103,9 @@ func Build(ctx context.Context, r client.Reader, app *gitsyncv1.Application, opt
 }
 
 // inventoryNode reads one inventory object (Secrets as metadata only) and judges it.
-func inventoryNode(ctx context.Context, r client.Reader, e apply.Entry, judge func(*unstructured.Unstructured) string,
+func inventoryNode(ctx context.Context, r client.Reader, e apply.Entry, judge *health.Judge,
 	canRead func(context.Context, schema.GroupVersionKind) bool) (*Node, types.UID) {
-	n := &Node{ID: e.Subject(), Health: gitsyncv1.HealthStatusUnknown, Managed: true}
+	n := &Node{ID: e.Subject(), Health: string(health.Unknown), Managed: true}
 	m, err := e.ObjMetadata()
 	if err != nil {
 		n.Kind, n.Name = "Unknown", e.ID
@@ -134,9 +122,9 @@ func inventoryNode(ctx context.Context, r client.Reader, e apply.Entry, judge fu
 		meta.SetGroupVersionKind(gvk)
 		switch err := r.Get(ctx, key, meta); {
 		case apierrors.IsNotFound(err):
-			n.Health = gitsyncv1.HealthStatusMissing
+			n.Health = string(health.Missing)
 		case err == nil:
-			n.Health = gitsyncv1.HealthStatusHealthy
+			n.Health = string(health.Healthy) // a Secret has no status: kstatus calls it Current
 		}
 		return n, meta.GetUID()
 	}
@@ -144,19 +132,19 @@ func inventoryNode(ctx context.Context, r client.Reader, e apply.Entry, judge fu
 	obj.SetGroupVersionKind(gvk)
 	switch err := r.Get(ctx, key, obj); {
 	case apierrors.IsNotFound(err):
-		n.Health = gitsyncv1.HealthStatusMissing
+		n.Health = string(health.Missing)
 		return n, ""
 	case err != nil:
 		return n, ""
 	}
-	n.Health = judge(obj)
+	n.Health = string(judge.Object(obj).Status)
 	return n, obj.GetUID()
 }
 
 // addChildren hangs the owned objects of the namespaces under their owners in byUID
 // (a Pod under its ReplicaSet under the Deployment) and returns how many it hung.
 func addChildren(ctx context.Context, r client.Reader, byUID map[types.UID]*Node, namespaces map[string]bool,
-	judge func(*unstructured.Unstructured) string, canRead func(context.Context, schema.GroupVersionKind) bool) int {
+	judge *health.Judge, canRead func(context.Context, schema.GroupVersionKind) bool) int {
 	type child struct {
 		node *Node
 		refs []types.UID
@@ -184,7 +172,7 @@ func addChildren(ctx context.Context, r client.Reader, byUID map[types.UID]*Node
 					continue
 				}
 				n := &Node{ID: gvk.Kind + "/" + ns + "/" + item.GetName(), Kind: gvk.Kind, Namespace: ns,
-					Name: item.GetName(), Health: judge(item)}
+					Name: item.GetName(), Health: string(judge.Object(item).Status)}
 				c := child{node: n}
 				for _, ref := range refs {
 					c.refs = append(c.refs, ref.UID)
@@ -215,13 +203,6 @@ func hookNode(h gitsyncv1.HookStatus) *Node {
 	if h.Namespace == "" {
 		n.ID = h.Kind + "/" + h.Name
 	}
-	switch h.Result {
-	case "Succeeded":
-		n.Health = gitsyncv1.HealthStatusHealthy
-	case "Failed":
-		n.Health = gitsyncv1.HealthStatusDegraded
-	default:
-		n.Health = gitsyncv1.HealthStatusProgressing
-	}
+	n.Health = string(health.Hook(h.Result))
 	return n
 }

@@ -39,10 +39,10 @@ func (r *Reconciler) recordHealth(ctx context.Context, s *syncRun) {
 		return
 	}
 	s.health = health
-	s.app.Status.Health = &gitsyncv1.HealthInfo{Status: health.Status, Message: health.Message}
+	s.app.Status.Health = &gitsyncv1.HealthInfo{Status: string(health.Status), Message: health.Message}
 	if health.Status == gitsyncv1.HealthStatusHealthy {
 		conditions.MarkTrue(s.app, gitsyncv1.HealthyCondition, gitsyncv1.HealthStatusHealthy, "all %d objects are healthy", len(s.app.Status.Inventory.Entries))
 	} else {
-		conditions.MarkFalse(s.app, gitsyncv1.HealthyCondition, health.Status, "%s", health.Message)
+		conditions.MarkFalse(s.app, gitsyncv1.HealthyCondition, string(health.Status), "%s", health.Message)
 	}
 }

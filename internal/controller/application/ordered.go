@@ -13,7 +13,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
-	"github.com/gitsync-dev/gitsync/internal/celhealth"
+	"github.com/gitsync-dev/gitsync/internal/health"
 	"github.com/gitsync-dev/gitsync/internal/phase"
 )
 
@@ -26,7 +26,7 @@ func (r *Reconciler) planSync(s *syncRun) error {
 	if err != nil {
 		return fmt.Errorf("ordering the objects: %w", err)
 	}
-	if _, err := celhealth.ForApplication(s.app); err != nil {
+	if _, err := health.For(s.app); err != nil {
 		return err
 	}
 	s.plan = plan
@@ -72,10 +72,9 @@ func (r *Reconciler) applyPlan(ctx context.Context, s *syncRun, manager *apply.M
 		}
 	}
 	runner := &phase.Runner{
-		Client:             manager.Client(),
-		Applier:            manager,
-		Health:             manager.ObjectHealth,
-		HealthyOnceApplied: manager.HealthyOnceApplied,
+		Client:  manager.Client(),
+		Applier: manager,
+		Judge:   manager.Judge(),
 		HookLabels: map[string]string{
 			gitsyncv1.HookApplicationLabel:          app.Name,
 			gitsyncv1.HookApplicationNamespaceLabel: app.Namespace,
