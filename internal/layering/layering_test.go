@@ -67,6 +67,12 @@ var rules = []rule{
 		why: "installing and removing gitsync works over the API server and Git, never through a controller (uninstall must not link the finalize path)"},
 	{from: []string{"..."}, to: []string{"k8s.io/client-go/kubernetes", "k8s.io/client-go/informers"},
 		why: "client-go's Clientset and informer factory hold every API group's typed client, informer and lister behind interfaces, so the linker keeps them all (17 MiB of the binary, most of it resident in the operator and in the benchmarks' process): use one group's typed client (k8s.io/client-go/kubernetes/typed/<group>/<version>), a ListWatch informer, or controller-runtime's client"},
+	{from: []string{"..."}, except: []string{"internal/health"},
+		to:  []string{"github.com/fluxcd/cli-utils/pkg/kstatus/...", "internal/celhealth"},
+		why: "nothing but internal/health judges health (one typed status, one order, one judge per Application): kstatus and the CEL checks are its engine"},
+	{from: []string{"internal/health/...", "internal/celhealth/..."},
+		to:  []string{"internal/apply/...", "internal/applier/...", "internal/phase/...", "internal/tree/...", "internal/render/...", "internal/drift/...", "internal/controller/...", "internal/cli/...", "internal/ui/...", "internal/mcp/...", "internal/operator/..."},
+		why: "health is below everything that asks it"},
 }
 
 // noDeps lists packages whose whole dependency graph (not only direct imports) must not
@@ -194,5 +200,20 @@ func TestImportBoundariesCatchAForbiddenEdge(t *testing.T) {
 	}
 	if v := violations(sops, noDeps); len(v) != 3 {
 		t.Fatalf("dependency violations = %v, want cmd/gitsync and internal/demo reaching SOPS", v)
+	}
+}
+
+// Only internal/health judges health: another package that computes kstatus or runs the
+// CEL checks itself is caught, and internal/health doing so is not.
+func TestOnlyHealthJudges(t *testing.T) {
+	graph := map[string][]string{
+		module + "internal/health": {"github.com/fluxcd/cli-utils/pkg/kstatus/status", module + "internal/celhealth"},
+		module + "internal/tree":   {module + "internal/health", module + "internal/celhealth"},
+		module + "internal/apply":  {module + "internal/health", "github.com/fluxcd/cli-utils/pkg/kstatus/polling"},
+	}
+	v := violations(graph, rules)
+	if len(v) != 2 || !strings.HasPrefix(v[0], "internal/apply -> github.com/fluxcd/cli-utils/pkg/kstatus/polling") ||
+		!strings.HasPrefix(v[1], "internal/tree -> internal/celhealth") {
+		t.Fatalf("violations = %v, want apply -> kstatus and tree -> celhealth", v)
 	}
 }
