@@ -58,17 +58,24 @@ BUNDLE_IMG ?= ghcr.io/gitsync-dev/gitsync:v$(BUNDLE_VERSION)
 bundle: generate ## Regenerate the OLM bundle (bundle/) from config/; internal/bundle's test fails when it is stale.
 	go run ./hack/bundle -version $(BUNDLE_VERSION) -image $(BUNDLE_IMG) -dir bundle
 
+# The gitsync binary: `make build` and `make demo` build it with this one recipe, the same
+# environment and flags (a static binary, no cgo), so that whichever runs second is a cache
+# hit. GITSYNC_BIN puts it elsewhere (internal/demo's tests build their own there).
+GITSYNC_BIN ?= bin/gitsync
+GO_BUILD_GITSYNC = CGO_ENABLED=0 go build -o $(GITSYNC_BIN) ./cmd/gitsync
+
 .PHONY: build
-build:
-	CGO_ENABLED=0 go build -o bin/gitsync ./cmd/gitsync
+build: ## Build bin/gitsync (static; the one build `make demo` runs too).
+	$(GO_BUILD_GITSYNC)
 
 .PHONY: demo
-# The binary is built, then run: `go run` exits 1 when Ctrl-C reaches it, even though
-# gitsync, which gets the same Ctrl-C, cleans up and exits 0; make would report that as
-# an error. (Make itself still stops on the Ctrl-C, silently, as for any interrupted command.)
-demo: envtest ## A local API server + a local Git repo, synced by gitsync (Ctrl-C ends it).
-	go build -o bin/gitsync ./cmd/gitsync
-	KUBEBUILDER_ASSETS="$$(bash hack/setup-envtest.sh)" exec bin/gitsync demo
+# The binary is built (by `build`), then run: `go run` exits 1 when Ctrl-C reaches it, even
+# though gitsync, which gets the same Ctrl-C, cleans up and exits 0; make would report that
+# as an error. Every stop (Ctrl-C, SIGTERM to gitsync or to the process group, SIGHUP) makes
+# gitsync clean up, print "stopped" and exit 0; make, when the signal reaches it too, then
+# ends on that signal itself, silently, as for any interrupted command.
+demo: envtest build ## A local API server + a local Git repo, synced by gitsync (Ctrl-C ends it).
+	KUBEBUILDER_ASSETS="$$(bash hack/setup-envtest.sh)" exec $(GITSYNC_BIN) demo
 
 .PHONY: docker-build
 docker-build: ## Needs a Docker engine (none on the dev machines).
