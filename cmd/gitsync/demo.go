@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"os"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
@@ -22,7 +23,14 @@ func newDemoCommand(logOpts *zap.Options) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Out = cmd.OutOrStdout()
-			return demo.Run(cmd.Context(), o)
+			// Every way of stopping the demo (Ctrl-C, SIGTERM to it or to its process
+			// group, SIGHUP) cleans up and exits 0.
+			ctx, stop := demo.WithStopSignals(cmd.Context(), o.Out)
+			defer stop()
+			if exe, err := os.Executable(); err == nil {
+				o.Binary = exe // the CLI lines it prints use this very binary
+			}
+			return demo.Run(ctx, o)
 		},
 	}
 	cmd.Flags().StringVar(&o.Dir, "dir", "", "working directory of the demo (kubeconfig, Git repo, checkouts); default: a new temporary directory, removed on exit")

@@ -56,6 +56,9 @@ type Options struct {
 	Out io.Writer
 	// Logger, when set, makes the operator's logger, writing to <Dir>/gitsync.log.
 	Logger func(io.Writer) logr.Logger
+	// Binary is the gitsync binary running the demo (`gitsync demo` sets it), which the
+	// printed CLI lines put on PATH.
+	Binary string
 	// RenderWorkers renders in worker processes of this binary (`gitsync demo` sets it;
 	// a test binary cannot serve as one, so tests render in process).
 	RenderWorkers bool
@@ -71,16 +74,26 @@ func Run(ctx context.Context, o Options) (err error) {
 	if o.Out == nil {
 		o.Out = os.Stdout
 	}
+	tempDir := o.Dir == ""
 	defer func() {
-		if err != nil && ctx.Err() != nil {
-			// Interrupted: the step that was running failed because of it (a wait was
-			// cancelled, or the local API server, in the same process group as the
-			// demo, got the same Ctrl-C). That is not a failure of the demo.
-			err = nil
-			fmt.Fprintln(o.Out, "interrupted: stopped")
+		if ctx.Err() == nil {
+			return
 		}
+		// A requested stop (Ctrl-C, SIGTERM, SIGHUP), at any point: everything below is
+		// cleaned up by now. The step that was running may have failed because of it (a
+		// wait was cancelled, or the local API server, in the same process group as the
+		// demo, got the same signal): that is not a failure of the demo.
+		prefix, left, cut := "", "removed "+o.Dir, ""
+		if err != nil {
+			prefix, cut = "interrupted: ", fmt.Sprintf("\n  (what was running when the stop came: %v)", err)
+		}
+		if !tempDir {
+			left = "kept " + o.Dir
+		}
+		err = nil
+		fmt.Fprintf(o.Out, "%sstopped (the local API server and etcd are stopped and their data removed; %s)%s\n", prefix, left, cut)
 	}()
-	if o.Dir == "" {
+	if tempDir {
 		dir, err := os.MkdirTemp("", "gitsync-demo-")
 		if err != nil {
 			return err
@@ -101,7 +114,9 @@ func Run(ctx context.Context, o Options) (err error) {
 		say("gitsync's logs: %s", logPath)
 	}
 
-	say("starting a local kube-apiserver + etcd (the first run builds them, which takes a few minutes)...")
+	// Without KUBEBUILDER_ASSETS, hack/setup-envtest.sh says (on stderr) whether it must
+	// first get the binaries, and how long that takes, before it starts.
+	say("starting a local kube-apiserver + etcd...")
 	cluster, err := localcluster.Start()
 	if err != nil {
 		return err
@@ -234,7 +249,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		return nil
 	}
 
-	say("%s", strings.NewReplacer("{kubeconfig}", kubeconfig, "{ns}", Namespace, "{repo}", repo, "{webhook}", webhookAddr, "{token}", webhookToken,
+	say("%s", strings.NewReplacer("{kubeconfig}", kubeconfig, "{cli}", cliHint(o.Binary), "{ns}", Namespace, "{repo}", repo, "{webhook}", webhookAddr, "{token}", webhookToken,
 		"{log}", filepath.Join(o.Dir, "gitsync.log")).Replace(strings.Replace(tryHints, "{config}\n", configHints, 1)))
 	<-ctx.Done()
 	say("stopping")

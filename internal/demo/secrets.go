@@ -119,8 +119,8 @@ func (a *configApp) create(ctx context.Context, c client.Client) error {
 // configHints are the demo's printed hints for the config Application.
 const configHints = `  # secrets and configuration: an age-encrypted Secret and a ${CLUSTER_NAME} variable
   grep -A3 stringData {repo}/apps/config/db-credentials.yaml     # encrypted in Git (sops, age)
-  kubectl get secret db-credentials -n {ns} -o jsonpath='{.data.password}' | base64 -d; echo   # decrypted in the cluster
-  kubectl get configmap cluster-info -n {ns} -o jsonpath='{.data}'     # cluster: demo-cluster
+  kubectl get secret db-credentials -n {ns} -o go-template='{{.data.password | base64decode}}{{"\n"}}'   # decrypted in the cluster
+  kubectl get configmap cluster-info -n {ns} -o jsonpath='{.data}{"\n"}'     # cluster: demo-cluster
   gitsync diff app config -n {ns}              # the encrypted Secret is left encrypted, not compared, and it says so
   gitsync diff app config -n {ns} --decrypt    # decrypted with your own rights to Secret ` + ageKeySecret + `; values masked
   gitsync build app config -n {ns} --decrypt   # the Secret's values print as ***
