@@ -65,7 +65,7 @@ type connection struct {
 // NewRootCommand returns `gitsync` with every CLI verb; extra adds commands that are not
 // the CLI's (`run`, `demo`).
 func NewRootCommand(streams Streams, extra ...*cobra.Command) *cobra.Command {
-	o := &options{Streams: streams, flags: genericclioptions.NewConfigFlags(true), scheme: gitsyncscheme.New(), conn: &connection{}}
+	o := &options{Streams: streams, flags: newKubeFlags(), scheme: gitsyncscheme.New(), conn: &connection{}}
 	root := &cobra.Command{
 		Use:           "gitsync",
 		Short:         "GitOps operator: keeps a Kubernetes cluster equal to Git",
@@ -86,9 +86,22 @@ func NewRootCommand(streams Streams, extra ...*cobra.Command) *cobra.Command {
 		o.addKubeFlags(c)
 		root.AddCommand(c)
 	}
+	options := o.newOptionsCommand()
+	o.addKubeFlags(options)
+	root.AddCommand(options)
 	root.AddCommand(extra...)
+	// Usage errors show the usage line and what was probably meant; help lists a
+	// command's own flags before the kubeconfig flags (see usage.go).
+	checkArgs(root)
+	root.SetUsageFunc(usage)
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return &usageError{cmd: cmd, err: err}
+	})
 	return root
 }
+
+// newKubeFlags are kubectl's kubeconfig flags (--kubeconfig, --context, -n ...).
+func newKubeFlags() *genericclioptions.ConfigFlags { return genericclioptions.NewConfigFlags(true) }
 
 // Execute runs root with args and returns the process exit code; the error, if any, is
 // written to root's error stream.
@@ -98,6 +111,14 @@ func Execute(ctx context.Context, root *cobra.Command, args []string) int {
 	if err == nil {
 		return ExitOK
 	}
+	if cmd == root {
+		err = unknownCommand(root, err, args)
+	}
+	var usage *usageError
+	if errors.As(err, &usage) {
+		usage.print(root.ErrOrStderr())
+		return usageExitCode(usage.cmd)
+	}
 	var exit *ExitCodeError
 	if errors.As(err, &exit) {
 		if exit.Err != nil {
@@ -106,8 +127,17 @@ func Execute(ctx context.Context, root *cobra.Command, args []string) int {
 		return exit.Code
 	}
 	fmt.Fprintln(root.ErrOrStderr(), "error:", err)
-	if cmd != nil && cmd.Annotations[errorExitCodeAnnotation] != "" {
-		// e.g. diff: a bad flag or argument is an error (2), never "changes" (1).
+	if cmd != nil {
+		return usageExitCode(cmd)
+	}
+	return 1
+}
+
+// usageExitCode is the exit code of a command line cobra refused: 1, as any error of
+// the verbs that exit 0 or 1; ExitError for a verb whose 1 means something else (diff:
+// a bad flag or argument is an error (2), never "changes" (1)).
+func usageExitCode(cmd *cobra.Command) int {
+	if cmd.Annotations[errorExitCodeAnnotation] != "" {
 		return ExitError
 	}
 	return 1
