@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,7 +17,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
-	"github.com/gitsync-dev/gitsync/internal/redact"
 )
 
 type getOptions struct {
@@ -104,23 +102,21 @@ func (g *getOptions) run(ctx context.Context, args []string) error {
 		}
 		opts = append(opts, client.MatchingLabelsSelector{Selector: ls})
 	}
-	// `get sources` lists both source kinds, one table each (as `flux get sources all`).
+	// `get sources` lists both source kinds in one table (as `flux get sources all`).
 	kinds := k.listed()
 	var (
-		all    []client.Object
-		tables [][]client.Object
-		rvs    []string
+		all []client.Object
+		rvs []string
 	)
 	for _, lk := range kinds {
 		list := lk.newList()
 		if err := c.List(ctx, list, opts...); err != nil {
 			return fmt.Errorf("listing %s: %w", lk.kindName(), err)
 		}
-		objs := items(list)
-		all = append(all, objs...)
-		tables = append(tables, objs)
+		all = append(all, items(list)...)
 		rvs = append(rvs, list.(metav1.ListInterface).GetResourceVersion())
 	}
+	sortRows(k, all)
 	if len(all) == 0 && g.tabular() && !g.watch {
 		where := "namespace " + ns
 		if g.allNamespaces {
@@ -133,24 +129,8 @@ func (g *getOptions) run(ctx context.Context, args []string) error {
 		fmt.Fprintf(g.ErrOut, "No %s found in %s.\n", strings.Join(names, " or "), where)
 		return nil
 	}
-	if !g.tabular() {
-		if err := g.print(k, all, true, sel); err != nil {
-			return err
-		}
-	} else {
-		printed := false
-		for i, objs := range tables {
-			if len(objs) == 0 && (printed || i < len(tables)-1) {
-				continue
-			}
-			if printed {
-				fmt.Fprintln(g.Out)
-			}
-			if err := g.print(k, objs, true, sel); err != nil {
-				return err
-			}
-			printed = true
-		}
+	if err := g.print(k, all, true, sel); err != nil {
+		return err
 	}
 	if g.watch {
 		return g.watchObjects(ctx, c, kinds, ns, "", rvs, sel)
@@ -214,62 +194,6 @@ func (g *getOptions) print(k kind, objs []client.Object, header bool, sel status
 
 // tabular tells whether the output is a table (table or wide).
 func (g *getOptions) tabular() bool { return g.output == "table" || g.output == "wide" }
-
-// wideColumns are -o wide's extra columns: where an object's content comes from.
-func wideColumns(obj client.Object) (source, target string) {
-	switch o := obj.(type) {
-	case *gitsyncv1.Application:
-		source = o.Spec.SourceRef.Kind + "/" + o.Spec.SourceRef.Name
-		target = pathOrDot(o.Spec.Path)
-		if o.Spec.Helm != nil && o.Spec.Helm.Chart != "" {
-			target = o.Spec.Helm.Chart
-			if o.Spec.Helm.Version != "" {
-				target += " " + o.Spec.Helm.Version
-			}
-		}
-	case *gitsyncv1.GitRepository:
-		source = redact.URL(o.Spec.URL)
-		target = "-"
-		if r := o.Spec.Ref; r != nil {
-			for _, v := range []string{r.Branch, r.Tag, r.SemVer, r.Commit} {
-				if v != "" {
-					target = v
-					break
-				}
-			}
-		}
-	case *gitsyncv1.HelmRepository:
-		source, target = redact.URL(o.Spec.URL), "-"
-	}
-	return source, target
-}
-
-func printTable(w io.Writer, k kind, objs []client.Object, header, withNamespace, wide bool, now time.Time) {
-	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
-	if header {
-		if withNamespace {
-			fmt.Fprint(tw, "NAMESPACE\t")
-		}
-		fmt.Fprint(tw, "NAME\tREADY\tSYNC\tHEALTH\tREVISION\tAGE\t")
-		if wide {
-			fmt.Fprint(tw, "SOURCE\tTARGET\t")
-		}
-		fmt.Fprintln(tw, "MESSAGE")
-	}
-	for _, obj := range objs {
-		r := rowOf(obj, now)
-		if withNamespace {
-			fmt.Fprintf(tw, "%s\t", r.Namespace)
-		}
-		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t", k.namePrefix(obj), r.Name, r.Ready, r.Sync, r.Health, r.Revision, r.Age)
-		if wide {
-			source, target := wideColumns(obj)
-			fmt.Fprintf(tw, "%s\t%s\t", source, target)
-		}
-		fmt.Fprintf(tw, "%s\n", r.Message)
-	}
-	tw.Flush()
-}
 
 // printObjects writes one object, or a v1 List of them, as JSON or YAML with apiVersion
 // and kind set (a typed client leaves them empty).

@@ -33,7 +33,7 @@ func TestGet(t *testing.T) {
 
 	r = gitsync(t, "get", "sources", "-n", f.ns)
 	g.Expect(r.code).To(Equal(0), r.String())
-	g.Expect(r.out).To(MatchRegexp(`(?m)^app-repo\s+True\s+-\s+-\s+` + rev))
+	g.Expect(r.out).To(MatchRegexp(`(?m)^gitrepository/app-repo\s+True\s+` + rev))
 
 	// Label and status selectors filter.
 	g.Expect(gitsync(t, "get", "apps", "-n", f.ns, "-l", "team=a").out).To(ContainSubstring("web"))
@@ -107,4 +107,37 @@ func TestGetWatch(t *testing.T) {
 	cancel()
 	g.Eventually(done).WithTimeout(10 * time.Second).Should(Receive(Equal(0)))
 	g.Expect(env.Client.Delete(context.Background(), app, client.PropagationPolicy(metav1.DeletePropagationBackground))).To(Succeed())
+}
+
+// `get sources` is one table of GitRepositories and HelmRepositories, each row named
+// KIND/NAME, with the columns that mean something for a source (no SYNC, no HEALTH).
+func TestGetSourcesIsOneTable(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, nil)
+	rev := "main@sha1:" + f.sha
+	g.Expect(env.Client.Create(context.Background(), &gitsyncv1.HelmRepository{
+		ObjectMeta: metav1.ObjectMeta{Name: "charts", Namespace: f.ns},
+		Spec:       gitsyncv1.HelmRepositorySpec{URL: "https://127.0.0.1:1/charts"},
+	})).To(Succeed())
+
+	r := gitsync(t, "get", "sources", "-n", f.ns)
+	g.Expect(r.code).To(Equal(0), r.String())
+	lines := strings.Split(strings.TrimSuffix(r.out, "\n"), "\n")
+	g.Expect(lines).To(HaveLen(3), r.String())
+	g.Expect(strings.Fields(lines[0])).To(Equal([]string{"NAME", "READY", "REVISION", "AGE", "MESSAGE"}))
+	g.Expect(strings.Fields(lines[1])[:3]).To(Equal([]string{"gitrepository/app-repo", "True", rev}))
+	g.Expect(strings.Fields(lines[2])[0]).To(Equal("helmrepository/charts"))
+
+	r = gitsync(t, "get", "sources", "-A")
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(r.out).To(HavePrefix("NAMESPACE"))
+	g.Expect(strings.Count(r.out, "NAMESPACE")).To(Equal(1), "one header: %s", r.out)
+	g.Expect(r.out).NotTo(ContainSubstring("\n\n"))
+	g.Expect(r.out).To(MatchRegexp(`(?m)^` + f.ns + `\s+gitrepository/app-repo\s+True\s+` + rev + `\s`))
+	g.Expect(r.out).To(MatchRegexp(`(?m)^` + f.ns + `\s+helmrepository/charts\s`))
+
+	r = gitsync(t, "get", "sources", "-n", f.ns, "-o", "wide")
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(r.out).To(MatchRegexp(`^NAME\s+READY\s+REVISION\s+AGE\s+URL\s+REF\s+MESSAGE\n`))
+	g.Expect(r.out).To(MatchRegexp(`(?m)^helmrepository/charts\s.*https://127\.0\.0\.1:1/charts\s+-\s`))
 }

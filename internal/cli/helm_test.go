@@ -60,9 +60,11 @@ func TestHelmRepositoryCommands(t *testing.T) {
 
 	r := gitsync(t, "get", "sources", "-n", ns)
 	g.Expect(r.code).To(Equal(0), r.String())
-	g.Expect(r.out).To(MatchRegexp(`(?m)^git\s+False\s+-\s+-\s+-`), r.String())
-	g.Expect(r.out).To(MatchRegexp(`(?m)^helmrepo/charts\s+True\s+-\s+-\s+sha256:[0-9a-f]{64}\s`), r.String())
-	g.Expect(strings.Count(r.out, "NAME")).To(Equal(2), "one table per kind: %s", r.out)
+	// One table of both kinds, each row named KIND/NAME, without an Application's SYNC
+	// and HEALTH.
+	g.Expect(r.out).To(MatchRegexp(`(?m)^gitrepository/git\s+False\s+-\s+`), r.String())
+	g.Expect(r.out).To(MatchRegexp(`(?m)^helmrepository/charts\s+True\s+sha256:[0-9a-f]{64}\s`), r.String())
+	g.Expect(strings.Count(r.out, "NAME")).To(Equal(1), "one table of sources: %s", r.out)
 	r = gitsync(t, "get", "source", "charts", "-n", ns)
 	g.Expect(r.code).To(Equal(0), r.String())
 	g.Expect(r.out).To(MatchRegexp(`^charts\s+True`))
@@ -139,7 +141,7 @@ func TestGetSourcesWatchesHelmRepositories(t *testing.T) {
 		Spec:       gitsyncv1.HelmRepositorySpec{URL: "https://127.0.0.1:1/charts"},
 	})).To(Succeed())
 	// Nothing answers at that address: the watch prints the row with Ready False.
-	g.Eventually(out.String).WithTimeout(30 * time.Second).Should(MatchRegexp(`(?m)^helmrepo/late\s+False\s`))
+	g.Eventually(out.String).WithTimeout(30 * time.Second).Should(MatchRegexp(`(?m)^helmrepository/late\s+False\s`))
 	cancel()
 	g.Eventually(done).WithTimeout(10 * time.Second).Should(Receive(Equal(0)))
 }

@@ -84,12 +84,16 @@ func (k kind) listed() []kind {
 	return []kind{k}
 }
 
-// namePrefix marks a HelmRepository among the sources listed as k: `helmrepo/NAME`.
+// namePrefix is the KIND/ of a row of a listing of sources, which holds two kinds:
+// `gitrepository/NAME`, `helmrepository/NAME` (the names kubectl and flux take).
 func (k kind) namePrefix(obj client.Object) string {
-	if _, helm := obj.(*gitsyncv1.HelmRepository); helm && k == kindSource {
-		return string(kindHelmRepo) + "/"
+	if k != kindSource {
+		return ""
 	}
-	return ""
+	if _, helm := obj.(*gitsyncv1.HelmRepository); helm {
+		return strings.ToLower(gitsyncv1.HelmRepositoryKind) + "/"
+	}
+	return strings.ToLower(gitsyncv1.GitRepositoryKind) + "/"
 }
 
 // items returns the objects of a list of k.
