@@ -39,7 +39,7 @@ func (o *options) newGetCommand() *cobra.Command {
   gitsync get source app -n team-a -o yaml
   gitsync get apps -w
   gitsync get helmrepos -A`,
-		Args:              cobra.RangeArgs(1, 2),
+		Args:              cobra.RangeArgs(1, 3),
 		ValidArgsFunction: o.completeKindAndName,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.run(cmd.Context(), args)
@@ -77,8 +77,13 @@ func (g *getOptions) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(args) == 2 {
-		obj, k, err := getSource(ctx, c, k, client.ObjectKey{Namespace: ns, Name: args[1]})
+	if len(args) > 1 {
+		var name string
+		if k, name, err = g.objectArgs("get", args); err != nil {
+			return err
+		}
+		args = []string{args[0], name}
+		obj, k, err := getSource(ctx, c, k, client.ObjectKey{Namespace: ns, Name: name})
 		if err != nil {
 			return err
 		}

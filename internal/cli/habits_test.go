@@ -106,3 +106,27 @@ func TestTreeShowsDriftAndHooks(t *testing.T) {
 	r := gitsync(t, "tree", "app", "web", "-n", f.ns)
 	g.Expect(r.out).To(ContainSubstring("└── Hooks of the last run\n    └── Job/" + f.ns + "/migrate-x1 (PreSync, Healthy)\n"))
 }
+
+// Every verb on one object reads the same forms: `suspend|resume source git NAME` (Flux's)
+// as `reconcile source git NAME` does.
+func TestOneObjectFormForEveryVerb(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, nil)
+	repo := &gitsyncv1.GitRepository{}
+	for _, vs := range [][2]string{{"suspend", "suspended"}, {"resume", "resumed"}} {
+		verb, state := vs[0], vs[1]
+		r := gitsync(t, verb, "source", "git", "app-repo", "-n", f.ns)
+		g.Expect(r.code).To(Equal(0), r.String())
+		g.Expect(r.err).To(Equal("(gitsync's form: gitsync " + verb + " source app-repo)\n"))
+		g.Expect(r.out).To(Equal("GitRepository " + f.ns + "/app-repo " + state + "\n"))
+		g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: f.ns, Name: "app-repo"}, repo)).To(Succeed())
+		g.Expect(repo.Spec.Suspend).To(Equal(verb == "suspend"))
+	}
+	r := gitsync(t, "get", "source", "git", "app-repo", "-n", f.ns)
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(r.out).To(MatchRegexp(`(?m)^gitrepository/app-repo\s+True\s`))
+
+	r = gitsync(t, "suspend", "source", "oci", "app-repo", "-n", f.ns)
+	g.Expect(r.code).To(Equal(1), r.String())
+	g.Expect(r.err).To(Equal("error: accepts 2 arg(s) (KIND NAME), or Flux's `source git|helm NAME`; received 3\n"))
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
@@ -35,6 +36,34 @@ func parseKind(s string) (kind, error) {
 		return kindApp, nil
 	}
 	return "", fmt.Errorf("unknown kind %q: use sources, helmrepos or apps", s)
+}
+
+// objectArgsCount is the argument check of the verbs that take one object: `KIND NAME`,
+// or Flux's `source git|helm NAME` (see objectArgs).
+var objectArgsCount = cobra.RangeArgs(2, 3)
+
+// objectArgs reads the object of `gitsync VERB KIND NAME`, the one form every verb on
+// one object takes: KIND as parseKind reads it, or Flux's `source git NAME` and `source
+// helm NAME`, after which it says what gitsync's form is.
+func (o *options) objectArgs(verb string, args []string) (kind, string, error) {
+	if len(args) == 2 {
+		k, err := parseKind(args[0])
+		return k, args[1], err
+	}
+	if len(args) == 3 && strings.EqualFold(args[0], "source") {
+		var k kind
+		switch strings.ToLower(args[1]) {
+		case "git":
+			k = kindSource
+		case "helm":
+			k = kindHelmRepo
+		}
+		if k != "" {
+			fmt.Fprintf(o.ErrOut, "(gitsync's form: gitsync %s %s %s)\n", verb, k, args[2])
+			return k, args[2], nil
+		}
+	}
+	return "", "", fmt.Errorf("accepts 2 arg(s) (KIND NAME), or Flux's `source git|helm NAME`; received %d", len(args))
 }
 
 // sourceKind is the CLI kind of an Application's source.

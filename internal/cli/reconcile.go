@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -34,7 +33,7 @@ func (o *options) newReconcileCommand() *cobra.Command {
   gitsync reconcile source app-repo
   gitsync reconcile helmrepo podinfo
   gitsync reconcile source git app-repo     # Flux's form is read too`,
-		Args:              cobra.RangeArgs(2, 3),
+		Args:              objectArgsCount,
 		ValidArgsFunction: o.completeKindAndName,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r.readFlags(cmd)
@@ -62,11 +61,7 @@ func (r *reconcileOptions) readFlags(cmd *cobra.Command) {
 }
 
 func (r *reconcileOptions) run(ctx context.Context, args []string) error {
-	args, err := r.fluxForm(args)
-	if err != nil {
-		return err
-	}
-	k, err := parseKind(args[0])
+	k, name, err := r.objectArgs("reconcile", args)
 	if err != nil {
 		return err
 	}
@@ -78,7 +73,7 @@ func (r *reconcileOptions) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return r.reconcileObject(ctx, c, k, client.ObjectKey{Namespace: ns, Name: args[1]})
+	return r.reconcileObject(ctx, c, k, client.ObjectKey{Namespace: ns, Name: name})
 }
 
 // reconcileObject requests a reconcile of key (with --with-source, of its source
@@ -259,7 +254,8 @@ func (o *options) newSuspendCommand(suspend bool) *cobra.Command {
 	return &cobra.Command{
 		Use:               verb + " source|helmrepo|app NAME",
 		Short:             short,
-		Args:              cobra.ExactArgs(2),
+		Example:           fmt.Sprintf("  gitsync %s app web\n  gitsync %s source app-repo\n  gitsync %s source git app-repo     # Flux's form is read too", verb, verb, verb),
+		Args:              objectArgsCount,
 		ValidArgsFunction: o.completeKindAndName,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.setSuspend(cmd.Context(), args, suspend)
@@ -268,7 +264,11 @@ func (o *options) newSuspendCommand(suspend bool) *cobra.Command {
 }
 
 func (o *options) setSuspend(ctx context.Context, args []string, suspend bool) error {
-	k, err := parseKind(args[0])
+	verb := "resume"
+	if suspend {
+		verb = "suspend"
+	}
+	k, name, err := o.objectArgs(verb, args)
 	if err != nil {
 		return err
 	}
@@ -280,7 +280,7 @@ func (o *options) setSuspend(ctx context.Context, args []string, suspend bool) e
 	if err != nil {
 		return err
 	}
-	return o.patchSuspend(ctx, c, k, client.ObjectKey{Namespace: ns, Name: args[1]}, suspend)
+	return o.patchSuspend(ctx, c, k, client.ObjectKey{Namespace: ns, Name: name}, suspend)
 }
 
 // patchSuspend sets spec.suspend of key (resume also clears an Application's pin and
@@ -320,25 +320,6 @@ func (o *options) patchSuspend(ctx context.Context, c client.Client, k kind, key
 	}
 	fmt.Fprintf(o.Out, "%s %s %s\n", k.kindName(), key, state)
 	return nil
-}
-
-// fluxForm reads Flux's `reconcile source git|helm NAME` as gitsync's `reconcile
-// source|helmrepo NAME`, and says what gitsync's form is.
-func (r *reconcileOptions) fluxForm(args []string) ([]string, error) {
-	if len(args) == 2 {
-		return args, nil
-	}
-	if strings.ToLower(args[0]) == "source" {
-		switch strings.ToLower(args[1]) {
-		case "git":
-			fmt.Fprintf(r.ErrOut, "(gitsync's form: gitsync reconcile source %s)\n", args[2])
-			return []string{"source", args[2]}, nil
-		case "helm":
-			fmt.Fprintf(r.ErrOut, "(gitsync's form: gitsync reconcile helmrepo %s)\n", args[2])
-			return []string{"helmrepo", args[2]}, nil
-		}
-	}
-	return nil, fmt.Errorf("accepts 2 arg(s) (KIND NAME), or Flux's `source git|helm NAME`; received %d", len(args))
 }
 
 // newSyncCommand is Argo CD's `sync`: `gitsync sync app NAME` is `gitsync reconcile app
