@@ -82,11 +82,16 @@ func (r *reconcileOptions) reconcileObject(ctx context.Context, c client.WithWat
 	ns := key.Namespace
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
-	if k == kindApp && r.withSource {
-		app := &gitsyncv1.Application{}
+	// The history before the request: what the request did is what is newer.
+	var before []gitsyncv1.SyncHistoryEntry
+	app := &gitsyncv1.Application{}
+	if k == kindApp {
 		if err := c.Get(ctx, key, app); err != nil {
 			return notFoundOr(err, kindApp, ns, key.Name)
 		}
+		before = app.Status.History
+	}
+	if k == kindApp && r.withSource {
 		srcKey := render.SourceKey(app)
 		srcKind := sourceKind(app)
 		indexBefore := helmIndex(ctx, c, srcKind, srcKey)
@@ -94,7 +99,7 @@ func (r *reconcileOptions) reconcileObject(ctx context.Context, c client.WithWat
 		if err != nil {
 			return err
 		}
-		r.printOutcome(src, srcKind, srcKey)
+		r.printOutcome(src, srcKind, srcKey, nil)
 		// The controller reads the source from its cache, which may not hold the new
 		// artifact yet when it handles the request: ask again (a few times at most)
 		// until the Application has handled the source's revision. A HelmRepository's
@@ -119,7 +124,7 @@ func (r *reconcileOptions) reconcileObject(ctx context.Context, c client.WithWat
 				return err
 			}
 			if handled(obj.(*gitsyncv1.Application)) || i == 2 {
-				r.printOutcome(obj, kindApp, key)
+				r.printOutcome(obj, kindApp, key, before)
 				return nil
 			}
 		}
@@ -128,7 +133,7 @@ func (r *reconcileOptions) reconcileObject(ctx context.Context, c client.WithWat
 	if err != nil {
 		return err
 	}
-	r.printOutcome(obj, k, key)
+	r.printOutcome(obj, k, key, before)
 	return nil
 }
 
@@ -193,9 +198,10 @@ func (r *reconcileOptions) reconcile(ctx context.Context, c client.WithWatch, k 
 	return obj, nil
 }
 
-// printOutcome says what the reconcile did: the revision, and for an Application the
-// counts of its last sync and its health.
-func (r *reconcileOptions) printOutcome(obj client.Object, k kind, key client.ObjectKey) {
+// printOutcome says what the reconcile did: the revision, and for an Application what
+// this request's sync did (the counts of the history entry newer than before, the
+// history before the request), or that it changed nothing, and its health.
+func (r *reconcileOptions) printOutcome(obj client.Object, k kind, key client.ObjectKey, before []gitsyncv1.SyncHistoryEntry) {
 	switch o := obj.(type) {
 	case *gitsyncv1.GitRepository:
 		rev := "-"
@@ -210,15 +216,33 @@ func (r *reconcileOptions) printOutcome(obj client.Object, k kind, key client.Ob
 		}
 		fmt.Fprintf(r.Out, "✔ %s %s: index %s\n", k.kindName(), key, rev)
 	case *gitsyncv1.Application:
-		fmt.Fprintf(r.Out, "✔ %s %s: applied revision %s", k.kindName(), key, o.Status.LastAppliedRevision)
-		if h := o.Status.History; len(h) > 0 && h[0].Revision == o.Status.LastAppliedRevision {
-			fmt.Fprintf(r.Out, " (%d created, %d configured, %d unchanged, %d pruned)", h[0].Created, h[0].Configured, h[0].Unchanged, h[0].Pruned)
+		if h := newSyncs(o.Status.History, before); len(h) > 0 {
+			fmt.Fprintf(r.Out, "✔ %s %s: applied revision %s (%d created, %d configured, %d unchanged, %d pruned)",
+				k.kindName(), key, h[0].Revision, h[0].Created, h[0].Configured, h[0].Unchanged, h[0].Pruned)
+		} else {
+			// A sync that changed nothing writes no history entry.
+			fmt.Fprintf(r.Out, "✔ %s %s: up to date, no changes (applied revision %s)", k.kindName(), key, o.Status.LastAppliedRevision)
 		}
 		if o.Status.Health != nil {
 			fmt.Fprintf(r.Out, ", health %s", o.Status.Health.Status)
 		}
 		fmt.Fprintln(r.Out)
 	}
+}
+
+// newSyncs are the entries of history newer than the newest of before (history read
+// before a request), newest first: the syncs that ran since.
+func newSyncs(history, before []gitsyncv1.SyncHistoryEntry) []gitsyncv1.SyncHistoryEntry {
+	if len(before) == 0 {
+		return history
+	}
+	last := before[0]
+	for i, h := range history {
+		if h.Revision == last.Revision && h.Result == last.Result && h.StartedAt.Equal(&last.StartedAt) {
+			return history[:i]
+		}
+	}
+	return history
 }
 
 func handledAt(obj client.Object) string {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -227,4 +228,30 @@ func TestReconcileWaitsForAWaitingSync(t *testing.T) {
 	g.Expect(r.code).To(Equal(0), r.String())
 	g.Expect(r.out).To(ContainSubstring("◎ waiting for the sync: PreSync: waiting for Job/migrate"))
 	g.Expect(r.out).To(ContainSubstring("Application " + f.ns + "/web: applied revision main@sha1:" + sha))
+}
+
+// reconcile prints what its own request did: the counts of the sync it started, or
+// "no changes" when the sync changed nothing (and wrote no history), never the counts
+// of an earlier sync.
+func TestReconcileSaysWhatThisRequestDid(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, nil) // its first sync created 3 objects
+	rev := "main@sha1:" + f.sha
+
+	r := gitsync(t, "reconcile", "app", "web", "-n", f.ns)
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(r.out).To(ContainSubstring("✔ Application " + f.ns + "/web: up to date, no changes (applied revision " + rev + ")"))
+	g.Expect(r.out).NotTo(ContainSubstring("created"))
+
+	files := appFiles("nginx:1.0", "old-s3cret-value")
+	files["app/configmap.yaml"] = strings.Replace(configMapYAML, "hello", "bonjour", 1)
+	sha := f.repo.Commit("main", "greeting", files)
+	r = gitsync(t, "reconcile", "app", "web", "-n", f.ns, "--with-source")
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(r.out).To(ContainSubstring("✔ Application " + f.ns + "/web: applied revision main@sha1:" + sha + " (0 created, 1 configured, 2 unchanged, 0 pruned)"))
+
+	r = gitsync(t, "reconcile", "app", "web", "-n", f.ns)
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(r.out).To(ContainSubstring("up to date, no changes (applied revision main@sha1:" + sha + ")"))
+	g.Expect(r.out).NotTo(ContainSubstring("configured"))
 }

@@ -49,6 +49,7 @@ func (o *options) rollback(ctx context.Context, ns, name, to string) error {
 	if err != nil {
 		return err
 	}
+	before := app.Status.History
 	base := client.MergeFrom(app.DeepCopy())
 	app.Spec.PinnedRevision = rev
 	if err := c.Patch(ctx, app, base); err != nil {
@@ -61,7 +62,7 @@ func (o *options) rollback(ctx context.Context, ns, name, to string) error {
 	if err != nil {
 		return err
 	}
-	r.printOutcome(obj, kindApp, client.ObjectKeyFromObject(app))
+	r.printOutcome(obj, kindApp, client.ObjectKeyFromObject(app), before)
 	return nil
 }
 
