@@ -55,9 +55,11 @@ func BuildWith(root, path string, opts Options) ([]*unstructured.Unstructured, e
 	if err != nil {
 		return nil, err
 	}
+	// Errors name files (and the path) relative to root but do not say "building PATH":
+	// every caller says what it was building (the path at a revision, a local --path).
 	dir, err := resolvePath(absRoot, path)
 	if err != nil {
-		return nil, fmt.Errorf("building %s: %w", path, err)
+		return nil, err
 	}
 	fsys, err := newConfinedFS(absRoot)
 	if err != nil {
@@ -67,11 +69,7 @@ func BuildWith(root, path string, opts Options) ([]*unstructured.Unstructured, e
 	if kustomizationFile(dir) != "" {
 		return buildKustomize(fsys, absRoot, dir)
 	}
-	objs, err := buildPlain(absRoot, dir, opts.Filter)
-	if err != nil {
-		return nil, fmt.Errorf("building %s: %w", relToRoot(absRoot, dir), err)
-	}
-	return objs, nil
+	return buildPlain(absRoot, dir, opts.Filter)
 }
 
 // canonicalRoot returns root as an absolute path with symlinks resolved: the form
@@ -148,17 +146,17 @@ func buildKustomize(fsys confinedFS, root, dir string) ([]*unstructured.Unstruct
 	rel := relToRoot(root, dir)
 	c := newChecker(fsys, root)
 	if err := c.dir(dir, false); err != nil {
-		return nil, fmt.Errorf("building %s: %w", rel, err)
+		return nil, err
 	}
 	if err := c.loads(dir); err != nil {
-		return nil, fmt.Errorf("building %s: %w", rel, err)
+		return nil, err
 	}
 	out, err := runKustomize(fsys, dir)
 	if err != nil && fsys.budget.refused != nil {
 		return nil, fmt.Errorf("kustomize build %s: %w", rel, fsys.budget.refused)
 	}
 	if err != nil {
-		return nil, relativeError(root, fmt.Errorf("kustomize build %s: %w", rel, err))
+		return nil, relativeError(root, fixYAMLLine(fmt.Errorf("kustomize build %s: %w", rel, err)))
 	}
 	if len(out) > MaxRenderSize {
 		return nil, fmt.Errorf("kustomize build %s: the output is %s, over the %s limit for one build: %w",

@@ -97,7 +97,7 @@ func TestBuildPlainSaysWhyNothingRenders(t *testing.T) {
 		{
 			name:  "only jsonnet",
 			files: map[string]string{"app/main.jsonnet": "{}", "app/lib/util.libsonnet": "{}", "app/README.md": "x"},
-			want:  []string{"building app: app holds no Kubernetes manifests (.yaml, .yml, .json files) but 2 jsonnet files (app/lib/util.libsonnet, app/main.jsonnet): jsonnet is not supported"},
+			want:  []string{"app holds no Kubernetes manifests (.yaml, .yml, .json files) but 2 jsonnet files (app/lib/util.libsonnet, app/main.jsonnet): jsonnet is not supported"},
 		},
 		{
 			name: "helm chart",
@@ -106,7 +106,7 @@ func TestBuildPlainSaysWhyNothingRenders(t *testing.T) {
 				"app/values.yaml":               "replicas: 1\n",
 				"app/templates/deployment.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n",
 			},
-			want: []string{"building app: app/Chart.yaml holds a Helm chart (Chart.yaml): a chart is rendered when it is the Application's path itself"},
+			want: []string{"app/Chart.yaml holds a Helm chart (Chart.yaml): a chart is rendered when it is the Application's path itself"},
 		},
 		{
 			name:  "helm chart below the path",

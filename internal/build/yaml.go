@@ -40,7 +40,7 @@ func decodeManifests(name string, data []byte, b *budget) ([]*unstructured.Unstr
 			return objs, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("parsing %s: %w", name, redactError(err))
+			return nil, fmt.Errorf("parsing %s: %w", name, redactError(fixYAMLLine(err)))
 		}
 		if len(n.Content) == 0 || n.Content[0].ShortTag() == "!!null" {
 			continue
