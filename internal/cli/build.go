@@ -105,8 +105,8 @@ func (b *buildOptions) run(ctx context.Context, args []string) error {
 		return err
 	}
 	if len(r.encrypted) > 0 {
-		fmt.Fprintf(b.ErrOut, "# %d SOPS-encrypted files or documents left encrypted (--decrypt decrypts them): %s\n",
-			len(r.encrypted), strings.Join(r.encrypted, ", "))
+		fmt.Fprintf(b.ErrOut, "# %s left encrypted (--decrypt decrypts them): %s\n",
+			encryptedCount(r.encrypted), strings.Join(r.encrypted, ", "))
 	}
 	w := io.Writer(b.Out)
 	if !b.decrypt || !b.showSecrets {

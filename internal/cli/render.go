@@ -46,10 +46,20 @@ func newRendered(res *render.Result, from string) *rendered {
 		from += " (offline: no cluster; a chart saw Helm's default capabilities and lookup found nothing)"
 	}
 	if len(res.Encrypted) > 0 {
-		from += fmt.Sprintf(" (%d SOPS-encrypted files or documents left encrypted and not compared: %s; --decrypt decrypts them with your rights to the decryption Secret)",
-			len(res.Encrypted), strings.Join(res.Encrypted, ", "))
+		from += fmt.Sprintf(" (%s left encrypted and not compared: %s; --decrypt decrypts them with your rights to the decryption Secret)",
+			encryptedCount(res.Encrypted), strings.Join(res.Encrypted, ", "))
 	}
 	return &rendered{objects: res.Objects, from: from, encrypted: res.Encrypted, sensitive: res.Sensitive}
+}
+
+// encryptedCount counts what a render left SOPS-encrypted (render.Result.Encrypted: a
+// file, and the objects made of it, once): "1 SOPS-encrypted file", "2 ... files or
+// documents".
+func encryptedCount(encrypted []string) string {
+	if len(encrypted) == 1 {
+		return "1 SOPS-encrypted file or document"
+	}
+	return fmt.Sprintf("%d SOPS-encrypted files or documents", len(encrypted))
 }
 
 // clusterOf is what a render takes from the cluster, read as the person running the

@@ -82,7 +82,8 @@ func TestSecretsMaskedInDiffBuildAndUI(t *testing.T) {
 	r := gitsync(t, "diff", "app", "web", "-n", ns)
 	g.Expect(r.code).To(Equal(0), r.String())
 	g.Expect(r.out).To(ContainSubstring("encrypted  Secret/" + ns + "/db (SOPS-encrypted, not compared: --decrypt)"))
-	g.Expect(r.out).To(ContainSubstring("left encrypted and not compared: Secret/db, app/db.yaml"))
+	// One encrypted file, one Secret made of it: counted once.
+	g.Expect(r.out).To(ContainSubstring("(1 SOPS-encrypted file or document left encrypted and not compared: app/db.yaml;"))
 	noValues(r)
 
 	r = gitsync(t, "diff", "app", "web", "-n", ns, "--decrypt")
@@ -100,7 +101,7 @@ func TestSecretsMaskedInDiffBuildAndUI(t *testing.T) {
 	r = gitsync(t, "build", "app", "web", "-n", ns)
 	g.Expect(r.code).To(Equal(0), r.String())
 	g.Expect(r.out).To(ContainSubstring("ENC[AES256_GCM,"))
-	g.Expect(r.err).To(ContainSubstring("left encrypted (--decrypt decrypts them): Secret/db, app/db.yaml"))
+	g.Expect(r.err).To(ContainSubstring("# 1 SOPS-encrypted file or document left encrypted (--decrypt decrypts them): app/db.yaml\n"))
 	noValues(r)
 	r = gitsync(t, "build", "app", "web", "-n", ns, "--decrypt")
 	g.Expect(r.code).To(Equal(0), r.String())

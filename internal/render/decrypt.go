@@ -3,8 +3,11 @@ package render
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -57,6 +60,9 @@ type decryption struct {
 
 	mu        sync.Mutex
 	encrypted []string // what a preview left encrypted
+	// kept are the SOPS files a preview left encrypted: an object made of one of them
+	// (its document, or a Secret entry holding it) is that file, not one more thing.
+	kept      [][]byte
 	sensitive map[string]bool
 }
 
@@ -94,7 +100,13 @@ func (d *decryption) file(rel string, data []byte) ([]byte, error) {
 		return data, nil
 	}
 	if d.keep {
-		d.note(rel)
+		d.mu.Lock()
+		seen := d.inKeptFiles(data)
+		d.kept = append(d.kept, data)
+		d.mu.Unlock()
+		if !seen {
+			d.note(rel)
+		}
 		return data, nil
 	}
 	if d.dec == nil {
@@ -138,7 +150,9 @@ func (d *decryption) objects(objs []*unstructured.Unstructured) error {
 	}
 	if d.keep {
 		for _, i := range left {
-			d.note(utils.FmtUnstructured(objs[i]))
+			if !d.fromKeptFile(objs[i]) {
+				d.note(utils.FmtUnstructured(objs[i]))
+			}
 		}
 		return nil
 	}
@@ -160,6 +174,51 @@ func (d *decryption) objects(objs []*unstructured.Unstructured) error {
 		d.learnObject(before[j].Object, some[j].Object)
 	}
 	return nil
+}
+
+// encToken is one SOPS-encrypted value.
+var encToken = regexp.MustCompile(`ENC\[AES256_GCM,[^\]]*\]`)
+
+// inKeptFiles tells whether every SOPS-encrypted value in data is in a file the preview
+// already noted: then data (a chart's rendered template, an object of that file, a
+// Secret generated from it) is that file again, not one more thing left encrypted.
+func (d *decryption) inKeptFiles(data []byte) bool {
+	tokens := encToken.FindAll(data, -1)
+	if len(tokens) == 0 {
+		return false
+	}
+	for _, tok := range tokens {
+		found := false
+		for _, f := range d.kept {
+			if bytes.Contains(f, tok) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// fromKeptFile is inKeptFiles for an object: its fields, and the decoded values of a
+// Secret's data.
+func (d *decryption) fromKeptFile(obj *unstructured.Unstructured) bool {
+	data, err := json.Marshal(obj.Object)
+	if err != nil {
+		return false
+	}
+	m, _ := obj.Object["data"].(map[string]any)
+	for _, v := range m {
+		s, _ := v.(string)
+		if plain, err := base64.StdEncoding.DecodeString(s); err == nil {
+			data = append(append(data, '\n'), plain...)
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.inKeptFiles(data)
 }
 
 // offline is the error for an encrypted file or object without the keys.
