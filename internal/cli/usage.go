@@ -46,8 +46,15 @@ func usage(c *cobra.Command) error {
 	if cluster.HasAvailableFlags() {
 		fmt.Fprintf(w, "\n\nCluster flags:\n%s", strings.TrimRight(cluster.FlagUsages(), " \n"))
 	}
-	if hidden > 0 {
-		fmt.Fprintf(w, "\n\nUse \"%s options\" for the other %d kubeconfig flags (--as, --token, --server ...), which every command takes.", c.Root().Name(), hidden)
+	if len(hidden) > 0 {
+		var some []string
+		for _, name := range []string{"as", "token", "server", "user", "cluster"} {
+			if hidden[name] && len(some) < 3 {
+				some = append(some, "--"+name)
+			}
+		}
+		fmt.Fprintf(w, "\n\nUse \"%s options\" for the other %d kubeconfig flags (%s ...), which every command takes.",
+			c.Root().Name(), len(hidden), strings.Join(some, ", "))
 	}
 	if c.HasAvailableSubCommands() {
 		fmt.Fprintf(w, "\n\nUse \"%s [command] --help\" for more information about a command.", c.CommandPath())
@@ -57,24 +64,34 @@ func usage(c *cobra.Command) error {
 }
 
 // splitFlags sorts c's flags into its own, the clusterFlags among the kubeconfig flags
-// it takes, and the count of its other kubeconfig flags (shown by `gitsync options`).
-func splitFlags(c *cobra.Command) (own, cluster *pflag.FlagSet, hidden int) {
+// it takes, and the names of its other kubeconfig flags (shown by `gitsync options`).
+func splitFlags(c *cobra.Command) (own, cluster *pflag.FlagSet, hidden map[string]bool) {
+	hidden = map[string]bool{}
 	own = pflag.NewFlagSet(c.Name(), pflag.ContinueOnError)
 	cluster = pflag.NewFlagSet(c.Name(), pflag.ContinueOnError)
-	kube := kubeFlagNames()
+	names := kubeFlagNames()
+	// A kubeconfig flag is one addKubeFlags gave c (persistent); `run` has a --kubeconfig
+	// of its own.
+	kube := func(f *pflag.Flag) bool { return names[f.Name] && c.PersistentFlags().Lookup(f.Name) == f }
 	c.LocalFlags().VisitAll(func(f *pflag.Flag) {
 		switch {
-		case !kube[f.Name]:
+		case !kube(f):
 			own.AddFlag(f)
 		case isClusterFlag(f.Name):
 			cluster.AddFlag(f)
 		case !f.Hidden:
-			hidden++
+			hidden[f.Name] = true
 		}
 	})
+	// A subcommand (`bootstrap git`) inherits its parent's kubeconfig flags.
 	c.InheritedFlags().VisitAll(func(f *pflag.Flag) {
-		if !kube[f.Name] {
+		switch {
+		case !names[f.Name]:
 			own.AddFlag(f)
+		case isClusterFlag(f.Name):
+			cluster.AddFlag(f)
+		case !f.Hidden:
+			hidden[f.Name] = true
 		}
 	})
 	return own, cluster, hidden

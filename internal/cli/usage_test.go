@@ -119,4 +119,11 @@ func TestHelpShowsTheCommandsOwnFlagsFirst(t *testing.T) {
 	own, _, _ = strings.Cut(r.out, "Cluster flags:")
 	g.Expect(own).To(ContainSubstring("-A, --all-namespaces"))
 	g.Expect(own).To(ContainSubstring("--status-selector"))
+
+	// bootstrap git's own --token (Git's) is its own flag, not the kubeconfig's.
+	r = gitsync(t, "bootstrap", "git", "--help")
+	g.Expect(r.code).To(Equal(0), r.String())
+	own, cluster, _ = strings.Cut(r.out, "Cluster flags:")
+	g.Expect(own).To(MatchRegexp(`\n      --token string +HTTP bearer token`))
+	g.Expect(cluster).To(ContainSubstring(`Use "gitsync options" for the other 16 kubeconfig flags (--as, --server, --user ...)`))
 }
