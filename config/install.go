@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
-//go:embed default/*.yaml full-privilege/*.yaml manager/*.yaml rbac/*.yaml rbac/tenant-mode/*.yaml crd/*.yaml crd/patches/*.yaml crd/bases/*.yaml
+//go:embed default/*.yaml full-privilege/*.yaml manager/*.yaml rbac/*.yaml rbac/tenant-mode/*.yaml crd/*.yaml crd/bases/*.yaml
 var installFS embed.FS
 
 // Install renders config/default (CRDs, RBAC, the manager in gitsync-system) with

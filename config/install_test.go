@@ -68,7 +68,7 @@ func TestDefaultInstallIsValid(t *testing.T) {
 	}
 	NewWithT(t).Expect(kinds).To(Equal(map[string]int{
 		"CustomResourceDefinition": 5, "Namespace": 1, "ServiceAccount": 1, "ClusterRole": 1,
-		"ClusterRoleBinding": 1, "Role": 2, "RoleBinding": 2, "Deployment": 1, "Service": 2,
+		"ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1, "Deployment": 1, "Service": 1,
 	}))
 	serverDryRun(t, objs)
 }

@@ -23,6 +23,9 @@ type runOptions struct {
 	kubeconfig        string
 	denyEgress        string
 	webhookSecretFile string
+	// conversionPort and conversionCertDir hold deprecated flags that have no effect.
+	conversionPort    int
+	conversionCertDir string
 	shard             string
 	operator          operator.Options
 	render            renderFlags
@@ -86,10 +89,13 @@ func newRunCommandWith(o *runOptions) *cobra.Command {
 	f.DurationVar(&o.operator.Caps.MaxTimeout, "max-timeout", time.Hour, "the longest timeout a spec may set (an apply, a hook, a wave, a health wait); longer ones are lowered to it (0: no limit)")
 	f.DurationVar(&o.operator.Caps.MinInterval, "min-interval", 10*time.Second, "the shortest interval a spec may set; shorter ones are raised to it (0: no limit)")
 	f.Int64Var(&o.operator.Caps.MaxArtifactSize, "max-artifact-size", 1<<30, "the most bytes a GitRepository fetch may download; a larger spec.maxSize, or 0 (no limit), is lowered to it (0: no limit)")
-	f.IntVar(&o.operator.ConversionPort, "conversion-port", 9443,
-		"port of the CRDs' conversion webhook (TLS), served when the CRDs name one; its certificate is issued, renewed and injected by the operator (0 turns it off)")
-	f.StringVar(&o.operator.ConversionCertDir, "conversion-cert-dir", "",
-		"directory holding tls.crt and tls.key of the conversion webhook when someone else (OLM) issues them; empty: the operator manages its own")
+	// The CRDs convert with strategy None since their versions' schemas are equal: no
+	// conversion webhook is served. The flags stay accepted (scripts, the v0.1.0 bundle).
+	f.IntVar(&o.conversionPort, "conversion-port", 0, "deprecated, no effect: the CRDs need no conversion webhook")
+	f.StringVar(&o.conversionCertDir, "conversion-cert-dir", "", "deprecated, no effect: the CRDs need no conversion webhook")
+	for _, name := range []string{"conversion-port", "conversion-cert-dir"} {
+		_ = f.MarkDeprecated(name, "it has no effect: the CRDs convert with strategy None, without a webhook")
+	}
 	f.StringVar(&o.webhookSecretFile, "webhook-secret-file", "", "file holding an operator-wide webhook secret that verifies deliveries for every repository")
 	return cmd
 }

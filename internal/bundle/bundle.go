@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"sort"
 	"strings"
 
@@ -13,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gitsync-dev/gitsync/config"
@@ -131,26 +129,6 @@ func Generate(version, image string) (map[string][]byte, error) {
 			files["manifests/"+obj.GetName()+"_v1_service.yaml"] = data
 		}
 	}
-	webhook, err := conversionWebhook(objs)
-	if err != nil {
-		return nil, err
-	}
-	if webhook != nil {
-		csv.Spec.WebhookDefinitions = []WebhookDescription{*webhook}
-		// OLM issues the serving certificate and mounts it here: the operator must not
-		// issue and inject one of its own (its rotator would fight OLM over caBundle).
-		for i := range csv.Spec.Install.Spec.DeploymentSpecs {
-			if csv.Spec.Install.Spec.DeploymentSpecs[i].Name != webhook.DeploymentName {
-				continue
-			}
-			containers := csv.Spec.Install.Spec.DeploymentSpecs[i].Spec.Template.Spec.Containers
-			for j := range containers {
-				if containers[j].Name == "manager" {
-					containers[j].Args = append(containers[j].Args, "--conversion-cert-dir="+OLMCertDir)
-				}
-			}
-		}
-	}
 	sort.Slice(csv.Spec.CustomResourceDefinitions.Owned, func(i, j int) bool {
 		return csv.Spec.CustomResourceDefinitions.Owned[i].Name < csv.Spec.CustomResourceDefinitions.Owned[j].Name
 	})
@@ -170,63 +148,6 @@ func Generate(version, image string) (map[string][]byte, error) {
 		"",
 	}, "\n"))
 	return files, nil
-}
-
-// OLMCertDir is where OLM mounts the serving certificate of a webhook it declares.
-const OLMCertDir = "/tmp/k8s-webhook-server/serving-certs"
-
-// conversionWebhook declares the conversion webhook of the CRDs that config/ converts
-// through the operator's Service (nil when none does): under OLM, OLM's certificate and
-// Service take the place of the operator's own.
-func conversionWebhook(objs []*unstructured.Unstructured) (*WebhookDescription, error) {
-	var crds []string
-	var service map[string]any
-	for _, obj := range objs {
-		if obj.GetKind() != "CustomResourceDefinition" {
-			continue
-		}
-		if s, _, _ := unstructured.NestedString(obj.Object, "spec", "conversion", "strategy"); s != "Webhook" {
-			continue
-		}
-		svc, found, err := unstructured.NestedMap(obj.Object, "spec", "conversion", "webhook", "clientConfig", "service")
-		if err != nil || !found {
-			return nil, fmt.Errorf("CRD %s: a conversion webhook without a Service", obj.GetName())
-		}
-		if service != nil && !reflect.DeepEqual(service, svc) {
-			return nil, fmt.Errorf("CRD %s: a second conversion webhook Service", obj.GetName())
-		}
-		service = svc
-		crds = append(crds, obj.GetName())
-	}
-	if len(crds) == 0 {
-		return nil, nil
-	}
-	sort.Strings(crds)
-	w := &WebhookDescription{
-		GenerateName: "cgitsync.dev", Type: "ConversionWebhook", SideEffects: "None",
-		AdmissionReviewVersions: []string{"v1"}, ConversionCRDs: crds,
-	}
-	w.WebhookPath, _, _ = unstructured.NestedString(service, "path")
-	port, _, _ := unstructured.NestedInt64(service, "port")
-	w.ContainerPort = int32(port)
-	name, _, _ := unstructured.NestedString(service, "name")
-	for _, obj := range objs {
-		switch {
-		case obj.GetKind() == "Deployment":
-			w.DeploymentName = obj.GetName()
-		case obj.GetKind() == "Service" && obj.GetName() == name:
-			ports, _, _ := unstructured.NestedSlice(obj.Object, "spec", "ports")
-			for _, p := range ports {
-				if p, ok := p.(map[string]any); ok && p["port"] == port {
-					w.TargetPort = intstr.Parse(fmt.Sprint(p["targetPort"]))
-				}
-			}
-		}
-	}
-	if w.DeploymentName == "" || w.TargetPort.String() == "0" || w.TargetPort.String() == "" {
-		return nil, fmt.Errorf("the conversion webhook's Service %s (port %d) or Deployment is not in config/", name, port)
-	}
-	return w, nil
 }
 
 func fromUnstructured(obj *unstructured.Unstructured, into any) error {

@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gitsync-dev/gitsync/config"
-	"github.com/gitsync-dev/gitsync/internal/conversion"
 )
 
 // The committed bundle/ is what `make bundle` generates from config/ now, at the version
@@ -60,15 +59,14 @@ func TestBundleIsCurrent(t *testing.T) {
 	g.Expect(committed.Spec.Install.Spec.ClusterPermissions).NotTo(BeEmpty())
 	g.Expect(committed.Spec.Install.Spec.ClusterPermissions[0].ServiceAccountName).To(Equal(deployments[0].Spec.Template.Spec.ServiceAccountName))
 
-	// The kinds served in two versions are converted by the manager, with OLM's certificate.
-	g.Expect(committed.Spec.WebhookDefinitions).To(HaveLen(1))
-	webhook := committed.Spec.WebhookDefinitions[0]
-	g.Expect(webhook.Type).To(Equal("ConversionWebhook"))
-	g.Expect(webhook.ConversionCRDs).To(Equal(conversion.CRDs))
-	g.Expect(webhook.DeploymentName).To(Equal(deployments[0].Name))
-	g.Expect(webhook.WebhookPath).To(Equal(conversion.Path))
-	g.Expect(deployments[0].Spec.Template.Spec.Containers[0].Ports).To(ContainElement(
-		And(HaveField("Name", webhook.TargetPort.StrVal), HaveField("ContainerPort", BeNumerically("==", 9443)))))
+	// The kinds served in two versions convert without a webhook (strategy None): OLM is
+	// asked for no webhook and no certificate, the manager serves no conversion port.
+	g.Expect(string(data)).NotTo(ContainSubstring("webhookdefinitions"))
+	g.Expect(string(data)).NotTo(ContainSubstring("conversion"))
+	g.Expect(deployments[0].Spec.Template.Spec.Containers[0].Ports).NotTo(ContainElement(HaveField("ContainerPort", BeNumerically("==", 9443))))
+	for _, crd := range crds {
+		g.Expect(string(want["manifests/"+crd.Name+".crd.yaml"])).NotTo(ContainSubstring("conversion"), crd.Name)
+	}
 }
 
 // A change in config/ makes the comparison fail: a different image is a different CSV.

@@ -5,7 +5,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // The few ClusterServiceVersion types gitsync needs (operators.coreos.com/v1alpha1),
@@ -33,22 +32,6 @@ type CSVSpec struct {
 	InstallModes              []InstallMode             `json:"installModes"`
 	Install                   NamedInstallStrategy      `json:"install"`
 	CustomResourceDefinitions CustomResourceDefinitions `json:"customresourcedefinitions"`
-	WebhookDefinitions        []WebhookDescription      `json:"webhookdefinitions,omitempty"`
-}
-
-// WebhookDescription declares a webhook of the operator's Deployment; for a
-// ConversionWebhook, OLM issues the serving certificate, creates the Service and points
-// the conversionCRDs at it.
-type WebhookDescription struct {
-	GenerateName            string             `json:"generateName"`
-	Type                    string             `json:"type"`
-	DeploymentName          string             `json:"deploymentName"`
-	ContainerPort           int32              `json:"containerPort"`
-	TargetPort              intstr.IntOrString `json:"targetPort"`
-	SideEffects             string             `json:"sideEffects"`
-	AdmissionReviewVersions []string           `json:"admissionReviewVersions"`
-	WebhookPath             string             `json:"webhookPath"`
-	ConversionCRDs          []string           `json:"conversionCRDs"`
 }
 
 // AppLink is a name and a URL.

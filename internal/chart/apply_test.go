@@ -75,10 +75,9 @@ func renderForCluster(t *testing.T, namespace string, values map[string]any) []*
 }
 
 // apply server-side-applies objs as helm would (CRDs first) and returns each object's
-// resourceVersion afterwards. The CRDs' spec.conversion is left out: it names the
-// Service gitsync-conversion, which a local API server cannot reach (no cluster
-// network), and v1alpha1 objects could then not be written; the test API server converts
-// by relabelling instead, and internal/conversion tests the webhook itself.
+// resourceVersion afterwards. The CRDs go in as the chart has them: their versions
+// convert without a webhook (strategy None), so v1alpha1 objects can be written with
+// no operator running.
 func apply(t *testing.T, objs []*unstructured.Unstructured) map[string]string {
 	t.Helper()
 	g := NewWithT(t)
@@ -90,7 +89,6 @@ func apply(t *testing.T, objs []*unstructured.Unstructured) map[string]string {
 				continue
 			}
 			o := o.DeepCopy()
-			unstructured.RemoveNestedField(o.Object, "spec", "conversion")
 			err := env.Client.Patch(ctx, o, client.Apply, client.ForceOwnership, client.FieldOwner("helm"))
 			g.Expect(err).NotTo(HaveOccurred(), "applying %s", key(o))
 			versions[key(o)] = o.GetResourceVersion()

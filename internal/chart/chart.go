@@ -1,7 +1,7 @@
 // Package chart keeps gitsync's own Helm chart (charts/gitsync) in step with config/, the
 // source of `gitsync install` and of the OLM bundle: the chart's files/ folder holds
-// verbatim copies of config/'s CRDs (and their conversion patch), ClusterRoles,
-// leader-election and conversion-certificate Roles and monitoring rules, which its
+// verbatim copies of config/'s CRDs, ClusterRoles, leader-election Role and monitoring
+// rules, which its
 // templates read, and the chart's test renders the chart and compares every object with
 // config/'s. `make chart` (go run ./hack/chart) refreshes files/.
 package chart
@@ -24,8 +24,6 @@ var copies = []struct{ glob, to string }{
 	{"crd/bases/*.yaml", "crds"},
 	{"rbac/role.yaml", "rbac"},
 	{"rbac/leader_election_role.yaml", "rbac"},
-	{"rbac/conversion_role.yaml", "rbac"},
-	{"crd/patches/conversion_webhook.yaml", "crd-patches"},
 	{"rbac/tenant-mode/role.yaml", "rbac/tenant-mode"},
 	{"monitoring/prometheusrule.yaml", "monitoring"},
 	{"monitoring/gitsync-dashboard.json", "monitoring"},

@@ -12,14 +12,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/gitsync-dev/gitsync/internal/conversion"
 )
 
 // install --export | kubectl apply --dry-run=server -f - succeeds on the API server.
@@ -38,9 +34,8 @@ func TestInstallExportDryRun(t *testing.T) {
 	// Objects in a Namespace cannot be dry-run before it exists: create it for real.
 	g.Expect(client.IgnoreAlreadyExists(env.Client.Create(context.Background(),
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "gitsync-system"}}))).To(Succeed())
-	// The CRDs exist already here, created by the test's API server setup, which owns their
-	// spec.conversion (strategy None); the install takes it over (to its webhook), as an
-	// upgrade over CRDs applied by another field manager must.
+	// The CRDs exist already here, created by the test's API server setup (another field
+	// manager), as over the CRDs of an earlier install.
 	cmd := exec.Command(kubectl, "apply", "--dry-run=server", "--server-side", "--force-conflicts", "-f", "-", "--kubeconfig", kubeconfigPath)
 	cmd.Stdin = strings.NewReader(r.out)
 	var out bytes.Buffer
@@ -52,9 +47,6 @@ func TestInstallExportDryRun(t *testing.T) {
 
 func TestInstallAndVersion(t *testing.T) {
 	g := NewWithT(t)
-	// The install points the CRDs at the operator's conversion webhook, which a local API
-	// server cannot reach (no cluster network): back to no conversion for the next tests.
-	t.Cleanup(func() { withoutConversionWebhook(t) })
 	r := gitsync(t, "install", "--wait=false", "--image", "registry.example/gitsync:v1.2.3")
 	g.Expect(r.code).To(Equal(0), r.String())
 	g.Expect(r.out).To(MatchRegexp(`(?m)^(created|configured|unchanged) CustomResourceDefinition/applications.gitsync.dev$`))
@@ -65,7 +57,7 @@ func TestInstallAndVersion(t *testing.T) {
 	crd.SetKind("CustomResourceDefinition")
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "applications.gitsync.dev"}, crd)).To(Succeed())
 	strategy, _, _ := unstructured.NestedString(crd.Object, "spec", "conversion", "strategy")
-	g.Expect(strategy).To(Equal("Webhook"))
+	g.Expect(strategy).To(Equal("None"), "the versions convert without a webhook")
 	d := &appsv1.Deployment{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "gitsync-system", Name: "gitsync"}, d)).To(Succeed())
 	g.Expect(d.Spec.Template.Spec.Containers[0].Image).To(Equal("registry.example/gitsync:v1.2.3"))
@@ -107,32 +99,12 @@ func TestCompletion(t *testing.T) {
 		To(HavePrefix(f.app.Status.History[len(f.app.Status.History)-1].Revision + "\n"))
 }
 
-// withoutConversionWebhook sets the converted CRDs back to no conversion, as the test
-// API server has them.
-func withoutConversionWebhook(t *testing.T) {
-	t.Helper()
-	for _, name := range conversion.CRDs {
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			crd := &apiextensionsv1.CustomResourceDefinition{}
-			if err := env.Client.Get(context.Background(), client.ObjectKey{Name: name}, crd); err != nil {
-				return err
-			}
-			crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
-			return env.Client.Update(context.Background(), crd)
-		})
-		if err != nil {
-			t.Errorf("resetting the conversion of %s: %v", name, err)
-		}
-	}
-}
-
 // gitsync install binds the least-privilege role by default; --least-privilege=false
 // binds gitsync-manager; installing again with the default removes the gitsync-manager
 // binding and role that the earlier install made, so that the write-anything role does
 // not stay bound beside the narrow one.
 func TestInstallLeastPrivilegeByDefault(t *testing.T) {
 	g := NewWithT(t)
-	t.Cleanup(func() { withoutConversionWebhook(t) })
 	ctx := context.Background()
 	bound := func(name string) bool {
 		err := env.Client.Get(ctx, client.ObjectKey{Name: name}, &rbacv1.ClusterRoleBinding{})

@@ -66,9 +66,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(apiServer.Wrap)
-	conversionWebhooks, conv := conversionServer(opts)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		WebhookServer:           conversionWebhooks,
 		Scheme:                  scheme,
 		Metrics:                 opts.Metrics.ServerOptions(opts.MetricsBindAddress),
 		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
@@ -101,9 +99,6 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		return nil, err
 	}
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
-		return nil, err
-	}
-	if err := setupConversion(mgr, conv, opts); err != nil {
 		return nil, err
 	}
 

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gitsync-dev/gitsync/internal/caps"
-	"github.com/gitsync-dev/gitsync/internal/conversion"
 	"github.com/gitsync-dev/gitsync/internal/egress"
 	"github.com/gitsync-dev/gitsync/internal/helm"
 	"github.com/gitsync-dev/gitsync/internal/renderworker"
@@ -90,15 +89,6 @@ type Options struct {
 	// Caps bound what a tenant's spec may ask for: timeouts, intervals, fetch sizes
 	// (gitsync run --max-timeout, --min-interval, --max-artifact-size); zero: none.
 	Caps caps.Caps
-	// ConversionPort serves the CRDs' conversion webhook (POST /convert, TLS) when the
-	// CRDs name one; 0 turns it off.
-	ConversionPort int
-	// ConversionCertDir, when set, holds a serving certificate issued by someone else
-	// (OLM): the operator then neither issues nor injects one.
-	ConversionCertDir string
-	// Conversion tunes the self-managed certificate (its Secret, durations); its
-	// namespace and Service default to those the CRDs name.
-	Conversion conversion.Options
 }
 
 // NoEgressGuard is the DenyEgress of an operator without an egress guard.
