@@ -15,7 +15,8 @@ IMG ?= gitsync:dev
 all: build
 
 .PHONY: generate
-generate: ## Regenerate deepcopy code, CRDs and the manager's ClusterRole.
+generate: ## Regenerate api/v1alpha1's copies of the v1beta1 types, deepcopy code, CRDs and the manager's ClusterRole.
+	go run ./hack/apicopy -src api/v1beta1 -dst api/v1alpha1
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=gitsync-manager paths=./internal/controller/... output:rbac:artifacts:config=config/rbac

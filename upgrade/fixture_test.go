@@ -17,7 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	gitsyncv1alpha1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	gitsyncv1beta1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/demo/standin"
 )
 
@@ -112,32 +113,33 @@ func job(name string, annotations ...string) string {
 }
 
 // createApplications creates the GitRepository of url (polled every 3 s) and the 20
-// Applications in ns, with only fields that the previous release's CRDs know.
+// Applications in ns, with only fields that the previous release's CRDs know, as v1alpha1:
+// the only version those CRDs serve (constants have one home, api/v1beta1).
 func createApplications(t *testing.T, ns, url string) {
 	t.Helper()
 	ctx := context.Background()
 	g := NewWithT(t)
-	g.Expect(env.Client.Create(ctx, &gitsyncv1.GitRepository{
+	g.Expect(env.Client.Create(ctx, &gitsyncv1alpha1.GitRepository{
 		ObjectMeta: metav1.ObjectMeta{Name: repoName, Namespace: ns},
-		Spec: gitsyncv1.GitRepositorySpec{
+		Spec: gitsyncv1alpha1.GitRepositorySpec{
 			URL:      url,
-			Ref:      &gitsyncv1.GitRepositoryRef{Branch: "main"},
+			Ref:      &gitsyncv1alpha1.GitRepositoryRef{Branch: "main"},
 			Interval: &metav1.Duration{Duration: 3 * time.Second},
 			Timeout:  &metav1.Duration{Duration: 20 * time.Second},
 		},
 	})).To(Succeed())
 	for _, a := range applications() {
-		obj := &gitsyncv1.Application{
+		obj := &gitsyncv1alpha1.Application{
 			ObjectMeta: metav1.ObjectMeta{Name: a.name, Namespace: ns},
-			Spec: gitsyncv1.ApplicationSpec{
-				SourceRef: gitsyncv1.SourceReference{Kind: gitsyncv1.GitRepositoryKind, Name: repoName},
+			Spec: gitsyncv1alpha1.ApplicationSpec{
+				SourceRef: gitsyncv1alpha1.SourceReference{Kind: gitsyncv1beta1.GitRepositoryKind, Name: repoName},
 				Path:      a.path,
 				Prune:     true,
 				Timeout:   &metav1.Duration{Duration: time.Minute},
 			},
 		}
 		if a.values != "" {
-			obj.Spec.Helm = &gitsyncv1.HelmSpec{Values: &runtime.RawExtension{Raw: []byte(a.values)}}
+			obj.Spec.Helm = &gitsyncv1alpha1.HelmSpec{Values: &runtime.RawExtension{Raw: []byte(a.values)}}
 		}
 		if a.selfHealOff {
 			obj.Spec.SelfHeal = new(bool)
@@ -151,12 +153,12 @@ func createApplications(t *testing.T, ns, url string) {
 func waitAllReady(t *testing.T, ns, revision string, timeout time.Duration) {
 	t.Helper()
 	NewWithT(t).Eventually(func(g Gomega) {
-		list := &gitsyncv1.ApplicationList{}
+		list := &gitsyncv1alpha1.ApplicationList{}
 		g.Expect(env.Client.List(context.Background(), list, client.InNamespace(ns))).To(Succeed())
 		g.Expect(list.Items).To(HaveLen(len(applications())))
 		var pending []string
 		for _, a := range list.Items {
-			ready := apimeta.FindStatusCondition(a.Status.Conditions, gitsyncv1.ReadyCondition)
+			ready := apimeta.FindStatusCondition(a.Status.Conditions, gitsyncv1beta1.ReadyCondition)
 			switch {
 			case ready == nil:
 				pending = append(pending, a.Name+": no Ready condition")

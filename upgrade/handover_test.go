@@ -16,7 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	gitsyncv1alpha1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	gitsyncv1beta1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/testutil/gitsyncproc"
 	"github.com/gitsync-dev/gitsync/internal/testutil/gittest"
 )
@@ -147,7 +148,7 @@ func watchNotReady(ctx context.Context, t *testing.T, ns string) func() map[stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := wc.Watch(ctx, &gitsyncv1.ApplicationList{}, client.InNamespace(ns))
+	w, err := wc.Watch(ctx, &gitsyncv1alpha1.ApplicationList{}, client.InNamespace(ns))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,11 +158,11 @@ func watchNotReady(ctx context.Context, t *testing.T, ns string) func() map[stri
 	go func() {
 		defer close(done)
 		for ev := range w.ResultChan() {
-			a, ok := ev.Object.(*gitsyncv1.Application)
+			a, ok := ev.Object.(*gitsyncv1alpha1.Application)
 			if !ok {
 				continue
 			}
-			ready := apimeta.FindStatusCondition(a.Status.Conditions, gitsyncv1.ReadyCondition)
+			ready := apimeta.FindStatusCondition(a.Status.Conditions, gitsyncv1beta1.ReadyCondition)
 			if ready == nil || ready.Status == metav1.ConditionTrue {
 				continue
 			}

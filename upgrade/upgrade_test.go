@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	gitsyncv1alpha1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	"github.com/gitsync-dev/gitsync/config"
 	"github.com/gitsync-dev/gitsync/internal/testutil/gitsyncproc"
 	"github.com/gitsync-dev/gitsync/internal/testutil/gittest"
@@ -84,7 +84,7 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 		// plain-1 (selfHeal: false) keeps its edit, and the new operator reports it.
 		g.Expect(configMapRev(g, ns, "plain-1")).To(Equal("edited"), "plain-1's edit (selfHeal: false)")
 		g.Eventually(func(g Gomega) {
-			a := &gitsyncv1.Application{}
+			a := &gitsyncv1alpha1.Application{}
 			g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "plain-1"}, a)).To(Succeed())
 			g.Expect(a.Status.Drift).NotTo(BeEmpty())
 		}).WithTimeout(30 * time.Second).WithPolling(pollInterval).Should(Succeed())
@@ -173,7 +173,7 @@ func driftUnderPreviousRelease(t *testing.T, ns string) {
 	edit("plain-1")
 	g.Eventually(rev("plain-0")).WithTimeout(30*time.Second).WithPolling(pollInterval).Should(Equal("one"), "selfHeal")
 	g.Eventually(func(g Gomega) {
-		a := &gitsyncv1.Application{}
+		a := &gitsyncv1alpha1.Application{}
 		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "plain-1"}, a)).To(Succeed())
 		g.Expect(a.Status.Drift).NotTo(BeEmpty())
 	}).WithTimeout(30 * time.Second).WithPolling(pollInterval).Should(Succeed())
@@ -199,7 +199,7 @@ func checkReadable(t *testing.T, ns string) {
 			g.Expect(list.Items).NotTo(BeEmpty(), "%s %s", plural, v.Name)
 		}
 	}
-	apps := &gitsyncv1.ApplicationList{}
+	apps := &gitsyncv1alpha1.ApplicationList{}
 	g.Expect(env.Client.List(ctx, apps, client.InNamespace(ns))).To(Succeed())
 	n := 0
 	for _, a := range apps.Items {

@@ -1,5 +1,6 @@
 // Package v1beta1 holds the gitsync.dev/v1beta1 API, the stored version of GitRepository,
-// HelmRepository and Application and the hub their v1alpha1 versions convert through.
+// HelmRepository and Application. api/v1alpha1 holds generated copies of these types
+// (hack/apicopy): the CRDs serve both versions with conversion strategy None.
 // +kubebuilder:object:generate=true
 // +groupName=gitsync.dev
 package v1beta1

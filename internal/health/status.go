@@ -32,7 +32,7 @@ const (
 // act), then Missing (an applied object is gone: the sync fails with ObjectsMissing,
 // which an Unknown neighbour must not hide), then Unknown (no verdict: it must not mask
 // a verdict that is one), then Progressing (it resolves itself), then Healthy. The API's
-// comment on the HealthStatus constants (api/v1beta1, api/v1alpha1) states the same
+// comment on the HealthStatus constants (api/v1beta1, copied to api/v1alpha1) states the same
 // order, and TestOrderIsTheAPIs holds them together. (gitops-engine ranks Unknown
 // worst; here an object whose check errs must not hide a Deployment that failed.)
 var order = []Status{Healthy, Progressing, Unknown, Missing, Degraded}
