@@ -2,6 +2,11 @@ package config_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +15,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1alpha1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
@@ -107,4 +113,59 @@ func TestBothVersionsWorkWithoutOperator(t *testing.T) {
 		lists[v] = len(l.Items)
 	}
 	g.Expect(lists).To(Equal(map[string]int{"v1alpha1": 1, "v1beta1": 1}))
+}
+
+// table asks the API server for the given list as a Table, as kubectl get does.
+func table(t *testing.T, path string) *metav1.Table {
+	t.Helper()
+	g := NewWithT(t)
+	hc, err := rest.HTTPClientFor(env.Config)
+	g.Expect(err).NotTo(HaveOccurred())
+	req, err := http.NewRequest(http.MethodGet, strings.TrimSuffix(env.Config.Host, "/")+path, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	req.Header.Set("Accept", "application/json;as=Table;g=meta.k8s.io;v=v1")
+	resp, err := hc.Do(req)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(resp.StatusCode).To(Equal(http.StatusOK), req.URL.String()+": "+string(body))
+	tbl := &metav1.Table{}
+	g.Expect(json.Unmarshal(body, tbl)).To(Succeed())
+	return tbl
+}
+
+// `kubectl get gsapp` shows why an Application is not Ready: a MESSAGE column (priority
+// 0: in the default output, not only -o wide) with the Ready condition's message, in both
+// versions.
+func TestApplicationTableHasMessage(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	app := &gitsyncv1beta1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: "hello-repo", Namespace: ns},
+		Spec: gitsyncv1beta1.ApplicationSpec{SourceRef: gitsyncv1beta1.SourceReference{
+			Kind: gitsyncv1beta1.HelmRepositoryKind, Name: "charts"}, Helm: &gitsyncv1beta1.HelmSpec{Chart: "hello"}},
+	}
+	g.Expect(env.Client.Create(ctx, app)).To(Succeed())
+	message := `no version of chart "hello" matches ">=1.0.0"`
+	apimeta.SetStatusCondition(&app.Status.Conditions, metav1.Condition{Type: gitsyncv1beta1.ReadyCondition,
+		Status: metav1.ConditionFalse, Reason: "ChartNotFound", Message: message})
+	g.Expect(env.Client.Status().Update(ctx, app)).To(Succeed())
+
+	for _, v := range []string{"v1beta1", "v1alpha1"} {
+		tbl := table(t, fmt.Sprintf("/apis/gitsync.dev/%s/namespaces/%s/applications", v, ns))
+		column := -1
+		var names []string
+		for i, c := range tbl.ColumnDefinitions {
+			names = append(names, c.Name)
+			if c.Name == "Message" {
+				column = i
+				g.Expect(c.Priority).To(BeZero(), "%s: Message is in kubectl get's default output", v)
+			}
+		}
+		g.Expect(column).NotTo(Equal(-1), "%s: no Message column in %v", v, names)
+		g.Expect(tbl.Rows).To(HaveLen(1), v)
+		g.Expect(tbl.Rows[0].Cells[column]).To(Equal(message), v)
+	}
 }

@@ -203,6 +203,7 @@ type IgnoreDifference struct {
 // +kubebuilder:printcolumn:name="Health",type=string,JSONPath=`.status.health.status`
 // +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.lastAppliedRevision`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 // +kubebuilder:printcolumn:name="Pinned",type=string,JSONPath=`.spec.pinnedRevision`,priority=1
 type Application struct {
 	metav1.TypeMeta   `json:",inline"`
