@@ -65,6 +65,9 @@ func TestBothVersionsWorkWithoutOperator(t *testing.T) {
 		{"kind": "HelmRepository", "spec": map[string]any{"url": "https://charts.example.com"}},
 		{"kind": "Application", "spec": map[string]any{"sourceRef": map[string]any{"kind": "GitRepository", "name": "repo"},
 			"path": "./deploy", "prune": true, "selfHeal": false}},
+		{"kind": "Provider", "spec": map[string]any{"type": "generic", "address": "https://hooks.example.com/gitsync", "timeout": "15s"}},
+		{"kind": "Alert", "spec": map[string]any{"providerRef": map[string]any{"name": "old"}, "eventSeverity": "info",
+			"eventSources": []any{map[string]any{"kind": "Application", "name": "*"}}}},
 	} {
 		old := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "gitsync.dev/v1alpha1", "kind": o["kind"],
 			"metadata": map[string]any{"name": "old", "namespace": ns}, "spec": o["spec"]}}

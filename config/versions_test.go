@@ -71,7 +71,7 @@ func TestServedVersionsHaveEqualSchemas(t *testing.T) {
 				diffs, crd.Name)
 		}
 	}
-	g.Expect(multi).To(Equal(3), "GitRepository, HelmRepository and Application are served in two versions")
+	g.Expect(multi).To(Equal(len(crds)), "every kind is served as v1alpha1 and v1beta1")
 
 	// The check itself: a field that only one version has is found.
 	for _, crd := range crds {
@@ -125,4 +125,17 @@ func TestInstallConvertsWithoutWebhook(t *testing.T) {
 		}
 	}
 	g.Expect(crds).To(Equal(5))
+}
+
+// The samples are written in the stored version, v1beta1, as the docs are.
+func TestSamplesUseV1beta1(t *testing.T) {
+	g := NewWithT(t)
+	n := 0
+	for _, o := range build(t, "samples") {
+		if o.GroupVersionKind().Group == "gitsync.dev" {
+			n++
+			g.Expect(o.GetAPIVersion()).To(Equal("gitsync.dev/v1beta1"), "%s %s", o.GetKind(), o.GetName())
+		}
+	}
+	g.Expect(n).To(BeNumerically(">=", 5))
 }

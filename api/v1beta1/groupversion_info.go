@@ -1,6 +1,7 @@
-// Package v1beta1 holds the gitsync.dev/v1beta1 API, the stored version of GitRepository,
-// HelmRepository and Application. api/v1alpha1 holds generated copies of these types
-// (hack/apicopy): the CRDs serve both versions with conversion strategy None.
+// Package v1beta1 holds the gitsync.dev/v1beta1 API, the stored version of every kind
+// (GitRepository, HelmRepository, Application, Provider, Alert). api/v1alpha1 holds
+// generated copies of these types (hack/apicopy): the CRDs serve both versions with
+// conversion strategy None.
 // +kubebuilder:object:generate=true
 // +groupName=gitsync.dev
 package v1beta1

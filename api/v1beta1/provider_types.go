@@ -1,4 +1,4 @@
-package v1alpha1
+package v1beta1
 
 import (
 	"time"
@@ -81,6 +81,7 @@ type ProviderStatus struct {
 // Provider is a destination for notifications: a chat service, a generic webhook or a
 // forge's commit status API.
 // +kubebuilder:object:root=true
+// +kubebuilder:storageversion
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.type`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
