@@ -14,7 +14,7 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 )
 
-// Entry is one inventory item, the same shape as api/v1alpha1.InventoryEntry.
+// Entry is one inventory item, the same shape as api/v1beta1.InventoryEntry.
 type Entry struct {
 	// ID is "<namespace>_<name>_<group>_<kind>" (Flux's and cli-utils' format; the
 	// namespace is empty for cluster-scoped objects, the group for the core group).
