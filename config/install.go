@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
-//go:embed default/*.yaml full-privilege/*.yaml manager/*.yaml rbac/*.yaml rbac/tenant-mode/*.yaml crd/*.yaml crd/bases/*.yaml
+//go:embed default/*.yaml full-privilege/*.yaml manager/*.yaml rbac/*.yaml rbac/tenant-mode/*.yaml crd/*.yaml crd/bases/*.yaml samples/*.yaml
 var installFS embed.FS
 
 // Install renders config/default (CRDs, RBAC, the manager in gitsync-system) with
@@ -28,6 +28,10 @@ func Install() ([]*unstructured.Unstructured, error) { return install("/config/d
 func InstallFullPrivilege() ([]*unstructured.Unstructured, error) {
 	return install("/config/full-privilege")
 }
+
+// Samples renders config/samples: an example of every kind, in the stored version (the
+// OLM bundle's alm-examples).
+func Samples() ([]*unstructured.Unstructured, error) { return build("/config/samples") }
 
 func install(dir string) ([]*unstructured.Unstructured, error) {
 	objs, err := build(dir)

@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -35,12 +36,17 @@ func Generate(version, image string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	examples, err := almExamples()
+	if err != nil {
+		return nil, err
+	}
 	files := map[string][]byte{}
 	csv := &CSV{
 		TypeMeta: metav1.TypeMeta{APIVersion: "operators.coreos.com/v1alpha1", Kind: "ClusterServiceVersion"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: Package + ".v" + version,
 			Annotations: map[string]string{
+				"alm-examples":   examples,
 				"capabilities":   "Basic Install",
 				"categories":     "Developer Tools",
 				"containerImage": image,
@@ -148,6 +154,24 @@ func Generate(version, image string) (map[string][]byte, error) {
 		"",
 	}, "\n"))
 	return files, nil
+}
+
+// almExamples is the CSV's alm-examples annotation: config/samples as a JSON array, an
+// example of every kind for OLM's console.
+func almExamples() (string, error) {
+	samples, err := config.Samples()
+	if err != nil {
+		return "", err
+	}
+	list := make([]map[string]any, 0, len(samples))
+	for _, s := range samples {
+		list = append(list, s.Object)
+	}
+	data, err := json.MarshalIndent(list, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("encoding alm-examples: %w", err)
+	}
+	return string(data), nil
 }
 
 func fromUnstructured(obj *unstructured.Unstructured, into any) error {

@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"bytes"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -98,4 +99,27 @@ func TestBundleIsTheLatestRelease(t *testing.T) {
 	image, err := config.Image()
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(csv.Annotations["containerImage"]).To(Equal(image))
+}
+
+// The CSV's alm-examples (config/samples) show every owned kind, in the stored version.
+func TestCSVExamplesCoverEveryKindInV1beta1(t *testing.T) {
+	g := NewWithT(t)
+	files, err := Generate("0.1.0", "img:a")
+	g.Expect(err).NotTo(HaveOccurred())
+	csv := &CSV{}
+	g.Expect(yaml.Unmarshal(files[CSVFile], csv)).To(Succeed())
+	var examples []struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	g.Expect(json.Unmarshal([]byte(csv.Annotations["alm-examples"]), &examples)).To(Succeed())
+	kinds := map[string]bool{}
+	for _, e := range examples {
+		g.Expect(e.APIVersion).To(Equal("gitsync.dev/v1beta1"), e.Kind)
+		kinds[e.Kind] = true
+	}
+	for _, owned := range csv.Spec.CustomResourceDefinitions.Owned {
+		g.Expect(owned.Version).To(Equal("v1beta1"), owned.Name)
+		g.Expect(kinds).To(HaveKey(owned.Kind), "no example of %s", owned.Kind)
+	}
 }
