@@ -125,6 +125,9 @@ func Apply(ctx context.Context, c client.Client, objs []*unstructured.Unstructur
 		case err != nil:
 			return changes, fmt.Errorf("reading %s: %w", subject, err)
 		default:
+			if err := dropConversionWebhook(ctx, c, obj, live); err != nil {
+				return changes, err
+			}
 			dry := obj.DeepCopy()
 			if err := c.Patch(ctx, dry, client.Apply, client.ForceOwnership, client.FieldOwner(FieldManager), client.DryRunAll); err != nil {
 				return changes, fmt.Errorf("applying %s (dry-run): %w", subject, err)
