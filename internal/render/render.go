@@ -169,12 +169,6 @@ func pathOr(p string) string {
 	return p
 }
 
-// RefusesEmpty tells whether a sync refuses a render of n objects (the main set) rather
-// than prune all the previous objects of the inventory: spec.prune without allowEmpty.
-func RefusesEmpty(app *gitsyncv1.Application, n, previous int) bool {
-	return n == 0 && app.Prunes() && previous > 0 && !app.Spec.AllowEmpty
-}
-
 // MainSet returns the objects a sync applies and keeps in its inventory: the render
 // without its hooks and skipped objects.
 func MainSet(objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
@@ -183,34 +177,6 @@ func MainSet(objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, e
 		return nil, err
 	}
 	return plan.Objects(), nil
-}
-
-// DefaultNamespace is where namespaced objects without a namespace in Git land.
-func DefaultNamespace(app *gitsyncv1.Application) string {
-	if app.Spec.TargetNamespace != "" {
-		return app.Spec.TargetNamespace
-	}
-	return app.Namespace
-}
-
-// IgnorePointers returns the JSON pointers of app's spec.ignoreDifferences that apply to
-// obj: the one place the sync, drift and every compare read them from.
-func IgnorePointers(app *gitsyncv1.Application, obj *unstructured.Unstructured) []string {
-	var pointers []string
-	gvk := obj.GroupVersionKind()
-	for _, rule := range app.Spec.IgnoreDifferences {
-		if rule.Group != gvk.Group || rule.Kind != gvk.Kind {
-			continue
-		}
-		if rule.Name != "" && rule.Name != obj.GetName() {
-			continue
-		}
-		if rule.Namespace != "" && rule.Namespace != obj.GetNamespace() {
-			continue
-		}
-		pointers = append(pointers, rule.JSONPointers...)
-	}
-	return pointers
 }
 
 // clusterScoped are the built-in cluster-scoped kinds, for rendering without a cluster.

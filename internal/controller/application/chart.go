@@ -14,7 +14,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
-	"github.com/gitsync-dev/gitsync/internal/render"
+	"github.com/gitsync-dev/gitsync/internal/sourceid"
 )
 
 // chartLocation is a resolved chart of a HelmRepository, or why it is not at hand.
@@ -28,58 +28,62 @@ type chartLocation struct {
 }
 
 // resolveChart picks the chart version of spec.helm.version in the HelmRepository's
-// current index, with no download.
+// current index (the digest of its status, or, for a repository another shard polls,
+// this replica's own read), with no download: sourceid.ResolveChart, with why not turned
+// into a reason.
 func (r *Reconciler) resolveChart(ctx context.Context, app *gitsyncv1.Application) (*chartLocation, error) {
-	key := render.SourceKey(app)
-	loc := &chartLocation{repo: &gitsyncv1.HelmRepository{}}
-	if err := r.Get(ctx, key, loc.repo); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("reading source %s: %w", key, err)
-		}
-		loc.reason, loc.msg = gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("source HelmRepository %s does not exist", key)
-		return loc, nil
+	key := sourceid.Key(app)
+	chart, err := sourceid.ResolveChart(ctx, r.Client, r.Charts, app, r.indexOf(app))
+	var notFound *sourceid.NotFoundError
+	switch {
+	case err == nil:
+		return &chartLocation{repo: chart.Repo, version: chart.Version, revision: chart.Revision}, nil
+	case chart == nil && apierrors.IsNotFound(err):
+		return &chartLocation{repo: &gitsyncv1.HelmRepository{}, reason: gitsyncv1.ArtifactNotReadyReason,
+			msg: fmt.Sprintf("source HelmRepository %s does not exist", key)}, nil
+	case chart == nil:
+		return nil, err
 	}
-	spec := app.Spec.Helm
-	if spec == nil || spec.Chart == "" {
-		loc.reason, loc.msg, loc.stalled = gitsyncv1.ChartNotFoundReason, "spec.helm.chart is required with a HelmRepository source", true
-		return loc, nil
-	}
-	artifact := loc.repo.Status.Artifact
-	if artifact == nil || r.Charts == nil {
+	loc := &chartLocation{repo: chart.Repo}
+	switch {
+	case errors.Is(err, sourceid.ErrNoChart):
+		loc.reason, loc.msg, loc.stalled = gitsyncv1.ChartNotFoundReason, err.Error(), true
+	case errors.Is(err, sourceid.ErrNoIndex):
 		loc.reason, loc.msg = gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("source HelmRepository %s has no index yet", key)
-		return loc, nil
+	case errors.As(err, &notFound) && notFound.Unlisted:
+		// The repository lists the tags of the charts its Applications name; this one is
+		// new to it (its watch of Applications asks for a poll).
+		loc.reason, loc.msg = gitsyncv1.ArtifactNotReadyReason,
+			fmt.Sprintf("HelmRepository %s has not listed the tags of chart %s yet", key, notFound.Chart)
+	case notFound != nil:
+		loc.reason, loc.msg, loc.stalled = gitsyncv1.ChartNotFoundReason, err.Error(), true
+	default:
+		return nil, err
 	}
-	digest := artifact.Digest
-	if !r.Charts.HasIndex(digest) {
-		if !r.Shard.Enabled() || r.Shard.Owns(loc.repo) {
-			loc.reason, loc.msg = gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("source HelmRepository %s has no index yet", key)
-			return loc, nil
-		}
-		// The repository is polled by another shard's replica, whose disk holds the
-		// index: read it here too.
-		own, _, err := r.pollIndex(ctx, app, loc.repo, spec.Chart)
-		if err != nil {
-			return nil, fmt.Errorf("reading the index of HelmRepository %s (polled by another shard): %w", key, err)
-		}
-		digest = own
-	}
-	cv, err := r.Charts.Resolve(digest, spec.Chart, spec.Version)
-	if err != nil {
-		if idx, ierr := r.Charts.Index(digest); ierr == nil && chartrepo.IsOCI(loc.repo.Spec.URL) {
-			if _, listed := idx.Entries[spec.Chart]; !listed {
-				// The repository lists the tags of the charts its Applications name; this
-				// one is new to it (its watch of Applications asks for a poll).
-				loc.reason, loc.msg = gitsyncv1.ArtifactNotReadyReason,
-					fmt.Sprintf("HelmRepository %s has not listed the tags of chart %s yet", key, spec.Chart)
-				return loc, nil
-			}
-		}
-		loc.reason, loc.msg, loc.stalled = gitsyncv1.ChartNotFoundReason, fmt.Sprintf("HelmRepository %s: %v", key, err), true
-		return loc, nil
-	}
-	loc.version = cv
-	loc.revision = render.ChartRevision(cv.Name, cv.Version)
 	return loc, nil
+}
+
+// indexOf is where app's chart resolves (a sourceid.Index): the index of its
+// HelmRepository's status artifact, which this replica polled, or, when another shard's
+// replica polls the repository and holds the index on its disk, this replica's own read.
+func (r *Reconciler) indexOf(app *gitsyncv1.Application) sourceid.Index {
+	return func(ctx context.Context, repo *gitsyncv1.HelmRepository, chart string) (string, error) {
+		artifact := repo.Status.Artifact
+		if artifact == nil || r.Charts == nil {
+			return "", sourceid.ErrNoIndex
+		}
+		if r.Charts.HasIndex(artifact.Digest) {
+			return artifact.Digest, nil
+		}
+		if !r.Shard.Enabled() || r.Shard.Owns(repo) {
+			return "", sourceid.ErrNoIndex
+		}
+		own, _, err := r.pollIndex(ctx, app, repo, chart)
+		if err != nil {
+			return "", fmt.Errorf("reading the index of HelmRepository %s (polled by another shard): %w", sourceid.Key(app), err)
+		}
+		return own, nil
+	}
 }
 
 // reconcileChartSource is reconcileSource for a HelmRepository source: the chart version
@@ -114,7 +118,7 @@ func (r *Reconciler) reconcileChartSource(ctx context.Context, s *syncRun) (ctrl
 	if awaitingSyncRequest(s) {
 		return ctrl.Result{}, nil
 	}
-	if path, ok := r.Charts.CachedVersion(render.ChartKey(loc.repo), loc.version); ok {
+	if path, ok := r.Charts.CachedVersion(sourceid.ChartKey(loc.repo), loc.version); ok {
 		s.dir = path // a resync: no download, and no read of the repository's Secret
 		return ctrl.Result{}, nil
 	}
@@ -166,10 +170,10 @@ func (r *Reconciler) cachedChart(ctx context.Context, app *gitsyncv1.Application
 		return "", false
 	}
 	repo := &gitsyncv1.HelmRepository{}
-	if err := r.Get(ctx, render.SourceKey(app), repo); err != nil {
+	if err := r.Get(ctx, sourceid.Key(app), repo); err != nil {
 		return "", false
 	}
-	return r.Charts.Cached(render.ChartKey(repo), name, version)
+	return r.Charts.Cached(sourceid.ChartKey(repo), name, version)
 }
 
 // pollIndex reads a HelmRepository's index as its own poll would (for oci://, the tags of
@@ -194,7 +198,7 @@ func (r *Reconciler) helmSource(ctx context.Context, app *gitsyncv1.Application,
 			return chartrepo.Source{}, err
 		}
 	}
-	src, err := render.HelmSource(ctx, r.APIReader, repo)
+	src, err := sourceid.HelmSource(ctx, r.APIReader, repo)
 	src.Timeout, src.Tenant = r.chartTimeout(app, repo), app.Namespace
 	return src, err
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
 	"github.com/gitsync-dev/gitsync/internal/helm"
 	"github.com/gitsync-dev/gitsync/internal/render"
+	"github.com/gitsync-dev/gitsync/internal/sourceid"
 )
 
 // maxDependencyDepth bounds dependencies of dependencies.
@@ -81,7 +82,7 @@ func (r *Reconciler) pullDependency(ctx context.Context, app *gitsyncv1.Applicat
 	if err != nil {
 		return nil, err
 	}
-	path, ok := r.Charts.CachedVersion(render.ChartKey(repo), cv)
+	path, ok := r.Charts.CachedVersion(sourceid.ChartKey(repo), cv)
 	if !ok {
 		if src == nil {
 			read, err := r.helmSource(ctx, app, repo)

@@ -21,6 +21,7 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/controller/kit"
 	"github.com/gitsync-dev/gitsync/internal/render"
+	"github.com/gitsync-dev/gitsync/internal/sourceid"
 )
 
 // Ownership hand-off. An object moves from Application X to Application Y when one
@@ -188,7 +189,7 @@ func (r *Reconciler) renderCurrent(ctx context.Context, app *gitsyncv1.Applicati
 	if artifact == nil {
 		return nil, fmt.Errorf("source %s has no artifact", render.SourceKey(app))
 	}
-	dir := r.Storage.CheckoutDir(render.RepositoryKey(repo), artifact.Commit, render.IgnoreLines(repo.Spec.Ignore))
+	dir := sourceid.CheckoutDir(r.Storage, repo, artifact.Commit)
 	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("checkout of %s: %w", artifact.Revision, err)
 	}

@@ -11,6 +11,7 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/source"
+	"github.com/gitsync-dev/gitsync/internal/sourceid"
 )
 
 // inHistory tells whether app applied commit before (its history or last applied revision).
@@ -52,7 +53,7 @@ func (r *Reconciler) reconcilePinned(ctx context.Context, s *syncRun, repo *gits
 			"spec.pinnedRevision %s is not a revision this Application applied (status.history): pin one of those", pinned))
 	}
 	s.revision = pinned
-	s.dir = r.Storage.CheckoutDir(render.RepositoryKey(repo), commit, render.IgnoreLines(repo.Spec.Ignore))
+	s.dir = sourceid.CheckoutDir(r.Storage, repo, commit)
 	if _, err := os.Stat(s.dir); err == nil {
 		return ctrl.Result{}, nil
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/source"
+	"github.com/gitsync-dev/gitsync/internal/sourceid"
 )
 
 // reconcileRestore gives drift protection back after a restart, before anything else can
@@ -76,7 +77,7 @@ func (r *Reconciler) lastAppliedAtHand(ctx context.Context, app *gitsyncv1.Appli
 	if err := r.Get(ctx, render.SourceKey(app), repo); err != nil {
 		return "", false // reconcileSource reports it
 	}
-	dir := r.Storage.CheckoutDir(render.RepositoryKey(repo), commit, render.IgnoreLines(repo.Spec.Ignore))
+	dir := sourceid.CheckoutDir(r.Storage, repo, commit)
 	if _, err := os.Stat(dir); err != nil {
 		return "", false
 	}

@@ -15,6 +15,7 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/controller/kit"
 	"github.com/gitsync-dev/gitsync/internal/render"
+	"github.com/gitsync-dev/gitsync/internal/sourceid"
 )
 
 // reconcileDependencies waits until every Application in spec.dependsOn is Ready for its
@@ -75,7 +76,7 @@ func (r *Reconciler) reconcileSource(ctx context.Context, s *syncRun) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 
-	s.dir = r.Storage.CheckoutDir(render.RepositoryKey(repo), artifact.Commit, render.IgnoreLines(repo.Spec.Ignore))
+	s.dir = sourceid.CheckoutDir(r.Storage, repo, artifact.Commit)
 	if _, err := os.Stat(s.dir); err != nil && r.Shard.Enabled() && !r.Shard.Owns(repo) {
 		// Another replica owns the source and fetched the commit on its own disk.
 		if s.dir, err = r.fetchCommit(ctx, repo, artifact.Commit); err != nil {

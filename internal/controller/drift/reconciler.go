@@ -25,7 +25,6 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/controller/kit"
 	"github.com/gitsync-dev/gitsync/internal/desired"
 	"github.com/gitsync-dev/gitsync/internal/drift"
-	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/shard"
 )
 
@@ -204,7 +203,7 @@ const syncBusyRetry = 250 * time.Millisecond
 // fight says to wait; it returns how long to wait before looking again (0: no need).
 func (r *Reconciler) check(ctx context.Context, app *gitsyncv1.Application, manager *apply.Manager, ref drift.ObjectRef, obj *unstructured.Unstructured) (time.Duration, error) {
 	subject := apply.Subject(obj)
-	o, err := drift.CompareObject(ctx, manager, subject, obj, render.IgnorePointers(app, obj))
+	o, err := drift.CompareObject(ctx, manager, subject, obj, app.IgnorePointers(obj))
 	if err != nil {
 		return 0, err
 	}
@@ -246,7 +245,7 @@ func (r *Reconciler) check(ctx context.Context, app *gitsyncv1.Application, mana
 	if hook := r.BeforeCorrect.Load(); hook != nil {
 		(*hook)(client.ObjectKeyFromObject(app), subject)
 	}
-	if err := manager.Correct(ctx, obj, render.IgnorePointers(app, obj)...); err != nil {
+	if err := manager.Correct(ctx, obj, app.IgnorePointers(obj)...); err != nil {
 		if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
 			r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, "DriftNotCorrected", "Drift", "%s: %v", subject, err)
 			return 0, nil

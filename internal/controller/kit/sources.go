@@ -6,8 +6,8 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 
-	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/source"
+	"github.com/gitsync-dev/gitsync/internal/sourceid"
 )
 
 // ApplicationSourceIndex indexes Applications by "<namespace>/<name>" of their GitRepository
@@ -17,9 +17,9 @@ const ApplicationSourceIndex = ".spec.sourceRef"
 // SourceIndexKey is the ApplicationSourceIndex value of the Application's source.
 func SourceIndexKey(app *gitsyncv1.Application) string {
 	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
-		return HelmSourceIndexKey(render.SourceKey(app))
+		return HelmSourceIndexKey(sourceid.Key(app))
 	}
-	return render.SourceKey(app).String()
+	return sourceid.Key(app).String()
 }
 
 // HelmSourceIndexKey is the ApplicationSourceIndex value of a HelmRepository (a

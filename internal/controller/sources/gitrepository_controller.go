@@ -20,9 +20,9 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/caps"
 	"github.com/gitsync-dev/gitsync/internal/controller/kit"
 	"github.com/gitsync-dev/gitsync/internal/redact"
-	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/shard"
 	"github.com/gitsync-dev/gitsync/internal/source"
+	"github.com/gitsync-dev/gitsync/internal/sourceid"
 )
 
 // Fetcher is what the GitRepository reconciler needs of internal/source.
@@ -115,7 +115,7 @@ func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *gits
 	if err := r.SecretAccess.CheckGitRepository(ctx, obj); err != nil {
 		return r.fail(obj, gitsyncv1.AccessDeniedReason, err, false) // a new RoleBinding may allow it: retried
 	}
-	request, err := render.GitRequest(ctx, r.APIReader, obj, refOf(obj))
+	request, err := sourceid.GitRequest(ctx, r.APIReader, obj, refOf(obj))
 	if err != nil {
 		return r.fail(obj, gitsyncv1.SecretNotFoundReason, err, false)
 	}
@@ -253,7 +253,7 @@ func CheckoutsInUse(ctx context.Context, c client.Client) (map[string]bool, erro
 	keep := map[string]bool{}
 	for i := range repos.Items {
 		if a := kit.CurrentArtifact(&repos.Items[i]); a != nil {
-			keep[source.DirName(render.RepositoryKey(&repos.Items[i]), a.Commit, render.IgnoreLines(repos.Items[i].Spec.Ignore))] = true
+			keep[sourceid.DirName(&repos.Items[i], a.Commit)] = true
 		}
 	}
 	return keep, nil

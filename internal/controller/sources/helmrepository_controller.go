@@ -19,8 +19,8 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
 	"github.com/gitsync-dev/gitsync/internal/controller/kit"
 	"github.com/gitsync-dev/gitsync/internal/redact"
-	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/shard"
+	"github.com/gitsync-dev/gitsync/internal/sourceid"
 )
 
 // HelmRepositoryReconciler polls Helm chart repositories (index.yaml with a conditional
@@ -90,7 +90,7 @@ func (r *HelmRepositoryReconciler) reconcileIndex(ctx context.Context, obj *gits
 	if err := r.SecretAccess.CheckHelmRepository(ctx, obj); err != nil {
 		return r.fail(obj, gitsyncv1.AccessDeniedReason, err, false) // a new RoleBinding may allow it: retried
 	}
-	src, err := render.HelmSource(ctx, r.APIReader, obj)
+	src, err := sourceid.HelmSource(ctx, r.APIReader, obj)
 	if err != nil {
 		return r.fail(obj, gitsyncv1.SecretNotFoundReason, err, false)
 	}

@@ -15,7 +15,7 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
 	"github.com/gitsync-dev/gitsync/internal/controller/kit"
-	"github.com/gitsync-dev/gitsync/internal/render"
+	"github.com/gitsync-dev/gitsync/internal/sourceid"
 )
 
 // helmRepositorySecretIndex indexes HelmRepositories by the Secret their spec.secretRef names.
@@ -64,10 +64,10 @@ func (r *HelmRepositoryReconciler) ociRepositoryOf(ctx context.Context, o client
 		return nil
 	}
 	repo := &gitsyncv1.HelmRepository{}
-	if err := r.Get(ctx, render.SourceKey(app), repo); err != nil || !chartrepo.IsOCI(repo.Spec.URL) || !r.Shard.Owns(repo) {
+	if err := r.Get(ctx, sourceid.Key(app), repo); err != nil || !chartrepo.IsOCI(repo.Spec.URL) || !r.Shard.Owns(repo) {
 		return nil
 	}
-	return []reconcile.Request{{NamespacedName: render.SourceKey(app)}}
+	return []reconcile.Request{{NamespacedName: sourceid.Key(app)}}
 }
 
 // chartNamed passes a new Application and one whose spec.helm.chart changed.

@@ -76,7 +76,7 @@ func (a *SecretAccess) CheckSecret(ctx context.Context, namespace, name string) 
 
 // CheckGitRepository is Check of the Secret a GitRepository's spec.secretRef names (its
 // credentials, sent to spec.url). The GitRepository reconciler calls it before
-// render.GitRequest reads that Secret.
+// sourceid.GitRequest reads that Secret.
 func (a *SecretAccess) CheckGitRepository(ctx context.Context, obj *gitsyncv1.GitRepository) error {
 	if a == nil || obj.Spec.SecretRef == nil {
 		return nil
