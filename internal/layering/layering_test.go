@@ -44,6 +44,15 @@ var rules = []rule{
 	{from: []string{"internal/render/...", "internal/renderworker/..."},
 		to:  []string{"internal/controller/...", "internal/cli/...", "internal/ui/...", "internal/operator/...", "internal/drift/..."},
 		why: "the render (and the worker processes it runs in) is below everything that uses it"},
+	{from: []string{"internal/controller/sources", "internal/controller/kit", "internal/controller/drift"},
+		to:  []string{"internal/render/..."},
+		why: "the source, shared-runtime and drift controllers never render: they name sources through internal/sourceid and read spec rules from the Application"},
+	{from: []string{"internal/sourceid/..."},
+		to:  []string{"internal/render/...", "internal/controller/...", "internal/cli/...", "internal/ui/...", "internal/mcp/...", "internal/operator/...", "internal/apply/...", "internal/drift/...", "internal/phase/..."},
+		why: "source identity is below the render and the controllers that name sources"},
+	{from: []string{"internal/source/...", "internal/chartrepo/..."},
+		to:  []string{"internal/sourceid/..."},
+		why: "the fetchers are below the identity that names what they fetch"},
 	{from: []string{"internal/source/...", "internal/chartrepo/...", "internal/build/...", "internal/helm/...", "internal/egress/..."},
 		to:  []string{"internal/controller/...", "internal/render/...", "internal/apply/...", "internal/drift/...", "internal/phase/...", "internal/cli/...", "internal/ui/...", "internal/operator/..."},
 		why: "sources and renderers are leaves"},
@@ -215,5 +224,26 @@ func TestOnlyHealthJudges(t *testing.T) {
 	if len(v) != 2 || !strings.HasPrefix(v[0], "internal/apply -> github.com/fluxcd/cli-utils/pkg/kstatus/polling") ||
 		!strings.HasPrefix(v[1], "internal/tree -> internal/celhealth") {
 		t.Fatalf("violations = %v, want apply -> kstatus and tree -> celhealth", v)
+	}
+}
+
+// A source, shared-runtime or drift controller importing render is caught; the
+// Application's controller, which renders, is not.
+func TestSourceControllersDoNotRender(t *testing.T) {
+	graph := map[string][]string{
+		module + "internal/controller/sources":     {module + "internal/render", module + "internal/sourceid"},
+		module + "internal/controller/kit":         {module + "internal/sourceid"},
+		module + "internal/controller/drift":       {module + "internal/render/sensitive"},
+		module + "internal/controller/application": {module + "internal/render", module + "internal/sourceid"},
+		module + "internal/sourceid":               {module + "internal/source", module + "internal/chartrepo"},
+	}
+	v := violations(graph, rules)
+	if len(v) != 2 || !strings.HasPrefix(v[0], "internal/controller/drift -> internal/render/sensitive") ||
+		!strings.HasPrefix(v[1], "internal/controller/sources -> internal/render") {
+		t.Fatalf("violations = %v, want controller/drift and controller/sources -> render", v)
+	}
+	graph[module+"internal/sourceid"] = append(graph[module+"internal/sourceid"], module+"internal/render")
+	if v := violations(graph, rules); len(v) != 3 {
+		t.Fatalf("violations = %v, want sourceid -> render too", v)
 	}
 }
