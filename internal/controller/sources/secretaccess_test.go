@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
@@ -43,6 +45,14 @@ func grantSecret(t *testing.T, ns, name string) {
 	}
 	if err := env.Client.Create(ctx, binding); err != nil {
 		t.Fatal(err)
+	}
+	// The API server's authorizer learns of the binding from its own watch: wait until it
+	// answers yes, so a test's first check does not meet the authorizer before the binding.
+	access := NewSecretAccess(env.Client, tenantAccount, true)
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		return access.Check(ctx, ns, name) == nil, nil
+	}); err != nil {
+		t.Fatalf("the API server never granted Secret %s/%s to %s: %v", ns, name, tenantAccount, access.Check(ctx, ns, name))
 	}
 }
 
