@@ -1,4 +1,4 @@
-package mcp
+package operations
 
 import (
 	"context"
@@ -34,7 +34,7 @@ type Explanation struct {
 // Explain reads app's status and spec, the states of its dependsOn Applications (deps)
 // and of its source (src, nil when unknown) and says what holds it back.
 func Explain(app *gitsyncv1.Application, deps []Status, src *Status) Explanation {
-	st := statusOf(app)
+	st := StatusOf(app)
 	e := Explanation{Application: app.Namespace + "/" + app.Name, Ready: st.Ready, Sync: orUnknown(st.Sync),
 		Health: orUnknown(st.Health), Conditions: app.Status.Conditions, Hooks: app.Status.Hooks,
 		Drift: app.Status.Drift, Dependencies: deps, Source: src}
@@ -113,8 +113,14 @@ func Explain(app *gitsyncv1.Application, deps []Status, src *Status) Explanation
 	return e
 }
 
-// dependencies reads the states of app's dependsOn Applications.
-func (s *Server) dependencies(ctx context.Context, app *gitsyncv1.Application) []Status {
+// ExplainApp is Explain of app with the states of its dependencies and source read
+// through c.
+func ExplainApp(ctx context.Context, c client.Reader, app *gitsyncv1.Application) Explanation {
+	return Explain(app, Dependencies(ctx, c, app), SourceState(ctx, c, app))
+}
+
+// Dependencies reads the states of app's dependsOn Applications.
+func Dependencies(ctx context.Context, c client.Reader, app *gitsyncv1.Application) []Status {
 	var out []Status
 	for _, d := range app.Spec.DependsOn {
 		key := client.ObjectKey{Namespace: d.Namespace, Name: d.Name}
@@ -122,27 +128,27 @@ func (s *Server) dependencies(ctx context.Context, app *gitsyncv1.Application) [
 			key.Namespace = app.Namespace
 		}
 		dep := &gitsyncv1.Application{}
-		if err := s.opts.Client.Get(ctx, key, dep); err != nil {
+		if err := c.Get(ctx, key, dep); err != nil {
 			out = append(out, Status{Kind: gitsyncv1.ApplicationKind, Namespace: key.Namespace, Name: key.Name, Error: err.Error()})
 			continue
 		}
-		out = append(out, statusOf(dep))
+		out = append(out, StatusOf(dep))
 	}
 	return out
 }
 
-// sourceState reads the state of app's source.
-func (s *Server) sourceState(ctx context.Context, app *gitsyncv1.Application) *Status {
+// SourceState reads the state of app's source.
+func SourceState(ctx context.Context, c client.Reader, app *gitsyncv1.Application) *Status {
 	ref := app.Spec.SourceRef
 	key := render.SourceKey(app)
 	var obj client.Object = &gitsyncv1.GitRepository{}
 	if ref.Kind == gitsyncv1.HelmRepositoryKind {
 		obj = &gitsyncv1.HelmRepository{}
 	}
-	if err := s.opts.Client.Get(ctx, key, obj); err != nil {
+	if err := c.Get(ctx, key, obj); err != nil {
 		return &Status{Kind: ref.Kind, Namespace: key.Namespace, Name: key.Name, Error: err.Error()}
 	}
-	st := statusOf(obj)
+	st := StatusOf(obj)
 	return &st
 }
 
