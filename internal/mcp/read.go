@@ -8,11 +8,10 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/operations"
 )
 
 // listArgs select the objects of a list tool.
@@ -44,22 +43,7 @@ type diffArgs struct {
 }
 
 // Status is the summary of one Application or source, as `gitsync get` shows it.
-type Status struct {
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-	Ready     string `json:"ready"`
-	Reason    string `json:"reason,omitempty"`
-	Message   string `json:"message,omitempty"`
-	Sync      string `json:"sync,omitempty"`
-	Health    string `json:"health,omitempty"`
-	Revision  string `json:"revision,omitempty"`
-	Suspended bool   `json:"suspended,omitempty"`
-	Pinned    string `json:"pinnedRevision,omitempty"`
-	Drifted   int    `json:"driftedObjects,omitempty"`
-	// Error says why the object could not be read (explain's dependencies and source).
-	Error string `json:"error,omitempty"`
-}
+type Status = operations.Status
 
 func (s *Server) addReadTools() {
 	addTool(s, &sdk.Tool{Name: "list_applications", Annotations: readOnly(),
@@ -71,7 +55,7 @@ func (s *Server) addReadTools() {
 			}
 			out := []Status{}
 			for i := range list.Items {
-				out = append(out, statusOf(&list.Items[i]))
+				out = append(out, operations.StatusOf(&list.Items[i]))
 			}
 			return out, nil
 		})
@@ -84,14 +68,14 @@ func (s *Server) addReadTools() {
 				return nil, fmt.Errorf("listing GitRepositories: %w", err)
 			}
 			for i := range git.Items {
-				out = append(out, statusOf(&git.Items[i]))
+				out = append(out, operations.StatusOf(&git.Items[i]))
 			}
 			helm := &gitsyncv1.HelmRepositoryList{}
 			if err := s.opts.Client.List(ctx, helm, s.listOpts(a)...); err != nil {
 				return nil, fmt.Errorf("listing HelmRepositories: %w", err)
 			}
 			for i := range helm.Items {
-				out = append(out, statusOf(&helm.Items[i]))
+				out = append(out, operations.StatusOf(&helm.Items[i]))
 			}
 			return out, nil
 		})
@@ -147,10 +131,7 @@ func (s *Server) addReadTools() {
 			if err != nil {
 				return nil, err
 			}
-			if app.Status.History == nil {
-				return []gitsyncv1.SyncHistoryEntry{}, nil
-			}
-			return app.Status.History, nil
+			return operations.History(app), nil
 		})
 	addTool(s, &sdk.Tool{Name: "application_events", Annotations: readOnly(),
 		Description: "Kubernetes events of an Application and of the objects it applied, oldest first."},
@@ -175,7 +156,7 @@ func (s *Server) addReadTools() {
 			if err != nil {
 				return nil, err
 			}
-			return Explain(app, s.dependencies(ctx, app), s.sourceState(ctx, app)), nil
+			return operations.ExplainApp(ctx, s.opts.Client, app), nil
 		})
 }
 
@@ -243,35 +224,4 @@ func forDisplay(obj client.Object) client.Object {
 	}
 	obj.GetObjectKind().SetGroupVersionKind(gitsyncv1.GroupVersion.WithKind(kind))
 	return obj
-}
-
-// statusOf summarises an Application, GitRepository or HelmRepository.
-func statusOf(obj client.Object) Status {
-	st := Status{Namespace: obj.GetNamespace(), Name: obj.GetName(), Ready: string(metav1.ConditionUnknown)}
-	var conds []metav1.Condition
-	switch o := obj.(type) {
-	case *gitsyncv1.Application:
-		st.Kind, conds, st.Suspended, st.Pinned = gitsyncv1.ApplicationKind, o.Status.Conditions, o.Spec.Suspend, o.Spec.PinnedRevision
-		if o.Status.Sync != nil {
-			st.Sync = o.Status.Sync.Status
-		}
-		if o.Status.Health != nil {
-			st.Health = o.Status.Health.Status
-		}
-		st.Revision, st.Drifted = o.Status.LastAppliedRevision, len(o.Status.Drift)
-	case *gitsyncv1.GitRepository:
-		st.Kind, conds, st.Suspended = gitsyncv1.GitRepositoryKind, o.Status.Conditions, o.Spec.Suspend
-		if o.Status.Artifact != nil {
-			st.Revision = o.Status.Artifact.Revision
-		}
-	case *gitsyncv1.HelmRepository:
-		st.Kind, conds, st.Suspended = gitsyncv1.HelmRepositoryKind, o.Status.Conditions, o.Spec.Suspend
-		if o.Status.Artifact != nil {
-			st.Revision = o.Status.Artifact.Revision
-		}
-	}
-	if c := apimeta.FindStatusCondition(conds, gitsyncv1.ReadyCondition); c != nil {
-		st.Ready, st.Reason, st.Message = string(c.Status), c.Reason, c.Message
-	}
-	return st
 }

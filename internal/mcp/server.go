@@ -11,12 +11,15 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gitsync-dev/gitsync/internal/operations"
 )
 
-// Options are what the server reads the cluster with and the CLI logic it reuses.
+// Options are what the server reads the cluster with. The tools present
+// internal/operations over Client; the function fields replace one operation (tests).
 type Options struct {
-	// Client reads (and, with AllowWrite, the write functions patch) as the user.
-	Client client.Client
+	// Client reads, watches (and, with AllowWrite, patches) as the user.
+	Client client.WithWatch
 	// Namespace is the default of every tool's namespace argument.
 	Namespace string
 	// AllowWrite adds the write tools (reconcile, suspend, resume, rollback); without it
@@ -30,17 +33,21 @@ type Options struct {
 	// Diff renders ns/name at revision ("": the source's current or pinned revision) and
 	// compares it with the cluster, as `gitsync diff` does.
 	Diff func(ctx context.Context, ns, name, revision string) (*DiffResult, error)
-	// Tree is the inventory of ns/name with each object's health, as `gitsync tree`.
+	// Tree is the inventory of ns/name with each object's health (default:
+	// operations.Tree).
 	Tree func(ctx context.Context, ns, name string, children bool) ([]*TreeNode, error)
-	// Events are the events of ns/name and of its objects, oldest first.
+	// Events are the events of ns/name and of its objects, oldest first (default:
+	// operations.Events).
 	Events func(ctx context.Context, ns, name string) ([]Event, error)
 
 	// Reconcile requests a reconcile of the object of kind (app, source, helmrepo),
-	// waits for it and returns what `gitsync reconcile` prints.
+	// waits for it and returns its steps, one line each (default: operations.Reconcile).
 	Reconcile func(ctx context.Context, kind, ns, name string, withSource bool) (string, error)
-	// Suspend sets (suspend) or clears (resume) spec.suspend, as `gitsync suspend|resume`.
+	// Suspend sets (suspend) or clears (resume) spec.suspend and says so (default:
+	// operations.SetSuspend).
 	Suspend func(ctx context.Context, kind, ns, name string, suspend bool) (string, error)
-	// Rollback pins ns/name to the history revision to, as `gitsync rollback`.
+	// Rollback pins ns/name to the history revision to and returns its steps (default:
+	// operations.Rollback).
 	Rollback func(ctx context.Context, ns, name, to string) (string, error)
 }
 
@@ -65,13 +72,7 @@ type TreeNode struct {
 }
 
 // Event is one Kubernetes event of an Application or of one of its objects.
-type Event struct {
-	Time    time.Time `json:"time"`
-	Type    string    `json:"type"`
-	Reason  string    `json:"reason"`
-	Object  string    `json:"object"`
-	Message string    `json:"message"`
-}
+type Event = operations.Event
 
 // Server is the MCP server with gitsync's tools.
 type Server struct {
@@ -94,21 +95,17 @@ func New(opts Options) (*Server, error) {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	unavailable := func(what string) error { return fmt.Errorf("%s is not available in this server", what) }
 	if opts.Diff == nil {
-		opts.Diff = func(context.Context, string, string, string) (*DiffResult, error) { return nil, unavailable("diff") }
+		opts.Diff = func(context.Context, string, string, string) (*DiffResult, error) {
+			return nil, errors.New("diff is not available in this server")
+		}
 	}
-	if opts.Tree == nil {
-		opts.Tree = func(context.Context, string, string, bool) ([]*TreeNode, error) { return nil, unavailable("the tree") }
-	}
-	if opts.Events == nil {
-		opts.Events = func(context.Context, string, string) ([]Event, error) { return nil, unavailable("events") }
-	}
+	s := &Server{opts: opts}
+	s.defaults()
 	mode := "read-only: start it with --allow-write for reconcile, suspend, resume and rollback"
 	if opts.AllowWrite {
 		mode = "write tools enabled: reconcile, suspend, resume and rollback act with the user's identity"
 	}
-	s := &Server{opts: opts}
 	s.server = sdk.NewServer(&sdk.Implementation{Name: "gitsync", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: "gitsync keeps Kubernetes equal to Git. Applications (gsapp) render a GitRepository or " +
 			"HelmRepository source. Start with list_applications, then explain_application for anything " +
@@ -116,9 +113,6 @@ func New(opts Options) (*Server, error) {
 	})
 	s.addReadTools()
 	if opts.AllowWrite {
-		if opts.Reconcile == nil || opts.Suspend == nil || opts.Rollback == nil {
-			return nil, errors.New("mcp: AllowWrite needs the Reconcile, Suspend and Rollback functions")
-		}
 		s.addWriteTools()
 	}
 	return s, nil

@@ -195,9 +195,19 @@ func TestWriteToolsCallTheInjectedFunctions(t *testing.T) {
 	}
 }
 
-func TestAllowWriteNeedsTheWriteFunctions(t *testing.T) {
-	_, err := New(Options{Client: fake.NewClientBuilder().Build(), AllowWrite: true})
-	if err == nil {
-		t.Fatal("New with AllowWrite and no write functions: want an error")
+// Without injected write functions, the write tools are internal/operations over the
+// server's client (the end-to-end test in internal/cli drives them against a cluster).
+func TestWriteToolsDefaultToTheOperations(t *testing.T) {
+	s := connect(t, Options{Namespace: "team", AllowWrite: true})
+	if got := names(t, s); !slices.Contains(got, "rollback_application") || len(got) != 13 {
+		t.Fatalf("tools = %v, want 9 read and 4 write tools", got)
+	}
+	res, err := s.CallTool(context.Background(), &sdk.CallToolParams{Name: "suspend", Arguments: map[string]any{"name": "web"}})
+	if err != nil || res.IsError || text(res) != "Application team/web suspended\n" {
+		t.Fatalf("suspend: %v %s", err, text(res))
+	}
+	res, err = s.CallTool(context.Background(), &sdk.CallToolParams{Name: "reconcile", Arguments: map[string]any{"name": "web"}})
+	if err != nil || !res.IsError || !strings.Contains(text(res), "Application team/web is suspended: resume it first") {
+		t.Fatalf("reconcile of a suspended Application: %v %s", err, text(res))
 	}
 }

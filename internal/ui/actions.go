@@ -2,17 +2,18 @@ package ui
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/operations"
 	"github.com/gitsync-dev/gitsync/internal/rollback"
 )
 
@@ -64,9 +65,9 @@ func (s *Server) mayAct(r *http.Request, ns, name string) error {
 	return nil
 }
 
-// apiAction runs sync (sets the requested-at annotation, and run-hooks to the same
-// value when asked), rollback (pins a revision of the history, as `gitsync rollback
-// --to`), suspend or resume as the identity, after a SelfSubjectAccessReview. Sync and
+// apiAction runs sync (a sync request with its hooks and prune options), rollback (pins
+// a revision of the history, as `gitsync rollback --to`), suspend or resume
+// (internal/operations) as the identity, after a SelfSubjectAccessReview. Sync and
 // rollback of a suspended Application are refused, as the CLI refuses them: a request
 // left behind would fire on resume.
 func (s *Server) apiAction(w http.ResponseWriter, r *http.Request) {
@@ -95,44 +96,36 @@ func (s *Server) apiAction(w http.ResponseWriter, r *http.Request) {
 		failWith(w, http.StatusConflict, fmt.Sprintf("Application %s/%s is suspended: resume it first (a %s now would do nothing until then)", ns, name, action))
 		return
 	}
-	base := client.MergeFrom(app.DeepCopy())
+	key := client.ObjectKeyFromObject(app)
 	result := action + " requested"
+	var err error
 	switch action {
 	case "sync":
-		a := app.GetAnnotations()
-		if a == nil {
-			a = map[string]string{}
-		}
-		now := time.Now().UTC().Format(time.RFC3339Nano)
-		a[gitsyncv1.RequestedAtAnnotation] = now
 		var with []string
 		if req.Hooks {
-			a[gitsyncv1.RunHooksAnnotation] = now
 			with = append(with, "hooks included")
 		}
+		var prune *bool
 		if req.Prune != nil && *req.Prune != app.Spec.Prune {
-			a[gitsyncv1.SyncPruneAnnotation] = gitsyncv1.PruneRequest(*req.Prune, now)
+			prune = req.Prune
 			with = append(with, map[bool]string{true: "pruning this once", false: "without pruning this once"}[*req.Prune])
 		}
 		if len(with) > 0 {
 			result += ", " + strings.Join(with, ", ")
 		}
-		app.SetAnnotations(a)
+		_, _, err = operations.Request(r.Context(), s.direct, operations.App, key, operations.SyncOptions{Hooks: req.Hooks, Prune: prune})
 	case "rollback":
-		rev, err := rollback.Target(app, req.Revision)
-		if err != nil {
+		var rev string
+		if _, rev, err = operations.Pin(r.Context(), s.direct, key, req.Revision); errors.Is(err, rollback.ErrRefused) {
 			fail(w, fmt.Errorf("%w: %w", err, errBadRequest))
 			return
 		}
-		app.Spec.PinnedRevision = rev
 		result = "pinned to " + rev + "; newer commits wait until it is resumed"
-	case "suspend":
-		app.Spec.Suspend = true
-	case "resume":
-		// As `gitsync resume`: follow the source again.
-		app.Spec.Suspend, app.Spec.PinnedRevision = false, ""
+	case "suspend", "resume":
+		// Resume, as `gitsync resume`, also follows the source again.
+		_, err = operations.SetSuspend(r.Context(), s.direct, operations.App, key, action == "suspend")
 	}
-	if err := s.direct.Patch(r.Context(), app, base); err != nil {
+	if err != nil {
 		fail(w, fmt.Errorf("%s of %s/%s: %w", action, ns, name, err))
 		return
 	}
