@@ -19,6 +19,17 @@ const timeout = 5 * time.Minute
 // the user's client.
 func (s *Server) defaults() {
 	c := s.opts.Client
+	if s.opts.Diff == nil {
+		s.opts.Diff = func(ctx context.Context, ns, name, revision string) (*DiffResult, error) {
+			// Never decrypt nor look up as the caller: an assistant's output must not
+			// carry what the person may read and the Application may not.
+			d, err := operations.DiffApp(ctx, s.opts.Config, c, client.ObjectKey{Namespace: ns, Name: name}, operations.DiffOptions{Revision: revision})
+			if err != nil {
+				return nil, err
+			}
+			return &DiffResult{From: d.Rendered.From, Changes: d.Changes(), Report: d.Report()}, nil
+		}
+	}
 	if s.opts.Tree == nil {
 		s.opts.Tree = func(ctx context.Context, ns, name string, children bool) ([]*TreeNode, error) {
 			app, err := operations.GetApp(ctx, c, client.ObjectKey{Namespace: ns, Name: name})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gitsync-dev/gitsync/internal/operations"
@@ -20,6 +21,10 @@ import (
 type Options struct {
 	// Client reads, watches (and, with AllowWrite, patches) as the user.
 	Client client.WithWatch
+	// Config is Client's configuration: with it, diff_application renders (discovery
+	// gives a chart the cluster's capabilities); without it (and without Diff) diff is
+	// not available.
+	Config *rest.Config
 	// Namespace is the default of every tool's namespace argument.
 	Namespace string
 	// AllowWrite adds the write tools (reconcile, suspend, resume, rollback); without it
@@ -31,7 +36,8 @@ type Options struct {
 	Version string
 
 	// Diff renders ns/name at revision ("": the source's current or pinned revision) and
-	// compares it with the cluster, as `gitsync diff` does.
+	// compares it with the cluster (default with Config: operations.DiffApp, never
+	// decrypting, a chart's lookup finding nothing).
 	Diff func(ctx context.Context, ns, name, revision string) (*DiffResult, error)
 	// Tree is the inventory of ns/name with each object's health (default:
 	// operations.Tree).
@@ -95,7 +101,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	if opts.Diff == nil {
+	if opts.Diff == nil && opts.Config == nil {
 		opts.Diff = func(context.Context, string, string, string) (*DiffResult, error) {
 			return nil, errors.New("diff is not available in this server")
 		}
