@@ -26,7 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
-	"github.com/gitsync-dev/gitsync/internal/cli"
+	"github.com/gitsync-dev/gitsync/internal/operations"
 	"github.com/gitsync-dev/gitsync/internal/testutil/gittest"
 	"github.com/gitsync-dev/gitsync/internal/testutil/manifests"
 	"github.com/gitsync-dev/gitsync/internal/testutil/operatortest"
@@ -170,7 +170,7 @@ func (bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 func startUI(t testing.TB, cfg *rest.Config, opts ui.Options) *testServer {
 	t.Helper()
 	if opts.Diff == nil {
-		opts.Diff = cli.UIDiff
+		opts.Diff = operations.ObjectDiffsFromSource
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s, err := ui.New(ctx, cfg, env.Scheme, opts)

@@ -23,29 +23,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/operations"
 )
 
 //go:embed assets
 var assets embed.FS
 
-// ObjectDiff is one object of an Application as Git renders it and as it is live, both
-// as YAML with Secret values masked, and the fields that differ.
-type ObjectDiff struct {
-	// Subject is "Kind/namespace/name" ("Kind/name" when cluster-scoped).
-	Subject string `json:"subject"`
-	// Action is what a sync would do: created, configured, unchanged or pruned.
-	Action string `json:"action"`
-	Live   string `json:"live,omitempty"`
-	Git    string `json:"git,omitempty"`
-	// Fields are the differing field paths (drift.Field paths).
-	Fields []string `json:"fields,omitempty"`
-	// Diff is a unified diff from live to Git.
-	Diff string `json:"diff,omitempty"`
-}
+// ObjectDiff is one object of an Application as Git renders it and as it is live
+// (operations.ObjectDiff).
+type ObjectDiff = operations.ObjectDiff
 
 // Differ compares the objects of app that want accepts with the cluster, as a sync
 // would apply them (drift.CompareObject): `gitsync ui` renders them from the source
-// (cli.UIDiff), the operator's UI takes what it last applied (DesiredDiffer).
+// (operations.ObjectDiffsFromSource), the operator's UI takes what it last applied
+// (DesiredDiffer).
 type Differ func(ctx context.Context, cfg *rest.Config, c client.Client, app *gitsyncv1.Application, want func(subject string) bool) ([]ObjectDiff, error)
 
 // Options configure a Server.
