@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/gitsync-dev/gitsync/internal/cli"
+	"github.com/gitsync-dev/gitsync/internal/mcp"
+	"github.com/gitsync-dev/gitsync/internal/ui"
 )
 
 func main() {
@@ -19,7 +21,17 @@ func main() {
 	os.Exit(cli.Execute(ctrl.SetupSignalHandler(), root, os.Args[1:]))
 }
 
-// newRoot is the whole command tree: internal/cli's verbs, and run, demo and render-worker.
+// tools are the people's tools besides the CLI's verbs, reaching the cluster through its
+// kubeconfig flags: the web UI and the MCP server.
+var tools = []cli.Tool{
+	func(k cli.Kube, s cli.Streams) *cobra.Command { return ui.NewCommand(k, s.Out) },
+	func(k cli.Kube, s cli.Streams) *cobra.Command {
+		return mcp.NewCommand(k, s.In, s.Out, s.ErrOut, k.Version())
+	},
+}
+
+// newRoot is the whole command tree: internal/cli's verbs, ui and mcp, and run, demo
+// and render-worker.
 func newRoot(streams cli.Streams) *cobra.Command {
 	logOpts := zap.Options{}
 	run, demo := newRunCommand(), newDemoCommand(&logOpts)
@@ -29,7 +41,7 @@ func newRoot(streams cli.Streams) *cobra.Command {
 	for _, c := range []*cobra.Command{run, demo} {
 		c.Flags().AddGoFlagSet(logFlags)
 	}
-	root := cli.NewRootCommand(streams, run, demo, newRenderWorkerCommand())
+	root := cli.NewRootCommand(streams, tools, run, demo, newRenderWorkerCommand())
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
 		if cmd.Name() != "demo" { // the demo logs to a file of its own
 			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&logOpts)))

@@ -15,6 +15,7 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/drift"
+	"github.com/gitsync-dev/gitsync/internal/operations"
 )
 
 type buildOptions struct {
@@ -95,25 +96,25 @@ func (b *buildOptions) run(ctx context.Context, args []string) error {
 	var r *rendered
 	switch {
 	case b.path != "":
-		r, err = renderLocal(ctx, localPath{Dir: b.path, Root: b.root}, app, clusterOf(b.config, c, app, b.decrypt, b.lookup), b.decrypt)
+		r, err = renderLocal(ctx, localPath{Dir: b.path, Root: b.root}, app, operations.Cluster(b.config, c, app, b.decrypt, b.lookup), b.decrypt)
 	case c == nil:
 		return fmt.Errorf("--from-file needs --path: the source's revision is read from the cluster")
 	default:
-		r, err = renderFromSource(ctx, c, app, pinnedRevision(app), clusterOf(b.config, c, app, b.decrypt, b.lookup), b.decrypt)
+		r, err = operations.RenderFromSource(ctx, c, app, pinnedRevision(app), operations.Cluster(b.config, c, app, b.decrypt, b.lookup), b.decrypt)
 	}
 	if err != nil {
 		return err
 	}
-	if len(r.encrypted) > 0 {
+	if len(r.Encrypted) > 0 {
 		fmt.Fprintf(b.ErrOut, "# %s left encrypted (--decrypt decrypts them): %s\n",
-			encryptedCount(r.encrypted), strings.Join(r.encrypted, ", "))
+			operations.EncryptedCount(r.Encrypted), strings.Join(r.Encrypted, ", "))
 	}
 	w := io.Writer(b.Out)
 	if !b.decrypt || !b.showSecrets {
-		w = maskingWriter{w: b.Out, sensitive: r.sensitive}
+		w = maskingWriter{w: b.Out, sensitive: r.Sensitive}
 	}
 	owner := apply.Owner{Name: app.Name, Namespace: app.Namespace}
-	for i, obj := range r.objects {
+	for i, obj := range r.Objects {
 		doc := obj.DeepCopy()
 		labels := doc.GetLabels()
 		if labels == nil {

@@ -41,7 +41,7 @@ func TestBuildOffline(t *testing.T) {
 
 	offline := func(args ...string) result {
 		var out, errOut syncBuffer
-		root := NewRootCommand(Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+		root := NewRootCommand(Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, testTools)
 		code := Execute(context.Background(), root, append(args, "--kubeconfig", filepath.Join(t.TempDir(), "none")))
 		return result{out: out.String(), err: errOut.String(), code: code}
 	}

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/operations"
 	"github.com/gitsync-dev/gitsync/internal/testutil/gittest"
 )
 
@@ -66,7 +67,7 @@ func TestDiffOfAChartReadsTheClusterAsTheSyncDoes(t *testing.T) {
 	r := gitsync(t, "diff", "app", "caps", "-n", ns)
 	g.Expect(r.code).To(Equal(0), r.String())
 	g.Expect(r.out).To(ContainSubstring("no changes"))
-	diffs, err := UIDiff(ctx, env.Config, env.Client, f.app, func(string) bool { return true })
+	diffs, err := operations.ObjectDiffsFromSource(ctx, env.Config, env.Client, f.app, func(string) bool { return true })
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(diffs).To(HaveLen(1))
 	g.Expect(diffs[0].Action).To(Equal("unchanged"), diffs[0].Diff)
@@ -86,7 +87,7 @@ func TestDiffOfAChartReadsTheClusterAsTheSyncDoes(t *testing.T) {
 		}
 	}
 	g.Expect(changed).To(Equal([]string{"-  greeting: hello", "+  greeting: hi there"}), r.out)
-	diffs, err = UIDiff(ctx, env.Config, env.Client, f.app, func(string) bool { return true })
+	diffs, err = operations.ObjectDiffsFromSource(ctx, env.Config, env.Client, f.app, func(string) bool { return true })
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(diffs).To(HaveLen(1))
 	g.Expect(diffs[0].Action).To(Equal("configured"))

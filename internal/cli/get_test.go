@@ -83,7 +83,7 @@ func TestGet(t *testing.T) {
 func startWatch(ctx context.Context, args ...string) (out *syncBuffer, done chan int) {
 	out, done = &syncBuffer{}, make(chan int, 1)
 	go func() {
-		root := NewRootCommand(Streams{In: strings.NewReader(""), Out: out, ErrOut: &syncBuffer{}})
+		root := NewRootCommand(Streams{In: strings.NewReader(""), Out: out, ErrOut: &syncBuffer{}}, testTools)
 		done <- Execute(ctx, root, append(args, "--kubeconfig", kubeconfigPath))
 	}()
 	time.Sleep(500 * time.Millisecond)

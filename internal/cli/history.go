@@ -5,20 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
-	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/operations"
 )
 
 // getApp reads the Application NAME of `VERB app NAME`.
@@ -118,7 +115,7 @@ func (o *options) newEventsCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			all, err := appEvents(ctx, c, app)
+			all, err := operations.Events(ctx, c, app)
 			if err != nil {
 				return err
 			}
@@ -130,50 +127,10 @@ func (o *options) newEventsCommand() *cobra.Command {
 			fmt.Fprintln(tw, "LAST SEEN\tTYPE\tREASON\tOBJECT\tMESSAGE")
 			now := time.Now()
 			for _, e := range all {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s/%s\t%s\n", duration.HumanDuration(now.Sub(eventTime(e))), e.Type, e.Reason,
-					e.InvolvedObject.Kind, e.InvolvedObject.Name, strings.ReplaceAll(strings.TrimSpace(e.Message), "\n", "; "))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", duration.HumanDuration(now.Sub(e.Time)), e.Type, e.Reason,
+					e.Object, strings.ReplaceAll(e.Message, "\n", "; "))
 			}
 			return tw.Flush()
 		},
 	}
-}
-
-// appEvents lists the events of app and of the objects of its inventory, oldest first.
-func appEvents(ctx context.Context, c client.Client, app *gitsyncv1.Application) ([]corev1.Event, error) {
-	type ref struct{ ns, kind, name string }
-	refs := []ref{{app.Namespace, gitsyncv1.ApplicationKind, app.Name}}
-	for _, e := range apply.EntriesOf(app.Status.Inventory) {
-		m, err := e.ObjMetadata()
-		if err != nil {
-			continue
-		}
-		refs = append(refs, ref{m.Namespace, m.GroupKind.Kind, m.Name})
-	}
-	var all []corev1.Event
-	for _, r := range refs {
-		list := &corev1.EventList{}
-		sel := fields.Set{"involvedObject.kind": r.kind, "involvedObject.name": r.name}
-		opts := []client.ListOption{client.MatchingFieldsSelector{Selector: sel.AsSelector()}}
-		if r.ns != "" {
-			opts = append(opts, client.InNamespace(r.ns))
-		}
-		if err := c.List(ctx, list, opts...); err != nil {
-			return nil, fmt.Errorf("listing events of %s %s/%s: %w", r.kind, r.ns, r.name, err)
-		}
-		all = append(all, list.Items...)
-	}
-	sort.SliceStable(all, func(i, j int) bool { return eventTime(all[i]).Before(eventTime(all[j])) })
-	return all, nil
-}
-
-func eventTime(e corev1.Event) time.Time {
-	switch {
-	case !e.LastTimestamp.IsZero():
-		return e.LastTimestamp.Time
-	case !e.EventTime.IsZero():
-		return e.EventTime.Time
-	case e.Series != nil:
-		return e.Series.LastObservedTime.Time
-	}
-	return e.CreationTimestamp.Time
 }

@@ -67,7 +67,7 @@ func TestInstallAndVersion(t *testing.T) {
 	g.Expect(r.out).To(MatchRegexp(`client: \S+\nkubernetes: v1\.\d+\.\d+.*\nserver: v1\.2\.3 \(gitsync-system\)\n`))
 
 	var out syncBuffer
-	root := NewRootCommand(Streams{In: strings.NewReader(""), Out: &out, ErrOut: &out})
+	root := NewRootCommand(Streams{In: strings.NewReader(""), Out: &out, ErrOut: &out}, testTools)
 	g.Expect(Execute(ctx, root, []string{"version", "--kubeconfig", "/nonexistent"})).To(Equal(0))
 	g.Expect(out.String()).To(MatchRegexp(`client: \S+\nserver: unreachable`))
 }
@@ -77,13 +77,13 @@ func TestCompletion(t *testing.T) {
 	f := newFixture(t, nil)
 	for _, shell := range []string{"bash", "zsh", "fish"} {
 		var out syncBuffer
-		root := NewRootCommand(Streams{In: strings.NewReader(""), Out: &out, ErrOut: &out})
+		root := NewRootCommand(Streams{In: strings.NewReader(""), Out: &out, ErrOut: &out}, testTools)
 		g.Expect(Execute(context.Background(), root, []string{"completion", shell})).To(Equal(0))
 		g.Expect(out.String()).To(ContainSubstring("gitsync"), shell)
 	}
 	complete := func(args ...string) string {
 		var out syncBuffer
-		root := NewRootCommand(Streams{In: strings.NewReader(""), Out: &out, ErrOut: &out})
+		root := NewRootCommand(Streams{In: strings.NewReader(""), Out: &out, ErrOut: &out}, testTools)
 		g.Expect(Execute(context.Background(), root, append([]string{"__complete"}, args...))).To(Equal(0))
 		return out.String()
 	}

@@ -66,14 +66,6 @@ func (o *options) objectArgs(verb string, args []string) (kind, string, error) {
 	return "", "", fmt.Errorf("accepts 2 arg(s) (KIND NAME), or Flux's `source git|helm NAME`; received %d", len(args))
 }
 
-// sourceKind is the CLI kind of an Application's source.
-func sourceKind(app *gitsyncv1.Application) kind {
-	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
-		return kindHelmRepo
-	}
-	return kindSource
-}
-
 func (k kind) kindName() string {
 	switch k {
 	case kindSource:

@@ -24,7 +24,7 @@ func TestLogsOfOneApplication(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "gitsync.log")
 	g.Expect(os.WriteFile(file, []byte(log), 0o644)).To(Succeed())
 	var out, errOut syncBuffer
-	root := NewRootCommand(Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+	root := NewRootCommand(Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, testTools)
 	code := Execute(context.Background(), root, []string{"logs", "app", "web", "-n", "team-a", "--file", file, "--kubeconfig", filepath.Join(t.TempDir(), "none")})
 	g.Expect(code).To(Equal(0), errOut.String())
 	g.Expect(out.String()).To(Equal(
@@ -33,7 +33,7 @@ func TestLogsOfOneApplication(t *testing.T) {
 
 	// Without --file, in a cluster without a manager Pod: a clear error.
 	var out2, errOut2 syncBuffer
-	root = NewRootCommand(Streams{In: strings.NewReader(""), Out: &out2, ErrOut: &errOut2})
+	root = NewRootCommand(Streams{In: strings.NewReader(""), Out: &out2, ErrOut: &errOut2}, testTools)
 	code = Execute(context.Background(), root, []string{"logs", "app", "web", "-n", "team-a", "--kubeconfig", kubeconfigPath})
 	g.Expect(code).NotTo(Equal(0))
 	g.Expect(errOut2.String()).To(ContainSubstring("no gitsync manager Pod"))

@@ -9,6 +9,8 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gitsync-dev/gitsync/internal/operations"
 )
 
 // lookupChart is a tenant's chart that copies another namespace's Secret into its output
@@ -108,7 +110,7 @@ func TestUIDiffDoesNotLookupAsTheViewer(t *testing.T) {
 	r := gitsync(t, "reconcile", "source", "app-repo", "-n", f.ns)
 	g.Expect(r.code).To(Equal(0), r.String())
 
-	diffs, err := UIDiff(ctx, env.Config, env.Client, f.app, func(string) bool { return true })
+	diffs, err := operations.ObjectDiffsFromSource(ctx, env.Config, env.Client, f.app, func(string) bool { return true })
 	g.Expect(err).NotTo(HaveOccurred())
 	found := false
 	for _, d := range diffs {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"github.com/spf13/cobra"
 	"go.uber.org/zap/zapcore"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,10 +22,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/mcp"
 	"github.com/gitsync-dev/gitsync/internal/testutil/gittest"
 	"github.com/gitsync-dev/gitsync/internal/testutil/manifests"
 	"github.com/gitsync-dev/gitsync/internal/testutil/operatortest"
 	"github.com/gitsync-dev/gitsync/internal/testutil/testenv"
+	"github.com/gitsync-dev/gitsync/internal/ui"
 )
 
 var (
@@ -37,7 +40,7 @@ var (
 func TestMain(m *testing.M) {
 	if os.Getenv(runCLIEnv) == "1" {
 		// A subprocess of a test: be `gitsync ARGS...` on the real stdio (see mcp_test.go).
-		root := NewRootCommand(Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
+		root := NewRootCommand(Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, testTools)
 		os.Exit(Execute(context.Background(), root, os.Args[1:]))
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
@@ -56,6 +59,12 @@ func TestMain(m *testing.M) {
 		}
 		return operatortest.Start(env, dir)
 	}))
+}
+
+// testTools are cmd/gitsync's tools: the tests run the binary's command tree.
+var testTools = []Tool{
+	func(k Kube, s Streams) *cobra.Command { return ui.NewCommand(k, s.Out) },
+	func(k Kube, s Streams) *cobra.Command { return mcp.NewCommand(k, s.In, s.Out, s.ErrOut, k.Version()) },
 }
 
 // runCLIEnv set to 1 makes the test binary run `gitsync` with its arguments instead of
@@ -98,7 +107,7 @@ func gitsync(t *testing.T, args ...string) result {
 
 func gitsyncCtx(ctx context.Context, args ...string) result {
 	var out, errOut syncBuffer
-	root := NewRootCommand(Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+	root := NewRootCommand(Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, testTools)
 	code := Execute(ctx, root, append(args, "--kubeconfig", kubeconfigPath))
 	return result{out: out.String(), err: errOut.String(), code: code}
 }

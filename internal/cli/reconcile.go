@@ -6,12 +6,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
-	"github.com/gitsync-dev/gitsync/internal/render"
+	"github.com/gitsync-dev/gitsync/internal/operations"
 )
 
 type reconcileOptions struct {
@@ -77,197 +74,16 @@ func (r *reconcileOptions) run(ctx context.Context, args []string) error {
 }
 
 // reconcileObject requests a reconcile of key (with --with-source, of its source
-// first), waits for the outcome and prints it.
+// first), waits for the outcome and prints each step (operations.Reconcile).
 func (r *reconcileOptions) reconcileObject(ctx context.Context, c client.WithWatch, k kind, key client.ObjectKey) error {
-	ns := key.Namespace
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
-	// The history before the request: what the request did is what is newer.
-	var before []gitsyncv1.SyncHistoryEntry
-	app := &gitsyncv1.Application{}
-	if k == kindApp {
-		if err := c.Get(ctx, key, app); err != nil {
-			return notFoundOr(err, kindApp, ns, key.Name)
-		}
-		before = app.Status.History
-	}
-	if k == kindApp && r.withSource {
-		srcKey := render.SourceKey(app)
-		srcKind := sourceKind(app)
-		indexBefore := helmIndex(ctx, c, srcKind, srcKey)
-		src, err := r.reconcile(ctx, c, srcKind, srcKey)
-		if err != nil {
-			return err
-		}
-		r.printOutcome(src, srcKind, srcKey, nil)
-		// The controller reads the source from its cache, which may not hold the new
-		// artifact yet when it handles the request: ask again (a few times at most)
-		// until the Application has handled the source's revision. A HelmRepository's
-		// artifact is its index, and the chart version it selects the Application's
-		// revision: with a new index, ask again while that revision did not move.
-		handled := func(*gitsyncv1.Application) bool { return true }
-		switch s := src.(type) {
-		case *gitsyncv1.GitRepository:
-			if s.Status.Artifact != nil {
-				want := s.Status.Artifact.Revision
-				handled = func(a *gitsyncv1.Application) bool { return a.Status.LastAttemptedRevision == want }
-			}
-		case *gitsyncv1.HelmRepository:
-			if s.Status.Artifact != nil && s.Status.Artifact.Digest != indexBefore {
-				before := app.Status.LastAttemptedRevision
-				handled = func(a *gitsyncv1.Application) bool { return a.Status.LastAttemptedRevision != before }
-			}
-		}
-		for i := 0; ; i++ {
-			obj, err := r.reconcile(ctx, c, kindApp, key)
-			if err != nil {
-				return err
-			}
-			if handled(obj.(*gitsyncv1.Application)) || i == 2 {
-				r.printOutcome(obj, kindApp, key, before)
-				return nil
-			}
-		}
-	}
-	obj, err := r.reconcile(ctx, c, k, key)
-	if err != nil {
-		return err
-	}
-	r.printOutcome(obj, k, key, before)
-	return nil
+	return operations.Reconcile(ctx, c, operations.Kind(k), key,
+		operations.SyncOptions{WithSource: r.withSource, Hooks: r.hooks, Prune: r.prune}, r.printStep)
 }
 
-// helmIndex is the digest of the index of a HelmRepository source now ("" for a
-// GitRepository, or when it cannot be read).
-func helmIndex(ctx context.Context, c client.Client, k kind, key client.ObjectKey) string {
-	repo := &gitsyncv1.HelmRepository{}
-	if k != kindHelmRepo || c.Get(ctx, key, repo) != nil || repo.Status.Artifact == nil {
-		return ""
-	}
-	return repo.Status.Artifact.Digest
-}
-
-// reconcile requests a reconcile of one object, waits for it to be handled and fails
-// when it failed.
-func (r *reconcileOptions) reconcile(ctx context.Context, c client.WithWatch, k kind, key client.ObjectKey) (client.Object, error) {
-	obj := k.newObject()
-	if err := c.Get(ctx, key, obj); err != nil {
-		return nil, notFoundOr(err, k, key.Namespace, key.Name)
-	}
-	if suspended(obj) {
-		return nil, fmt.Errorf("%s %s is suspended: resume it first (gitsync resume %s %s -n %s)", k.kindName(), key, k, key.Name, key.Namespace)
-	}
-	requested := time.Now().UTC().Format(time.RFC3339Nano)
-	base := client.MergeFrom(obj.DeepCopyObject().(client.Object))
-	ann := obj.GetAnnotations()
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	ann[gitsyncv1.RequestedAtAnnotation] = requested
-	if r.hooks && k == kindApp {
-		ann[gitsyncv1.RunHooksAnnotation] = requested
-	}
-	if r.prune != nil && k == kindApp {
-		ann[gitsyncv1.SyncPruneAnnotation] = gitsyncv1.PruneRequest(*r.prune, requested)
-	}
-	obj.SetAnnotations(ann)
-	if err := c.Patch(ctx, obj, base); err != nil {
-		return nil, fmt.Errorf("requesting a reconcile of %s %s: %w", k.kindName(), key, err)
-	}
-	fmt.Fprintf(r.Out, "► reconcile of %s %s requested\n", k.kindName(), key)
-	obj, err := waitFor(ctx, c, k, key, func(o client.Object) (bool, error) {
-		return handledAt(o) == requested, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if app, ok := obj.(*gitsyncv1.Application); ok && app.Status.SyncProgress != nil {
-		// The sync took the request and waits (for a hook or a wave) between
-		// reconciles: its outcome comes when it ends.
-		fmt.Fprintf(r.Out, "◎ waiting for the sync: %s\n", conditionMessage(app, gitsyncv1.ReconcilingCondition))
-		if obj, err = waitFor(ctx, c, k, key, func(o client.Object) (bool, error) {
-			return o.(*gitsyncv1.Application).Status.SyncProgress == nil, nil
-		}); err != nil {
-			return nil, err
-		}
-	}
-	ready := apimeta.FindStatusCondition(conditionsOf(obj), gitsyncv1.ReadyCondition)
-	if ready != nil && ready.Status == metav1.ConditionFalse {
-		return nil, fmt.Errorf("%s %s failed: %s: %s", k.kindName(), key, ready.Reason, ready.Message)
-	}
-	return obj, nil
-}
-
-// printOutcome says what the reconcile did: the revision, and for an Application what
-// this request's sync did (the counts of the history entry newer than before, the
-// history before the request), or that it changed nothing, and its health.
-func (r *reconcileOptions) printOutcome(obj client.Object, k kind, key client.ObjectKey, before []gitsyncv1.SyncHistoryEntry) {
-	switch o := obj.(type) {
-	case *gitsyncv1.GitRepository:
-		rev := "-"
-		if o.Status.Artifact != nil {
-			rev = o.Status.Artifact.Revision
-		}
-		fmt.Fprintf(r.Out, "✔ %s %s: revision %s\n", k.kindName(), key, rev)
-	case *gitsyncv1.HelmRepository:
-		rev := "-"
-		if o.Status.Artifact != nil {
-			rev = o.Status.Artifact.Revision
-		}
-		fmt.Fprintf(r.Out, "✔ %s %s: index %s\n", k.kindName(), key, rev)
-	case *gitsyncv1.Application:
-		if h := newSyncs(o.Status.History, before); len(h) > 0 {
-			fmt.Fprintf(r.Out, "✔ %s %s: applied revision %s (%d created, %d configured, %d unchanged, %d pruned)",
-				k.kindName(), key, h[0].Revision, h[0].Created, h[0].Configured, h[0].Unchanged, h[0].Pruned)
-		} else {
-			// A sync that changed nothing writes no history entry.
-			fmt.Fprintf(r.Out, "✔ %s %s: up to date, no changes (applied revision %s)", k.kindName(), key, o.Status.LastAppliedRevision)
-		}
-		if o.Status.Health != nil {
-			fmt.Fprintf(r.Out, ", health %s", o.Status.Health.Status)
-		}
-		fmt.Fprintln(r.Out)
-	}
-}
-
-// newSyncs are the entries of history newer than the newest of before (history read
-// before a request), newest first: the syncs that ran since.
-func newSyncs(history, before []gitsyncv1.SyncHistoryEntry) []gitsyncv1.SyncHistoryEntry {
-	if len(before) == 0 {
-		return history
-	}
-	last := before[0]
-	for i, h := range history {
-		if h.Revision == last.Revision && h.Result == last.Result && h.StartedAt.Equal(&last.StartedAt) {
-			return history[:i]
-		}
-	}
-	return history
-}
-
-func handledAt(obj client.Object) string {
-	switch o := obj.(type) {
-	case *gitsyncv1.GitRepository:
-		return o.Status.LastHandledReconcileAt
-	case *gitsyncv1.HelmRepository:
-		return o.Status.LastHandledReconcileAt
-	case *gitsyncv1.Application:
-		return o.Status.LastHandledReconcileAt
-	}
-	return ""
-}
-
-func suspended(obj client.Object) bool {
-	switch o := obj.(type) {
-	case *gitsyncv1.GitRepository:
-		return o.Spec.Suspend
-	case *gitsyncv1.HelmRepository:
-		return o.Spec.Suspend
-	case *gitsyncv1.Application:
-		return o.Spec.Suspend
-	}
-	return false
-}
+// printStep prints one step of a reconcile as a line.
+func (o *options) printStep(s operations.Step) { fmt.Fprintln(o.Out, s.String()) }
 
 // newSuspendCommand is `suspend` (suspend true) or `resume`.
 func (o *options) newSuspendCommand(suspend bool) *cobra.Command {
@@ -308,35 +124,10 @@ func (o *options) setSuspend(ctx context.Context, args []string, suspend bool) e
 }
 
 // patchSuspend sets spec.suspend of key (resume also clears an Application's pin and
-// requests a reconcile) and prints the new state.
+// requests a reconcile: operations.SetSuspend) and prints the new state.
 func (o *options) patchSuspend(ctx context.Context, c client.Client, k kind, key client.ObjectKey, suspend bool) error {
-	obj := k.newObject()
-	if err := c.Get(ctx, key, obj); err != nil {
-		return notFoundOr(err, k, key.Namespace, key.Name)
-	}
-	base := client.MergeFrom(obj.DeepCopyObject().(client.Object))
-	switch t := obj.(type) {
-	case *gitsyncv1.GitRepository:
-		t.Spec.Suspend = suspend
-	case *gitsyncv1.HelmRepository:
-		t.Spec.Suspend = suspend
-	case *gitsyncv1.Application:
-		t.Spec.Suspend = suspend
-		if !suspend {
-			t.Spec.PinnedRevision = "" // resume also ends a rollback
-		}
-	}
-	if !suspend {
-		// Resuming reconciles at once.
-		ann := obj.GetAnnotations()
-		if ann == nil {
-			ann = map[string]string{}
-		}
-		ann[gitsyncv1.RequestedAtAnnotation] = time.Now().UTC().Format(time.RFC3339Nano)
-		obj.SetAnnotations(ann)
-	}
-	if err := c.Patch(ctx, obj, base); err != nil {
-		return fmt.Errorf("patching %s %s: %w", k.kindName(), key, err)
+	if _, err := operations.SetSuspend(ctx, c, operations.Kind(k), key, suspend); err != nil {
+		return err
 	}
 	state := "suspended"
 	if !suspend {
@@ -366,12 +157,4 @@ func (o *options) newSyncCommand() *cobra.Command {
 	}
 	r.addFlags(cmd)
 	return cmd
-}
-
-// conditionMessage is the message of the Application's condition t ("" without it).
-func conditionMessage(app *gitsyncv1.Application, t string) string {
-	if c := apimeta.FindStatusCondition(app.Status.Conditions, t); c != nil {
-		return c.Message
-	}
-	return ""
 }

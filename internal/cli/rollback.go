@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
-	"github.com/gitsync-dev/gitsync/internal/rollback"
+	"github.com/gitsync-dev/gitsync/internal/operations"
 )
 
 func (o *options) newRollbackCommand() *cobra.Command {
@@ -39,31 +39,14 @@ func (o *options) newRollbackCommand() *cobra.Command {
 }
 
 // rollback pins the Application ns/name (ns "": the kubeconfig's namespace) to the
-// revision of its history that to names, waits for the sync and prints the outcome.
+// revision of its history that to names, waits for the sync and prints each step
+// (operations.Rollback).
 func (o *options) rollback(ctx context.Context, ns, name, to string) error {
 	c, app, err := o.readApp(ctx, ns, name)
 	if err != nil {
 		return err
 	}
-	rev, err := rollback.Target(app, to)
-	if err != nil {
-		return err
-	}
-	before := app.Status.History
-	base := client.MergeFrom(app.DeepCopy())
-	app.Spec.PinnedRevision = rev
-	if err := c.Patch(ctx, app, base); err != nil {
-		return fmt.Errorf("pinning Application %s/%s: %w", app.Namespace, app.Name, err)
-	}
-	fmt.Fprintf(o.Out, "Application %s/%s pinned to %s; newer commits are not applied until `gitsync resume app %s`\n",
-		app.Namespace, app.Name, rev, app.Name)
-	r := &reconcileOptions{options: o}
-	obj, err := r.reconcile(ctx, c, kindApp, client.ObjectKeyFromObject(app))
-	if err != nil {
-		return err
-	}
-	r.printOutcome(obj, kindApp, client.ObjectKeyFromObject(app), before)
-	return nil
+	return operations.Rollback(ctx, c, client.ObjectKeyFromObject(app), to, o.printStep)
 }
 
 // pinnedRevision is spec.pinnedRevision.

@@ -62,9 +62,14 @@ type connection struct {
 	err  error
 }
 
-// NewRootCommand returns `gitsync` with every CLI verb; extra adds commands that are not
-// the CLI's (`run`, `demo`).
-func NewRootCommand(streams Streams, extra ...*cobra.Command) *cobra.Command {
+// Tool makes a command of another package that reaches the cluster through the CLI's
+// kubeconfig flags, as the person running it (`gitsync ui`, `gitsync mcp`): cmd/gitsync
+// names them, so that the CLI imports neither.
+type Tool func(Kube, Streams) *cobra.Command
+
+// NewRootCommand returns `gitsync` with every CLI verb and tools, with the kubeconfig
+// flags; extra adds commands that are not the CLI's (`run`, `demo`).
+func NewRootCommand(streams Streams, tools []Tool, extra ...*cobra.Command) *cobra.Command {
 	o := &options{Streams: streams, flags: newKubeFlags(), scheme: gitsyncscheme.New(), conn: &connection{}}
 	root := &cobra.Command{
 		Use:           "gitsync",
@@ -81,8 +86,13 @@ func NewRootCommand(streams Streams, extra ...*cobra.Command) *cobra.Command {
 		o.newGetCommand(), o.newDiffCommand(), o.newBuildCommand(),
 		o.newReconcileCommand(), o.newSyncCommand(), o.newSuspendCommand(true), o.newSuspendCommand(false),
 		o.newWaitCommand(), o.newHistoryCommand(), o.newEventsCommand(), o.newTreeCommand(),
-		o.newRollbackCommand(), o.newLogsCommand(), o.newInstallCommand(), o.newBootstrapCommand(), o.newUninstallCommand(), o.newVersionCommand(), o.newUICommand(), o.newMCPCommand(),
+		o.newRollbackCommand(), o.newLogsCommand(), o.newInstallCommand(), o.newBootstrapCommand(), o.newUninstallCommand(), o.newVersionCommand(),
 	} {
+		o.addKubeFlags(c)
+		root.AddCommand(c)
+	}
+	for _, tool := range tools {
+		c := tool(Kube{o: o}, streams)
 		o.addKubeFlags(c)
 		root.AddCommand(c)
 	}

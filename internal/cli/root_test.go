@@ -28,7 +28,7 @@ func TestBuildRootOutsideAWorktree(t *testing.T) {
 	g.Expect(os.WriteFile(appFile, []byte(appYAML), 0o644)).To(Succeed())
 	build := func(args ...string) result {
 		var out, errOut syncBuffer
-		root := NewRootCommand(Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+		root := NewRootCommand(Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, testTools)
 		code := Execute(context.Background(), root, append([]string{"build", "app", "web", "--from-file", appFile,
 			"--path", filepath.Join(dir, "overlays", "prod"), "--kubeconfig", filepath.Join(t.TempDir(), "none")}, args...))
 		return result{out: out.String(), err: errOut.String(), code: code}

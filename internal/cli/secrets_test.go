@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/operations"
 	"github.com/gitsync-dev/gitsync/internal/testutil/gittest"
 	"github.com/gitsync-dev/gitsync/internal/testutil/sopsenc"
 )
@@ -111,7 +112,7 @@ func TestSecretsMaskedInDiffBuildAndUI(t *testing.T) {
 	g.Expect(r.code).To(Equal(0), r.String())
 	g.Expect(r.out).To(ContainSubstring(decryptedValue), "--decrypt --show-secrets prints what the sync applies")
 
-	diffs, err := UIDiff(ctx, env.Config, env.Client, f.app, func(string) bool { return true })
+	diffs, err := operations.ObjectDiffsFromSource(ctx, env.Config, env.Client, f.app, func(string) bool { return true })
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(diffs).To(HaveLen(1), "the encrypted Secret is not compared")
 	body, _ := json.Marshal(diffs)

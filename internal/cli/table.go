@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/operations"
 	"github.com/gitsync-dev/gitsync/internal/redact"
 )
 
@@ -18,7 +19,7 @@ func wideColumns(obj client.Object) (source, target string) {
 	switch o := obj.(type) {
 	case *gitsyncv1.Application:
 		source = o.Spec.SourceRef.Kind + "/" + o.Spec.SourceRef.Name
-		target = pathOrDot(o.Spec.Path)
+		target = operations.PathOrDot(o.Spec.Path)
 		if o.Spec.Helm != nil && o.Spec.Helm.Chart != "" {
 			target = o.Spec.Helm.Chart
 			if o.Spec.Helm.Version != "" {

@@ -1,15 +1,14 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/operations"
 	"github.com/gitsync-dev/gitsync/internal/tree"
 )
 
@@ -33,7 +32,7 @@ func (o *options) newTreeCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			nodes, err := inventoryTree(ctx, c, app, children)
+			nodes, err := operations.Tree(ctx, c, app, children)
 			if err != nil {
 				return err
 			}
@@ -49,13 +48,6 @@ func (o *options) newTreeCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&children, "children", false, "also show owned children (Deployment → ReplicaSet → Pod) through ownerReferences")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
 	return cmd
-}
-
-// inventoryTree returns one node per inventory entry, sorted by kind then name, each
-// with the health status.health gives it (CEL health checks included).
-func inventoryTree(ctx context.Context, c client.Client, app *gitsyncv1.Application, children bool) ([]*node, error) {
-	nodes, _, err := tree.Build(ctx, c, app, tree.Options{Children: children, Hooks: true})
-	return nodes, err
 }
 
 func printTree(w io.Writer, app *gitsyncv1.Application, nodes []*node) {

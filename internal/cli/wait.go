@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/operations"
 )
 
 // transientReasons of Ready=False that wait keeps waiting through.
@@ -48,7 +49,7 @@ func (o *options) newWaitCommand() *cobra.Command {
 			ctx, cancel := context.WithTimeoutCause(cmd.Context(), timeout, fmt.Errorf("timed out after %s", timeout))
 			defer cancel()
 			var last *gitsyncv1.Application
-			obj, err := waitFor(ctx, c, kindApp, client.ObjectKey{Namespace: ns, Name: args[1]}, func(obj client.Object) (bool, error) {
+			obj, err := operations.WaitFor(ctx, c, operations.App, client.ObjectKey{Namespace: ns, Name: args[1]}, func(obj client.Object) (bool, error) {
 				last = obj.(*gitsyncv1.Application)
 				return goal(last)
 			})
