@@ -13,17 +13,6 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/operations"
 )
 
-// ObjectDiffs, Pruned and DiffOf compare an Application's objects with the cluster
-// (internal/operations).
-var (
-	ObjectDiffs = operations.ObjectDiffs
-	Pruned      = operations.Pruned
-	DiffOf      = operations.DiffOf
-)
-
-// PrunedAction is the Action of an object a sync would delete.
-const PrunedAction = operations.PrunedAction
-
 // DesiredDiffer diffs what the operator last applied (desired: the drift controller's
 // record, by Application) with the cluster: no render and no Git fetch per request. An
 // Application whose revision the operator does not hold yet has no diff to show.
@@ -33,6 +22,6 @@ func DesiredDiffer(desired func(types.NamespacedName) ([]*unstructured.Unstructu
 		if !ok {
 			return nil, fmt.Errorf("the operator holds no applied revision of %s/%s yet", app.Namespace, app.Name)
 		}
-		return ObjectDiffs(ctx, c, app, objs, want)
+		return operations.ObjectDiffs(ctx, c, app, objs, want)
 	}
 }

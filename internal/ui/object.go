@@ -15,6 +15,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/operations"
 	"github.com/gitsync-dev/gitsync/internal/tree"
 )
 
@@ -65,7 +66,7 @@ func (s *Server) apiObject(w http.ResponseWriter, r *http.Request) {
 			view.Note = "Git manifest unavailable: " + err.Error()
 		case len(diffs) == 0:
 			view.Note = "Git no longer holds this object; the next sync prunes it if prune is on."
-		case diffs[0].Action == PrunedAction:
+		case diffs[0].Action == operations.PrunedAction:
 			view.Note = "Git no longer holds this object; the next sync prunes it."
 		default:
 			view.ObjectDiff = diffs[0]
