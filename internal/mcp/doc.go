@@ -4,6 +4,6 @@
 // Healthy) — and, only when the server is started with AllowWrite, the write tools
 // reconcile, suspend, resume and rollback. It reads and writes the cluster with the
 // client it is given (the user's kubeconfig identity, so Kubernetes RBAC decides), logs
-// every tool call, and takes the CLI's diff, tree, events and write logic as injected
-// functions: it imports neither internal/cli nor any controller.
+// every tool call, and presents internal/operations: it imports neither internal/cli nor
+// any controller.
 package mcp
