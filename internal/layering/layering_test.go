@@ -261,3 +261,28 @@ func TestSourceControllersDoNotRender(t *testing.T) {
 		t.Fatalf("violations = %v, want sourceid -> render too", v)
 	}
 }
+
+// People's tools present internal/operations: the CLI importing the MCP server (as it did
+// to offer `gitsync mcp`), the UI importing the CLI (for its diff), and operations
+// importing a controller are each caught.
+func TestPeoplesToolsDoNotImportEachOther(t *testing.T) {
+	graph := map[string][]string{
+		module + "internal/cli":        {module + "internal/operations", module + "internal/mcp"},
+		module + "internal/ui":         {module + "internal/operations", module + "internal/cli"},
+		module + "internal/mcp":        {module + "internal/operations"},
+		module + "internal/operations": {module + "internal/render", module + "internal/controller/kit"},
+	}
+	v := violations(graph, rules)
+	// operations -> controller/kit breaks two rules: no tool's layer, and no one but the
+	// operator imports a controller.
+	want := []string{"internal/cli -> internal/mcp", "internal/operations -> internal/controller/kit",
+		"internal/operations -> internal/controller/kit", "internal/ui -> internal/cli"}
+	if len(v) != len(want) {
+		t.Fatalf("violations = %v, want %v", v, want)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(v[i], w+" (") {
+			t.Errorf("violation %d = %q, want %s", i, v[i], w)
+		}
+	}
+}
