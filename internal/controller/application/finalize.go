@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -98,11 +97,6 @@ func pruneOrOrphan(ctx context.Context, manager *apply.Manager, entries []apply.
 // requestSourceRefresh sets gitsync.dev/requested-at on the source.
 func (r *Reconciler) requestSourceRefresh(ctx context.Context, repo client.Object) error {
 	patchBase := client.MergeFrom(repo.DeepCopyObject().(client.Object))
-	annotations := repo.GetAnnotations()
-	if annotations == nil {
-		annotations = map[string]string{}
-	}
-	annotations[gitsyncv1.RequestedAtAnnotation] = r.now().UTC().Format(time.RFC3339Nano)
-	repo.SetAnnotations(annotations)
+	gitsyncv1.RequestReconcile(repo, r.now())
 	return client.IgnoreNotFound(r.Patch(ctx, repo, patchBase))
 }

@@ -132,6 +132,7 @@ func (c *WebhookCluster) Wake(ctx context.Context, namespace, name string) error
 	}
 	repo := &gitsyncv1.GitRepository{}
 	repo.Namespace, repo.Name = namespace, name
-	patch := []byte(`{"metadata":{"annotations":{"` + gitsyncv1.RequestedAtAnnotation + `":"` + now().UTC().Format(time.RFC3339Nano) + `"}}}`)
-	return client.IgnoreNotFound(c.Client.Patch(ctx, repo, client.RawPatch(types.MergePatchType, patch)))
+	base := client.MergeFrom(repo.DeepCopy())
+	gitsyncv1.RequestReconcile(repo, now())
+	return client.IgnoreNotFound(c.Client.Patch(ctx, repo, base))
 }
