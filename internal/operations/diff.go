@@ -96,7 +96,7 @@ func Compare(ctx context.Context, c client.Client, app *gitsyncv1.Application, o
 			out = append(out, Outcome{Subject: subject, Action: Encrypted})
 			continue
 		}
-		ignore := render.IgnorePointers(app, obj)
+		ignore := app.IgnorePointers(obj)
 		o, err := drift.CompareObject(ctx, manager, subject, obj, ignore)
 		if err != nil {
 			if dependsOnCreated(obj, objs, err) {
@@ -114,7 +114,7 @@ func Compare(ctx context.Context, c client.Client, app *gitsyncv1.Application, o
 		}
 		out = append(out, Outcome{Subject: subject, Action: o.Action, Fields: o.Fields, Diff: text})
 	}
-	if previous := apply.EntriesOf(app.Status.Inventory); render.RefusesEmpty(app, len(objs), len(previous)) {
+	if previous := apply.EntriesOf(app.Status.Inventory); app.RefusesEmpty(len(objs), len(previous)) {
 		return nil, fmt.Errorf("the render has no objects: a sync refuses it rather than prune all %d objects of the inventory (set allowEmpty: true to allow it)", len(previous))
 	}
 	if app.Prunes() {

@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
-	"github.com/gitsync-dev/gitsync/internal/render"
+	"github.com/gitsync-dev/gitsync/internal/sourceid"
 )
 
 // Explanation says why an Application is not Ready, Synced or Healthy.
@@ -140,7 +140,7 @@ func Dependencies(ctx context.Context, c client.Reader, app *gitsyncv1.Applicati
 // SourceState reads the state of app's source.
 func SourceState(ctx context.Context, c client.Reader, app *gitsyncv1.Application) *Status {
 	ref := app.Spec.SourceRef
-	key := render.SourceKey(app)
+	key := sourceid.Key(app)
 	var obj client.Object = &gitsyncv1.GitRepository{}
 	if ref.Kind == gitsyncv1.HelmRepositoryKind {
 		obj = &gitsyncv1.HelmRepository{}

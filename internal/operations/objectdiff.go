@@ -12,7 +12,6 @@ import (
 	sops "github.com/gitsync-dev/gitsync/internal/decrypt"
 	"github.com/gitsync-dev/gitsync/internal/drift"
 	"github.com/gitsync-dev/gitsync/internal/redact"
-	"github.com/gitsync-dev/gitsync/internal/render"
 )
 
 // ObjectDiff is one object of an Application as Git renders it and as it is live, both
@@ -72,7 +71,7 @@ func ObjectDiffs(ctx context.Context, c client.Client, app *gitsyncv1.Applicatio
 		if !want(subject) {
 			continue
 		}
-		ignore := render.IgnorePointers(app, obj)
+		ignore := app.IgnorePointers(obj)
 		o, err := drift.CompareObject(ctx, manager, subject, obj, ignore)
 		if err != nil {
 			return nil, err

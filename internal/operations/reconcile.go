@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
-	"github.com/gitsync-dev/gitsync/internal/render"
+	"github.com/gitsync-dev/gitsync/internal/sourceid"
 )
 
 // StepType says what a Step of a reconcile reports.
@@ -101,7 +101,7 @@ func Reconcile(ctx context.Context, c client.WithWatch, k Kind, key client.Objec
 		_, err := request(ctx, c, App, key, opts, before, report)
 		return err
 	}
-	srcKey, srcKind := render.SourceKey(app), SourceKind(app)
+	srcKey, srcKind := sourceid.Key(app), SourceKind(app)
 	indexBefore := helmIndex(ctx, c, srcKind, srcKey)
 	src, err := request(ctx, c, srcKind, srcKey, opts, nil, report)
 	if err != nil {

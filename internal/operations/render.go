@@ -16,6 +16,7 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
 	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/source"
+	"github.com/gitsync-dev/gitsync/internal/sourceid"
 )
 
 // Rendered is an Application's objects and where they came from.
@@ -144,7 +145,7 @@ func renderChart(ctx context.Context, c client.Client, app *gitsyncv1.Applicatio
 	if err != nil {
 		return nil, err
 	}
-	archive, rev, err := render.LocateChart(ctx, c, app, store)
+	archive, rev, err := sourceid.LocateChart(ctx, c, app, store)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +161,7 @@ func renderChart(ctx context.Context, c client.Client, app *gitsyncv1.Applicatio
 // directory and renders the Application's path from it.
 func renderGitRef(ctx context.Context, c client.Client, app *gitsyncv1.Application, cluster *render.Cluster, decrypt bool,
 	refOf func(*gitsyncv1.GitRepository) (source.Ref, string, error)) (*Rendered, error) {
-	key := render.SourceKey(app)
+	key := sourceid.Key(app)
 	repo := &gitsyncv1.GitRepository{}
 	if err := c.Get(ctx, key, repo); err != nil {
 		return nil, fmt.Errorf("reading source GitRepository %s: %w", key, err)
@@ -174,7 +175,7 @@ func renderGitRef(ctx context.Context, c client.Client, app *gitsyncv1.Applicati
 		return nil, fmt.Errorf("creating a temporary directory: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	request, err := render.GitRequest(ctx, c, repo, ref)
+	request, err := sourceid.GitRequest(ctx, c, repo, ref)
 	if err != nil {
 		return nil, fmt.Errorf("reading the credentials of %s: %w", key, err)
 	}

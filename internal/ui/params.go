@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
-	"github.com/gitsync-dev/gitsync/internal/render"
+	"github.com/gitsync-dev/gitsync/internal/sourceid"
 )
 
 // Params are the Application's parameters that decide what a sync does: the source, the
@@ -58,7 +58,7 @@ func (s *Server) paramsOf(ctx context.Context, app *gitsyncv1.Application) Param
 			p.ValuesFrom = append(p.ValuesFrom, ref)
 		}
 	}
-	key := render.SourceKey(app)
+	key := sourceid.Key(app)
 	switch app.Spec.SourceRef.Kind {
 	case gitsyncv1.HelmRepositoryKind:
 		h := &gitsyncv1.HelmRepository{}

@@ -13,7 +13,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/redact"
-	"github.com/gitsync-dev/gitsync/internal/render"
+	"github.com/gitsync-dev/gitsync/internal/sourceid"
 )
 
 // AppRow is one line of the applications view.
@@ -269,7 +269,7 @@ func (s *Server) listable(ctx context.Context, kind string) func(namespace strin
 // appDetail builds the application view from the cache.
 func (s *Server) appDetail(ctx context.Context, app *gitsyncv1.Application) (*AppDetail, error) {
 	d := &AppDetail{AppRow: rowOfApp(app), Path: app.Spec.Path, History: app.Status.History, DriftItems: app.Status.Drift}
-	key := render.SourceKey(app)
+	key := sourceid.Key(app)
 	kind := app.Spec.SourceRef.Kind
 	if kind == "" {
 		kind = gitsyncv1.GitRepositoryKind
