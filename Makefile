@@ -50,7 +50,7 @@ bench: envtest ## Benchmarks (figures, not pass/fail); quote medians of the -cou
 .PHONY: bench-ci
 bench-ci: envtest ## The CI-sized end-to-end benchmarks (100 Applications): figures in the log; a failed check fails.
 	GITSYNC_BENCH_IDLE_WINDOW=30s KUBEBUILDER_ASSETS="$$(bash hack/setup-envtest.sh)" go test -run '^$$' \
-		-bench '^(BenchmarkScale|BenchmarkShards100x20|BenchmarkChart100)$$' -benchtime 1x -count 1 -timeout 30m ./bench/
+		-bench '^(BenchmarkScale|BenchmarkShards100x20|BenchmarkChart100|BenchmarkBinary)$$' -benchtime 1x -count 1 -timeout 30m ./bench/
 
 BUNDLE_VERSION ?= $(patsubst v%,%,$(VERSION))
 BUNDLE_IMG ?= ghcr.io/gitsync-dev/gitsync:v$(BUNDLE_VERSION)

@@ -45,10 +45,14 @@ func newRoot(streams cli.Streams) *cobra.Command {
 		c.Flags().AddGoFlagSet(logFlags)
 	}
 	root := cli.NewRootCommand(streams, tools, run, demo, newRenderWorkerCommand())
-	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if cmd.Name() != "demo" { // the demo logs to a file of its own
 			ctrl.SetLogger(zap.New(zap.UseFlagOptions(logOpts)))
 		}
+		if cmd == run {
+			return servePprof() // opt-in: $GITSYNC_PPROF_ADDRESS
+		}
+		return nil
 	}
 	return root
 }
