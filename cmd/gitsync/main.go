@@ -49,6 +49,9 @@ func newRoot(streams cli.Streams) *cobra.Command {
 		if cmd.Name() != "demo" { // the demo logs to a file of its own
 			ctrl.SetLogger(zap.New(zap.UseFlagOptions(logOpts)))
 		}
+		if cmd == run || cmd == demo {
+			listThenWatch()
+		}
 		if cmd == run {
 			return servePprof() // opt-in: $GITSYNC_PPROF_ADDRESS
 		}
