@@ -43,7 +43,6 @@ type binaryOperator struct {
 	log     string
 	started time.Time
 	webhook string
-	pprof   string
 	// offset is where this process's lines start in log.
 	offset int64
 }
@@ -52,11 +51,13 @@ type binaryOperator struct {
 // loopback needs (gitsyncproc.Start) and the webhook receiver on a free port.
 func startBinaryOperator(b *testing.B, proxy *apiProxy, kubeconfig, storage string) *binaryOperator {
 	b.Helper()
-	op := &binaryOperator{log: filepath.Join(b.TempDir(), "gitsync.log"), webhook: freeAddress(b), pprof: freeAddress(b)}
+	op := &binaryOperator{log: filepath.Join(b.TempDir(), "gitsync.log"), webhook: freeAddress(b)}
 	if path := os.Getenv("GITSYNC_BENCH_BINARY_LOG"); path != "" {
 		op.log = path // kept after the run; every operator of the run appends to it
 	}
-	b.Setenv("GITSYNC_PPROF_ADDRESS", op.pprof)
+	if os.Getenv("GITSYNC_BENCH_BINARY_CPUPROFILE") != "" {
+		b.Setenv("GITSYNC_PPROF_ADDRESS", "127.0.0.1:0") // the port it got is in its log
+	}
 	bin := gitsyncBinary(b)
 	if fi, err := os.Stat(op.log); err == nil {
 		op.offset = fi.Size() // an earlier operator's lines are not this one's
@@ -150,13 +151,34 @@ func (op *binaryOperator) stop(b *testing.B) {
 	}
 }
 
-// cpu is the CPU time the operator process used so far (not its render workers').
-func (op *binaryOperator) cpu() time.Duration {
-	_, fields, ok := procStat(fmt.Sprintf("/proc/%d/stat", op.proc.Pid()))
+// cpu is the CPU time the operator process and its running render workers used so far.
+func (op *binaryOperator) cpu() (operator, workers time.Duration) {
+	for _, pid := range gitsyncproc.RenderWorkers(op.proc.Pid()) {
+		workers += processCPU(pid)
+	}
+	return processCPU(op.proc.Pid()), workers
+}
+
+// processCPU is the user and system time of process pid so far.
+func processCPU(pid int) time.Duration {
+	_, fields, ok := procStat(fmt.Sprintf("/proc/%d/stat", pid))
 	if !ok || len(fields) < 13 {
 		return 0
 	}
 	return (atoi(fields[11]) + atoi(fields[12])) * clockTick
+}
+
+// pprofAddress is where the operator serves its profiles, as its log says.
+func (op *binaryOperator) pprofAddress() string {
+	for _, l := range op.logLines(`"msg":"serving Go profiles"`) {
+		var line struct {
+			Address string `json:"address"`
+		}
+		if json.Unmarshal([]byte(l), &line) == nil {
+			return line.Address
+		}
+	}
+	return ""
 }
 
 // cpuProfile writes CPU profiles of the operator process, taken from its
@@ -168,6 +190,7 @@ func (op *binaryOperator) cpuProfile(b *testing.B, variable string) (stop func()
 	if path == "" {
 		return func() {}
 	}
+	addr := op.pprofAddress()
 	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
@@ -177,7 +200,7 @@ func (op *binaryOperator) cpuProfile(b *testing.B, variable string) (stop func()
 				return
 			default:
 			}
-			resp, err := http.Get("http://" + op.pprof + "/debug/pprof/profile?seconds=" + strconv.Itoa(10))
+			resp, err := http.Get("http://" + addr + "/debug/pprof/profile?seconds=" + strconv.Itoa(10))
 			if err != nil {
 				b.Logf("profiling the operator: %v", err)
 				return
