@@ -39,7 +39,8 @@ import (
 //   - a restart (SIGTERM, a new process, same storage) → ready to sync.
 //
 // GITSYNC_BENCH_BINARY_CPUPROFILE=FILE writes CPU profiles of the operator process during
-// the cold start (FILE.0, FILE.1, …: `go tool pprof FILE.*`).
+// the cold start (FILE.0, FILE.1, …: `go tool pprof FILE.*`),
+// GITSYNC_BENCH_APISERVER_CPUPROFILE=FILE those of the API server.
 func BenchmarkBinary(b *testing.B) {
 	apps, perApp, idle := scaleOf(b)
 	if os.Getenv("GITSYNC_BENCH_IDLE_WINDOW") == "" {
@@ -81,6 +82,7 @@ func BenchmarkBinary(b *testing.B) {
 		cpuBefore, workersBefore := op.cpu()
 		sharesBefore := readCPUShares()
 		stopProfile := op.cpuProfile(b, "GITSYNC_BENCH_BINARY_CPUPROFILE")
+		stopAPIProfile := apiServerProfile(b, "GITSYNC_BENCH_APISERVER_CPUPROFILE")
 		stopProgress := progress(b, ns, time.Now())
 		start := time.Now()
 		b.StartTimer()
@@ -93,6 +95,7 @@ func BenchmarkBinary(b *testing.B) {
 		coldCPU, coldWorkersCPU, coldShares := cpuAfter-cpuBefore, workersAfter-workersBefore, readCPUShares().sub(sharesBefore)
 		stopProgress()
 		stopProfile()
+		stopAPIProfile()
 
 		// At rest.
 		before = proxy.counter.Snapshot()
