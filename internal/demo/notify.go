@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	gitsyncv1alpha1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/notify"
 )
@@ -79,16 +78,16 @@ func createNotificationObjects(ctx context.Context, c client.Client, address str
 		ObjectMeta: metav1.ObjectMeta{Name: "demo-notify", Namespace: Namespace},
 		StringData: map[string]string{"token": notifyToken},
 	}
-	provider := &gitsyncv1alpha1.Provider{
+	provider := &gitsyncv1.Provider{
 		ObjectMeta: metav1.ObjectMeta{Name: "demo-receiver", Namespace: Namespace},
-		Spec: gitsyncv1alpha1.ProviderSpec{Type: gitsyncv1alpha1.ProviderGeneric, Address: address,
-			SecretRef: &gitsyncv1alpha1.LocalObjectReference{Name: secret.Name}},
+		Spec: gitsyncv1.ProviderSpec{Type: gitsyncv1.ProviderGeneric, Address: address,
+			SecretRef: &gitsyncv1.LocalObjectReference{Name: secret.Name}},
 	}
-	alert := &gitsyncv1alpha1.Alert{
+	alert := &gitsyncv1.Alert{
 		ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: Namespace},
-		Spec: gitsyncv1alpha1.AlertSpec{
-			ProviderRef: gitsyncv1alpha1.LocalObjectReference{Name: provider.Name},
-			EventSources: []gitsyncv1alpha1.EventSource{
+		Spec: gitsyncv1.AlertSpec{
+			ProviderRef: gitsyncv1.LocalObjectReference{Name: provider.Name},
+			EventSources: []gitsyncv1.EventSource{
 				{Kind: gitsyncv1.GitRepositoryKind, Name: "*"}, {Kind: gitsyncv1.ApplicationKind, Name: "*"},
 			},
 			Summary: "gitsync demo",
@@ -102,7 +101,7 @@ func createNotificationObjects(ctx context.Context, c client.Client, address str
 	// The Alert must be in the manager's cache before the first events are routed.
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		if c.Get(ctx, client.ObjectKeyFromObject(alert), &gitsyncv1alpha1.Alert{}) == nil {
+		if c.Get(ctx, client.ObjectKeyFromObject(alert), &gitsyncv1.Alert{}) == nil {
 			return nil
 		}
 		time.Sleep(50 * time.Millisecond)

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	gitsyncv1alpha1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/egress"
 )
@@ -154,7 +153,7 @@ func (d *Dispatcher) NeedLeaderElection() bool { return true }
 // route matches an event against the Alerts of its namespace and queues a delivery per
 // matching Alert.
 func (d *Dispatcher) route(ctx context.Context, ev Event) {
-	alerts := &gitsyncv1alpha1.AlertList{}
+	alerts := &gitsyncv1.AlertList{}
 	if err := d.Reader.List(ctx, alerts, client.InNamespace(ev.Namespace)); err != nil {
 		d.Log.Error(err, "listing alerts", "namespace", ev.Namespace)
 		return
@@ -162,7 +161,7 @@ func (d *Dispatcher) route(ctx context.Context, ev Event) {
 	var repo *gitsyncv1.GitRepository
 	for i := range alerts.Items {
 		alert := &alerts.Items[i]
-		provider := &gitsyncv1alpha1.Provider{}
+		provider := &gitsyncv1.Provider{}
 		key := types.NamespacedName{Namespace: alert.Namespace, Name: alert.Spec.ProviderRef.Name}
 		if alert.Spec.Suspend || d.Reader.Get(ctx, key, provider) != nil || provider.Spec.Suspend {
 			continue
@@ -184,7 +183,7 @@ func (d *Dispatcher) route(ctx context.Context, ev Event) {
 // commit status provider, the state of an Application's sync (success, failure, error),
 // or `pending` for each matched Application of a GitRepository with a new artifact. A
 // revision that names no commit (a chart version of a HelmRepository) gets no status.
-func (d *Dispatcher) messages(ctx context.Context, alert *gitsyncv1alpha1.Alert, p *gitsyncv1alpha1.Provider, ev Event, repo *gitsyncv1.GitRepository) []Message {
+func (d *Dispatcher) messages(ctx context.Context, alert *gitsyncv1.Alert, p *gitsyncv1.Provider, ev Event, repo *gitsyncv1.GitRepository) []Message {
 	repoURL := ""
 	if repo != nil {
 		repoURL = repo.Spec.URL
@@ -213,7 +212,7 @@ func (d *Dispatcher) messages(ctx context.Context, alert *gitsyncv1alpha1.Alert,
 		}
 		return []Message{base}
 	case ev.Kind == gitsyncv1.GitRepositoryKind && ev.Reason == "NewArtifact":
-		if alert.Spec.EventSeverity == gitsyncv1alpha1.SeverityError || alert.Spec.Suspend {
+		if alert.Spec.EventSeverity == gitsyncv1.SeverityError || alert.Spec.Suspend {
 			return nil
 		}
 		apps := &gitsyncv1.ApplicationList{}
@@ -249,7 +248,7 @@ func followsGit(app *gitsyncv1.Application) bool {
 }
 
 func commitStatus(t string) bool {
-	return t == gitsyncv1alpha1.ProviderGitHub || t == gitsyncv1alpha1.ProviderGitLab || t == gitsyncv1alpha1.ProviderGitea
+	return t == gitsyncv1.ProviderGitHub || t == gitsyncv1.ProviderGitLab || t == gitsyncv1.ProviderGitea
 }
 
 func statusContext(namespace, name string) string { return "gitsync/" + namespace + "/" + name }

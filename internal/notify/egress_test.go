@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	gitsyncv1alpha1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/egress"
 	"github.com/gitsync-dev/gitsync/internal/testutil/receiver"
 )
@@ -26,7 +26,7 @@ import (
 // HelmRepository).
 type providerReader struct {
 	client.Reader
-	p      *gitsyncv1alpha1.Provider
+	p      *gitsyncv1.Provider
 	secret map[string][]byte
 }
 
@@ -35,7 +35,7 @@ func (r providerReader) Get(_ context.Context, key types.NamespacedName, obj cli
 		return errors.New("not found")
 	}
 	switch o := obj.(type) {
-	case *gitsyncv1alpha1.Provider:
+	case *gitsyncv1.Provider:
 		if key.Name == r.p.Name {
 			r.p.DeepCopyInto(o)
 			return nil
@@ -49,11 +49,11 @@ func (r providerReader) Get(_ context.Context, key types.NamespacedName, obj cli
 	return errors.New("not found")
 }
 
-func deliverOnce(t *testing.T, p *gitsyncv1alpha1.Provider, guard *egress.Guard, secret ...map[string][]byte) error {
+func deliverOnce(t *testing.T, p *gitsyncv1.Provider, guard *egress.Guard, secret ...map[string][]byte) error {
 	t.Helper()
 	r := providerReader{p: p}
 	if len(secret) > 0 {
-		p.Spec.SecretRef = &gitsyncv1alpha1.LocalObjectReference{Name: "creds"}
+		p.Spec.SecretRef = &gitsyncv1.LocalObjectReference{Name: "creds"}
 		r.secret = secret[0]
 	}
 	d := NewDispatcher(r, r, Options{Egress: guard, Attempts: 1})
@@ -70,9 +70,9 @@ func TestProviderLoopbackRefused(t *testing.T) {
 	ln := receiver.Listen(t)
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	for _, address := range []string{"http://" + ln.Addr().String() + "/hook", "http://localhost:" + port + "/hook"} {
-		p := &gitsyncv1alpha1.Provider{}
+		p := &gitsyncv1.Provider{}
 		p.Name, p.Namespace = "hook", "team"
-		p.Spec.Type, p.Spec.Address = gitsyncv1alpha1.ProviderGeneric, address
+		p.Spec.Type, p.Spec.Address = gitsyncv1.ProviderGeneric, address
 		err := deliverOnce(t, p, egress.New(egress.DefaultDeny))
 		g.Expect(errors.Is(err, egress.ErrDenied)).To(BeTrue(), "%v", err)
 		var perm permanent
@@ -95,9 +95,9 @@ func TestProviderRedirectDropsToken(t *testing.T) {
 		http.Redirect(w, r, second.URL+"/", http.StatusTemporaryRedirect)
 	}))
 	defer first.Close()
-	p := &gitsyncv1alpha1.Provider{}
+	p := &gitsyncv1.Provider{}
 	p.Name, p.Namespace = "hook", "team"
-	p.Spec.Type, p.Spec.Address = gitsyncv1alpha1.ProviderSlack, first.URL
+	p.Spec.Type, p.Spec.Address = gitsyncv1.ProviderSlack, first.URL
 	g.Expect(deliverOnce(t, p, nil, map[string][]byte{"token": []byte("xoxb-S3cr3t"), "headers": []byte("X-Api-Key: k3y")})).To(Succeed())
 	h := <-got
 	g.Expect(h.Get("Content-Type")).To(Equal("application/json"))
@@ -116,7 +116,7 @@ func TestChatMentionsEscaped(t *testing.T) {
 	defer srv.Close()
 	evil := "fix <!channel> <!here> <!everyone> @everyone @HERE @channel <@U123> <@&42> & more"
 	m := Message{Event: Event{Kind: "Application", Namespace: "team", Name: "web", Reason: "Applied", Message: evil}, Summary: "@everyone"}
-	for _, typ := range []string{gitsyncv1alpha1.ProviderSlack, gitsyncv1alpha1.ProviderDiscord} {
+	for _, typ := range []string{gitsyncv1.ProviderSlack, gitsyncv1.ProviderDiscord} {
 		req, err := Request(context.Background(), Target{Type: typ, Address: srv.URL}, m)
 		g.Expect(err).NotTo(HaveOccurred())
 		resp, err := http.DefaultClient.Do(req)
@@ -128,7 +128,7 @@ func TestChatMentionsEscaped(t *testing.T) {
 		for _, ping := range []string{"@everyone", "@here", "<@u123>", "<@&42>"} {
 			g.Expect(text).NotTo(ContainSubstring(ping), typ)
 		}
-		if typ == gitsyncv1alpha1.ProviderSlack {
+		if typ == gitsyncv1.ProviderSlack {
 			for _, ping := range []string{"<!channel>", "<!here>", "<!everyone>", "@channel"} {
 				g.Expect(text).NotTo(ContainSubstring(ping), typ)
 			}

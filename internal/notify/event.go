@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	gitsyncv1alpha1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 )
 
@@ -38,9 +37,9 @@ func (e Event) Warning() bool { return e.Type == corev1.EventTypeWarning }
 // Severity is `error` for Warning events, `info` otherwise.
 func (e Event) Severity() string {
 	if e.Warning() {
-		return gitsyncv1alpha1.SeverityError
+		return gitsyncv1.SeverityError
 	}
-	return gitsyncv1alpha1.SeverityInfo
+	return gitsyncv1.SeverityInfo
 }
 
 // Subject names the object: `Application/ns/name`.

@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	gitsyncv1alpha1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 )
 
@@ -50,8 +49,8 @@ func TestFromObjectSources(t *testing.T) {
 		})
 	}
 	ev, _ := FromObject(helmRepo, corev1.EventTypeWarning, gitsyncv1.FetchFailedReason, "Fetch", "503")
-	alert := &gitsyncv1alpha1.Alert{ObjectMeta: metav1.ObjectMeta{Namespace: "team"}, Spec: gitsyncv1alpha1.AlertSpec{
-		EventSources: []gitsyncv1alpha1.EventSource{{Kind: gitsyncv1.HelmRepositoryKind, Name: "*", MatchLabels: map[string]string{"tier": "infra"}}}}}
+	alert := &gitsyncv1.Alert{ObjectMeta: metav1.ObjectMeta{Namespace: "team"}, Spec: gitsyncv1.AlertSpec{
+		EventSources: []gitsyncv1.EventSource{{Kind: gitsyncv1.HelmRepositoryKind, Name: "*", MatchLabels: map[string]string{"tier": "infra"}}}}}
 	if ok, err := Match(alert, ev); err != nil || !ok {
 		t.Errorf("an Alert of HelmRepositories does not send its event: %v %v", ok, err)
 	}

@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"strings"
 
-	gitsyncv1alpha1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 )
 
@@ -86,7 +85,7 @@ func Request(ctx context.Context, t Target, m Message) (*http.Request, error) {
 		header   = http.Header{}
 	)
 	switch t.Type {
-	case gitsyncv1alpha1.ProviderSlack:
+	case gitsyncv1.ProviderSlack:
 		body = slackBody(t, m)
 		if t.Token != "" {
 			// chat.postMessage: https://api.slack.com/methods/chat.postMessage
@@ -95,13 +94,13 @@ func Request(ctx context.Context, t Target, m Message) (*http.Request, error) {
 			}
 			header.Set("Authorization", "Bearer "+t.Token)
 		}
-	case gitsyncv1alpha1.ProviderMSTeams:
+	case gitsyncv1.ProviderMSTeams:
 		body = teamsBody(m)
-	case gitsyncv1alpha1.ProviderDiscord:
+	case gitsyncv1.ProviderDiscord:
 		body = discordBody(t, m)
-	case gitsyncv1alpha1.ProviderGeneric:
+	case gitsyncv1.ProviderGeneric:
 		body = genericBody(m)
-	case gitsyncv1alpha1.ProviderGitHub, gitsyncv1alpha1.ProviderGitLab, gitsyncv1alpha1.ProviderGitea:
+	case gitsyncv1.ProviderGitHub, gitsyncv1.ProviderGitLab, gitsyncv1.ProviderGitea:
 		return statusRequest(ctx, t, m)
 	default:
 		return nil, fmt.Errorf("unknown provider type %q", t.Type)
@@ -113,7 +112,7 @@ func Request(ctx context.Context, t Target, m Message) (*http.Request, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding the message: %w", err)
 	}
-	if t.Type == gitsyncv1alpha1.ProviderGeneric && t.Token != "" {
+	if t.Type == gitsyncv1.ProviderGeneric && t.Token != "" {
 		header.Set("X-Signature", Sign([]byte(t.Token), data))
 	}
 	return newRequest(ctx, endpoint, data, header, t.Headers)
@@ -296,7 +295,7 @@ func statusRequest(ctx context.Context, t Target, m Message) (*http.Request, err
 	)
 	base := strings.TrimSuffix(t.Address, "/")
 	switch t.Type {
-	case gitsyncv1alpha1.ProviderGitHub:
+	case gitsyncv1.ProviderGitHub:
 		if base == "" {
 			base = "https://api.github.com"
 		}
@@ -305,7 +304,7 @@ func statusRequest(ctx context.Context, t Target, m Message) (*http.Request, err
 		header.Set("Accept", "application/vnd.github+json")
 		header.Set("X-GitHub-Api-Version", "2022-11-28")
 		header.Set("Authorization", "Bearer "+t.Token)
-	case gitsyncv1alpha1.ProviderGitLab:
+	case gitsyncv1.ProviderGitLab:
 		if base == "" {
 			base = "https://gitlab.com"
 		}
@@ -316,7 +315,7 @@ func statusRequest(ctx context.Context, t Target, m Message) (*http.Request, err
 		}
 		body = map[string]any{"state": state, "name": m.Context, "description": desc}
 		header.Set("PRIVATE-TOKEN", t.Token)
-	case gitsyncv1alpha1.ProviderGitea:
+	case gitsyncv1.ProviderGitea:
 		if base == "" {
 			return nil, fmt.Errorf("gitea provider needs an address (the server's URL)")
 		}
@@ -324,7 +323,7 @@ func statusRequest(ctx context.Context, t Target, m Message) (*http.Request, err
 		body = map[string]any{"state": m.State, "context": m.Context, "description": desc}
 		header.Set("Authorization", "token "+t.Token)
 	}
-	if m.CommitURL != "" && t.Type != gitsyncv1alpha1.ProviderGitLab {
+	if m.CommitURL != "" && t.Type != gitsyncv1.ProviderGitLab {
 		body["target_url"] = m.CommitURL
 	}
 	data, err := json.Marshal(body)
@@ -336,7 +335,7 @@ func statusRequest(ctx context.Context, t Target, m Message) (*http.Request, err
 		return nil, err
 	}
 	// GitLab's API encodes the project path in one segment: keep %2F as sent.
-	if t.Type == gitsyncv1alpha1.ProviderGitLab {
+	if t.Type == gitsyncv1.ProviderGitLab {
 		req.URL.RawPath = req.URL.EscapedPath()
 	}
 	return req, nil

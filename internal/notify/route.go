@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"regexp"
 
-	gitsyncv1alpha1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 )
 
 // Match reports whether an Alert sends an event: the object is one of its eventSources
 // (kind, name or `*`, matchLabels; the Alert's namespace), the severity admits it (`error`:
 // Warning events only), the message matches the inclusionList (when set) and none of the
 // exclusionList. An error means a regex does not compile.
-func Match(alert *gitsyncv1alpha1.Alert, ev Event) (bool, error) {
+func Match(alert *gitsyncv1.Alert, ev Event) (bool, error) {
 	include, exclude, err := Compile(alert)
 	if err != nil {
 		return false, err
@@ -19,7 +19,7 @@ func Match(alert *gitsyncv1alpha1.Alert, ev Event) (bool, error) {
 	if alert.Spec.Suspend || ev.Namespace != alert.Namespace {
 		return false, nil
 	}
-	if alert.Spec.EventSeverity == gitsyncv1alpha1.SeverityError && !ev.Warning() {
+	if alert.Spec.EventSeverity == gitsyncv1.SeverityError && !ev.Warning() {
 		return false, nil
 	}
 	if !SourceMatch(alert, ev) {
@@ -32,7 +32,7 @@ func Match(alert *gitsyncv1alpha1.Alert, ev Event) (bool, error) {
 }
 
 // SourceMatch reports whether the event's object is one of the Alert's eventSources.
-func SourceMatch(alert *gitsyncv1alpha1.Alert, ev Event) bool {
+func SourceMatch(alert *gitsyncv1.Alert, ev Event) bool {
 	for _, s := range alert.Spec.EventSources {
 		if s.Kind != ev.Kind || (s.Namespace != "" && s.Namespace != ev.Namespace) {
 			continue
@@ -48,7 +48,7 @@ func SourceMatch(alert *gitsyncv1alpha1.Alert, ev Event) bool {
 }
 
 // Compile compiles the Alert's inclusion and exclusion regexes.
-func Compile(alert *gitsyncv1alpha1.Alert) (include, exclude []*regexp.Regexp, err error) {
+func Compile(alert *gitsyncv1.Alert) (include, exclude []*regexp.Regexp, err error) {
 	if include, err = compileAll(alert.Spec.InclusionList); err != nil {
 		return nil, nil, fmt.Errorf("inclusionList: %w", err)
 	}

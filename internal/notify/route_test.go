@@ -6,13 +6,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	gitsyncv1alpha1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 )
 
 func TestMatch(t *testing.T) {
-	alert := func(mutate func(*gitsyncv1alpha1.AlertSpec)) *gitsyncv1alpha1.Alert {
-		a := &gitsyncv1alpha1.Alert{ObjectMeta: metav1.ObjectMeta{Namespace: "team"}, Spec: gitsyncv1alpha1.AlertSpec{
-			EventSources: []gitsyncv1alpha1.EventSource{{Kind: "Application", Name: "*"}},
+	alert := func(mutate func(*gitsyncv1.AlertSpec)) *gitsyncv1.Alert {
+		a := &gitsyncv1.Alert{ObjectMeta: metav1.ObjectMeta{Namespace: "team"}, Spec: gitsyncv1.AlertSpec{
+			EventSources: []gitsyncv1.EventSource{{Kind: "Application", Name: "*"}},
 		}}
 		if mutate != nil {
 			mutate(&a.Spec)
@@ -26,24 +26,24 @@ func TestMatch(t *testing.T) {
 
 	cases := []struct {
 		name  string
-		alert *gitsyncv1alpha1.Alert
+		alert *gitsyncv1.Alert
 		ev    Event
 		want  bool
 	}{
 		{"all applications, info", alert(nil), applied, true},
-		{"error severity drops Normal", alert(func(s *gitsyncv1alpha1.AlertSpec) { s.EventSeverity = "error" }), applied, false},
-		{"error severity sends Warning", alert(func(s *gitsyncv1alpha1.AlertSpec) { s.EventSeverity = "error" }), failed, true},
+		{"error severity drops Normal", alert(func(s *gitsyncv1.AlertSpec) { s.EventSeverity = "error" }), applied, false},
+		{"error severity sends Warning", alert(func(s *gitsyncv1.AlertSpec) { s.EventSeverity = "error" }), failed, true},
 		{"other namespace", alert(nil), func() Event { e := applied; e.Namespace = "other"; return e }(), false},
-		{"kind differs", alert(func(s *gitsyncv1alpha1.AlertSpec) { s.EventSources[0].Kind = "GitRepository" }), applied, false},
-		{"name differs", alert(func(s *gitsyncv1alpha1.AlertSpec) { s.EventSources[0].Name = "api" }), applied, false},
-		{"name matches", alert(func(s *gitsyncv1alpha1.AlertSpec) { s.EventSources[0].Name = "web" }), applied, true},
-		{"labels match", alert(func(s *gitsyncv1alpha1.AlertSpec) { s.EventSources[0].MatchLabels = map[string]string{"tier": "front"} }), applied, true},
-		{"labels differ", alert(func(s *gitsyncv1alpha1.AlertSpec) { s.EventSources[0].MatchLabels = map[string]string{"tier": "back"} }), applied, false},
-		{"exclusion", alert(func(s *gitsyncv1alpha1.AlertSpec) { s.ExclusionList = []string{"^building"} }), failed, false},
-		{"exclusion not matching", alert(func(s *gitsyncv1alpha1.AlertSpec) { s.ExclusionList = []string{"^building"} }), applied, true},
-		{"inclusion", alert(func(s *gitsyncv1alpha1.AlertSpec) { s.InclusionList = []string{"sha1:abc"} }), applied, true},
-		{"inclusion not matching", alert(func(s *gitsyncv1alpha1.AlertSpec) { s.InclusionList = []string{"sha1:def"} }), applied, false},
-		{"suspended", alert(func(s *gitsyncv1alpha1.AlertSpec) { s.Suspend = true }), applied, false},
+		{"kind differs", alert(func(s *gitsyncv1.AlertSpec) { s.EventSources[0].Kind = "GitRepository" }), applied, false},
+		{"name differs", alert(func(s *gitsyncv1.AlertSpec) { s.EventSources[0].Name = "api" }), applied, false},
+		{"name matches", alert(func(s *gitsyncv1.AlertSpec) { s.EventSources[0].Name = "web" }), applied, true},
+		{"labels match", alert(func(s *gitsyncv1.AlertSpec) { s.EventSources[0].MatchLabels = map[string]string{"tier": "front"} }), applied, true},
+		{"labels differ", alert(func(s *gitsyncv1.AlertSpec) { s.EventSources[0].MatchLabels = map[string]string{"tier": "back"} }), applied, false},
+		{"exclusion", alert(func(s *gitsyncv1.AlertSpec) { s.ExclusionList = []string{"^building"} }), failed, false},
+		{"exclusion not matching", alert(func(s *gitsyncv1.AlertSpec) { s.ExclusionList = []string{"^building"} }), applied, true},
+		{"inclusion", alert(func(s *gitsyncv1.AlertSpec) { s.InclusionList = []string{"sha1:abc"} }), applied, true},
+		{"inclusion not matching", alert(func(s *gitsyncv1.AlertSpec) { s.InclusionList = []string{"sha1:def"} }), applied, false},
+		{"suspended", alert(func(s *gitsyncv1.AlertSpec) { s.Suspend = true }), applied, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,7 +56,7 @@ func TestMatch(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Match(alert(func(s *gitsyncv1alpha1.AlertSpec) { s.ExclusionList = []string{"("} }), applied); err == nil {
+	if _, err := Match(alert(func(s *gitsyncv1.AlertSpec) { s.ExclusionList = []string{"("} }), applied); err == nil {
 		t.Error("an invalid regex was accepted")
 	}
 }

@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	gitsyncv1alpha1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/controller/sources"
 	"github.com/gitsync-dev/gitsync/internal/testutil/receiver"
 	"github.com/gitsync-dev/gitsync/internal/testutil/testenv"
@@ -37,9 +37,9 @@ func TestProviderSecretNeedsTheTenantsRight(t *testing.T) {
 		StringData: map[string]string{"token": "t0ken-of-the-admin", "headers": "X-Api-Key: admin-k3y"}}
 	g.Expect(env.Client.Create(ctx, secret)).To(Succeed())
 	srv := receiver.New(t)
-	p := &gitsyncv1alpha1.Provider{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "steal"},
-		Spec: gitsyncv1alpha1.ProviderSpec{Type: gitsyncv1alpha1.ProviderGeneric, Address: srv.URL,
-			SecretRef: &gitsyncv1alpha1.LocalObjectReference{Name: "admin-webhook"}}}
+	p := &gitsyncv1.Provider{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "steal"},
+		Spec: gitsyncv1.ProviderSpec{Type: gitsyncv1.ProviderGeneric, Address: srv.URL,
+			SecretRef: &gitsyncv1.LocalObjectReference{Name: "admin-webhook"}}}
 	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
 
 	d := NewDispatcher(env.Client, env.Client, Options{Attempts: 1,

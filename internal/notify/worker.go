@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
-	gitsyncv1alpha1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/egress"
 )
@@ -144,7 +143,7 @@ func (w *worker) deliver(ctx context.Context, m Message) error {
 }
 
 func (w *worker) attempt(ctx context.Context, m Message) error {
-	p := &gitsyncv1alpha1.Provider{}
+	p := &gitsyncv1.Provider{}
 	if err := w.d.Reader.Get(ctx, w.provider, p); err != nil {
 		return permanent{fmt.Errorf("reading provider: %w", err)}
 	}
@@ -218,7 +217,7 @@ func (w *worker) attempt(ctx context.Context, m Message) error {
 		return permanent{fmt.Errorf("%s answered %s", p.Spec.Type, resp.Status)}
 	}
 	// Slack's Web API answers 200 with {"ok": false, "error": "..."}.
-	if p.Spec.Type == gitsyncv1alpha1.ProviderSlack && target.Token != "" && strings.Contains(string(answer), `"ok":false`) {
+	if p.Spec.Type == gitsyncv1.ProviderSlack && target.Token != "" && strings.Contains(string(answer), `"ok":false`) {
 		return permanent{fmt.Errorf("slack refused the message: %s", redact(string(answer), values))}
 	}
 	return nil
@@ -301,7 +300,7 @@ func redact(s string, values []string) string {
 // a redirect is checked by the guard and loses the credentials and the tenant's headers
 // when it leaves the address's scheme, host or port. One transport per delivery: nothing
 // keyed by a tenant's CA bundle is cached.
-func httpClient(p *gitsyncv1alpha1.Provider, ca []byte, guard *egress.Guard) (*http.Client, error) {
+func httpClient(p *gitsyncv1.Provider, ca []byte, guard *egress.Guard) (*http.Client, error) {
 	transport := guard.Transport()
 	if p.Spec.Proxy != "" {
 		proxy, err := url.Parse(p.Spec.Proxy)

@@ -8,8 +8,8 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
-	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
-	gitsyncv1beta1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	gitsyncv1alpha1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 )
 
 // New returns a new Scheme with every kind gitsync reads or writes by type.
@@ -17,7 +17,7 @@ func New() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(apiextensionsv1.AddToScheme(s))
+	utilruntime.Must(gitsyncv1alpha1.AddToScheme(s))
 	utilruntime.Must(gitsyncv1.AddToScheme(s))
-	utilruntime.Must(gitsyncv1beta1.AddToScheme(s))
 	return s
 }

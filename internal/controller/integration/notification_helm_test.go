@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	gitsyncv1alpha1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/notify"
 	"github.com/gitsync-dev/gitsync/internal/testutil/chartserver"
@@ -31,8 +30,8 @@ func TestNotificationHelmRepository(t *testing.T) {
 	f := newNotifyFixture(t)
 	f.provider("chat", "generic", "/hook", nil)
 	f.provider("forge", "github", "", map[string]string{"token": "forge-token"})
-	f.alert("chat", "chat", func(a *gitsyncv1alpha1.Alert) {
-		a.Spec.EventSources = []gitsyncv1alpha1.EventSource{
+	f.alert("chat", "chat", func(a *gitsyncv1.Alert) {
+		a.Spec.EventSources = []gitsyncv1.EventSource{
 			{Kind: gitsyncv1.HelmRepositoryKind, Name: "*"}, {Kind: gitsyncv1.ApplicationKind, Name: "web"},
 			{Kind: gitsyncv1.GitRepositoryKind, Name: "charts"}}
 	})
@@ -84,11 +83,11 @@ func TestNotificationHelmRepository(t *testing.T) {
 	// stay Ready: the chart sync and the GitRepository of the same name made no status.
 	g.Consistently(func(g Gomega) {
 		if ready := f.providerReady(g, "forge"); ready != nil {
-			g.Expect(ready.Reason).NotTo(Equal(gitsyncv1alpha1.DeliveryFailedReason), ready.Message)
+			g.Expect(ready.Reason).NotTo(Equal(gitsyncv1.DeliveryFailedReason), ready.Message)
 		}
-		a := &gitsyncv1alpha1.Alert{}
+		a := &gitsyncv1.Alert{}
 		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "status"}, a)).To(Succeed())
-		g.Expect(a.Status.Conditions).NotTo(ContainElement(HaveField("Reason", gitsyncv1alpha1.DeliveryFailedReason)))
+		g.Expect(a.Status.Conditions).NotTo(ContainElement(HaveField("Reason", gitsyncv1.DeliveryFailedReason)))
 	}).WithTimeout(time.Second).WithPolling(pollInterval).Should(Succeed())
 	for _, r := range f.rcv.Requests() {
 		g.Expect(r.Path).NotTo(ContainSubstring("/statuses/"), f.bodies())

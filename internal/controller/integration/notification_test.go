@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
-	gitsyncv1alpha1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/notify"
 	"github.com/gitsync-dev/gitsync/internal/testutil/gittest"
@@ -51,19 +50,19 @@ func newNotifyFixture(t *testing.T) *notifyFixture {
 
 // provider creates a Provider of the type at the receiver's URL + path, with a Secret
 // holding data when it is not nil.
-func (f *notifyFixture) provider(name, typ, path string, data map[string]string, mutate ...func(*gitsyncv1alpha1.Provider)) {
+func (f *notifyFixture) provider(name, typ, path string, data map[string]string, mutate ...func(*gitsyncv1.Provider)) {
 	f.t.Helper()
 	ctx := context.Background()
-	p := &gitsyncv1alpha1.Provider{
+	p := &gitsyncv1.Provider{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns},
-		Spec:       gitsyncv1alpha1.ProviderSpec{Type: typ, Address: f.rcv.URL + path},
+		Spec:       gitsyncv1.ProviderSpec{Type: typ, Address: f.rcv.URL + path},
 	}
 	if data != nil {
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-secret", Namespace: f.ns}, StringData: data}
 		if err := env.Client.Create(ctx, s); err != nil {
 			f.t.Fatal(err)
 		}
-		p.Spec.SecretRef = &gitsyncv1alpha1.LocalObjectReference{Name: s.Name}
+		p.Spec.SecretRef = &gitsyncv1.LocalObjectReference{Name: s.Name}
 	}
 	for _, m := range mutate {
 		m(p)
@@ -74,13 +73,13 @@ func (f *notifyFixture) provider(name, typ, path string, data map[string]string,
 }
 
 // alert creates an Alert for the Provider (all Applications, info) and waits until it is Ready.
-func (f *notifyFixture) alert(name, provider string, mutate ...func(*gitsyncv1alpha1.Alert)) {
+func (f *notifyFixture) alert(name, provider string, mutate ...func(*gitsyncv1.Alert)) {
 	f.t.Helper()
-	a := &gitsyncv1alpha1.Alert{
+	a := &gitsyncv1.Alert{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns},
-		Spec: gitsyncv1alpha1.AlertSpec{
-			ProviderRef:  gitsyncv1alpha1.LocalObjectReference{Name: provider},
-			EventSources: []gitsyncv1alpha1.EventSource{{Kind: gitsyncv1.ApplicationKind, Name: "*"}},
+		Spec: gitsyncv1.AlertSpec{
+			ProviderRef:  gitsyncv1.LocalObjectReference{Name: provider},
+			EventSources: []gitsyncv1.EventSource{{Kind: gitsyncv1.ApplicationKind, Name: "*"}},
 			Summary:      "test cluster",
 		},
 	}
@@ -91,7 +90,7 @@ func (f *notifyFixture) alert(name, provider string, mutate ...func(*gitsyncv1al
 		f.t.Fatal(err)
 	}
 	NewWithT(f.t).Eventually(func(g Gomega) {
-		got := &gitsyncv1alpha1.Alert{}
+		got := &gitsyncv1.Alert{}
 		g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(a), got)).To(Succeed())
 		g.Expect(apimeta.IsStatusConditionTrue(got.Status.Conditions, gitsyncv1.ReadyCondition)).To(BeTrue())
 	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
@@ -140,7 +139,7 @@ func (f *notifyFixture) count(path string, contains ...string) int {
 }
 
 func (f *notifyFixture) providerReady(g Gomega, name string) *metav1.Condition {
-	p := &gitsyncv1alpha1.Provider{}
+	p := &gitsyncv1.Provider{}
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: f.ns, Name: name}, p)).To(Succeed())
 	return apimeta.FindStatusCondition(p.Status.Conditions, gitsyncv1.ReadyCondition)
 }
@@ -264,7 +263,7 @@ func TestNotificationProviderFormats(t *testing.T) {
 		t.Run(tc.typ+tc.path, func(t *testing.T) {
 			t.Parallel()
 			f := newNotifyFixture(t)
-			f.provider("p", tc.typ, tc.path, tc.secret, func(p *gitsyncv1alpha1.Provider) { p.Spec.Channel = tc.channel })
+			f.provider("p", tc.typ, tc.path, tc.secret, func(p *gitsyncv1.Provider) { p.Spec.Channel = tc.channel })
 			f.alert("a", "p")
 			f.app("app")
 			sha := f.start(map[string]string{"cm.yaml": configMapYAML("cm", "v1")})
@@ -286,8 +285,8 @@ func TestNotificationSeverityAndExclusion(t *testing.T) {
 		f.provider(name, "generic", "/"+name, nil)
 	}
 	f.alert("all", "all")
-	f.alert("errors", "errors", func(a *gitsyncv1alpha1.Alert) { a.Spec.EventSeverity = gitsyncv1alpha1.SeverityError })
-	f.alert("quiet", "quiet", func(a *gitsyncv1alpha1.Alert) { a.Spec.ExclusionList = []string{`^building`} })
+	f.alert("errors", "errors", func(a *gitsyncv1.Alert) { a.Spec.EventSeverity = gitsyncv1.SeverityError })
+	f.alert("quiet", "quiet", func(a *gitsyncv1.Alert) { a.Spec.ExclusionList = []string{`^building`} })
 	f.app("app")
 	sha := f.start(map[string]string{"cm.yaml": configMapYAML("cm", "v1")})
 	f.waitApplied("app", sha)
@@ -424,13 +423,13 @@ func TestNotificationRetries(t *testing.T) {
 			ready := f.providerReady(g, "p")
 			g.Expect(ready).NotTo(BeNil())
 			g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
-			g.Expect(ready.Reason).To(Equal(gitsyncv1alpha1.DeliveryFailedReason))
+			g.Expect(ready.Reason).To(Equal(gitsyncv1.DeliveryFailedReason))
 			g.Expect(ready.Message).To(ContainSubstring("400 Bad Request"))
 		}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
 		g.Eventually(func(g Gomega) {
-			a := &gitsyncv1alpha1.Alert{}
+			a := &gitsyncv1.Alert{}
 			g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: f.ns, Name: "a"}, a)).To(Succeed())
-			g.Expect(apimeta.FindStatusCondition(a.Status.Conditions, gitsyncv1.ReadyCondition).Reason).To(Equal(gitsyncv1alpha1.DeliveryFailedReason))
+			g.Expect(apimeta.FindStatusCondition(a.Status.Conditions, gitsyncv1.ReadyCondition).Reason).To(Equal(gitsyncv1.DeliveryFailedReason))
 		}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
 		g.Consistently(func() int { return len(f.rcv.Requests()) }).WithTimeout(time.Second).Should(Equal(1))
 		g.Expect(counterValue(g, "gitsync_notification_deliveries_total", map[string]string{"type": "generic", "result": "failed"})).
@@ -443,7 +442,7 @@ func TestNotificationRetries(t *testing.T) {
 func TestNotificationHangingProvider(t *testing.T) {
 	f := newNotifyFixture(t)
 	f.rcv.Hang()
-	f.provider("slow", "generic", "/hook", nil, func(p *gitsyncv1alpha1.Provider) { p.Spec.Timeout = &metav1.Duration{Duration: time.Hour} })
+	f.provider("slow", "generic", "/hook", nil, func(p *gitsyncv1.Provider) { p.Spec.Timeout = &metav1.Duration{Duration: time.Hour} })
 	f.alert("a", "slow")
 	f.app("app")
 	sha := f.start(map[string]string{"cm.yaml": configMapYAML("cm", "v1")})
@@ -475,8 +474,8 @@ func TestNotificationRedactsSecretValues(t *testing.T) {
 	const providerToken = "provider-token-271828"
 	f := newNotifyFixture(t)
 	f.provider("p", "generic", "/hook", map[string]string{"token": providerToken})
-	f.alert("a", "p", func(a *gitsyncv1alpha1.Alert) {
-		a.Spec.EventSources = []gitsyncv1alpha1.EventSource{{Kind: gitsyncv1.GitRepositoryKind, Name: "repo"}}
+	f.alert("a", "p", func(a *gitsyncv1.Alert) {
+		a.Spec.EventSources = []gitsyncv1.EventSource{{Kind: gitsyncv1.GitRepositoryKind, Name: "repo"}}
 	})
 	f.repo.Commit("main", "initial", map[string]string{"cm.yaml": configMapYAML("cm", "v1")})
 	newGitRepository(t, f.ns, "repo", f.srv.HTTPURL("org/app"), nil, gitPassword)
@@ -498,7 +497,7 @@ func TestNotificationRedactsSecretValues(t *testing.T) {
 func TestNotificationDriftEvents(t *testing.T) {
 	f := newNotifyFixture(t)
 	f.provider("p", "generic", "/hook", nil)
-	f.alert("a", "p", func(a *gitsyncv1alpha1.Alert) { a.Spec.InclusionList = []string{"^ConfigMap/"} })
+	f.alert("a", "p", func(a *gitsyncv1.Alert) { a.Spec.InclusionList = []string{"^ConfigMap/"} })
 	f.app("app")
 	f.waitApplied("app", f.start(map[string]string{"cm.yaml": configMapYAML("cm", "v1")}))
 

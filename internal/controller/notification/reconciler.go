@@ -13,7 +13,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	gitsyncv1alpha1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/notify"
 	"github.com/gitsync-dev/gitsync/internal/shard"
@@ -35,7 +34,7 @@ type ProviderReconciler struct {
 // Reconcile sets Ready: True when the last delivery succeeded (or none happened yet),
 // False/DeliveryFailed with the last delivery's error, False/Suspended when suspended.
 func (r *ProviderReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	obj := &gitsyncv1alpha1.Provider{}
+	obj := &gitsyncv1.Provider{}
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil || !r.Shard.Owns(obj) {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -45,7 +44,7 @@ func (r *ProviderReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	case obj.Spec.Suspend:
 		conditions.MarkFalse(obj, gitsyncv1.ReadyCondition, gitsyncv1.SuspendedReason, "deliveries are suspended")
 	case delivered && last.Err != "":
-		conditions.MarkFalse(obj, gitsyncv1.ReadyCondition, gitsyncv1alpha1.DeliveryFailedReason, "last delivery at %s failed: %s",
+		conditions.MarkFalse(obj, gitsyncv1.ReadyCondition, gitsyncv1.DeliveryFailedReason, "last delivery at %s failed: %s",
 			last.Time.UTC().Format("2006-01-02T15:04:05Z"), last.Err)
 	case delivered:
 		conditions.MarkTrue(obj, gitsyncv1.ReadyCondition, gitsyncv1.SucceededReason, "last delivery at %s succeeded",
@@ -68,25 +67,25 @@ type AlertReconciler struct {
 // Reconcile sets Ready: False/InvalidSpec for a regex that does not compile,
 // False/ProviderNotFound, False/DeliveryFailed when the Provider's last delivery failed.
 func (r *AlertReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	obj := &gitsyncv1alpha1.Alert{}
+	obj := &gitsyncv1.Alert{}
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil || !r.Shard.Owns(obj) {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := obj.DeepCopy()
-	provider := &gitsyncv1alpha1.Provider{}
+	provider := &gitsyncv1.Provider{}
 	perr := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ProviderRef.Name}, provider)
 	_, _, rerr := notify.Compile(obj)
 	switch {
 	case rerr != nil:
-		conditions.MarkFalse(obj, gitsyncv1.ReadyCondition, gitsyncv1alpha1.InvalidSpecReason, "%s", rerr)
+		conditions.MarkFalse(obj, gitsyncv1.ReadyCondition, gitsyncv1.InvalidSpecReason, "%s", rerr)
 	case apierrors.IsNotFound(perr):
-		conditions.MarkFalse(obj, gitsyncv1.ReadyCondition, gitsyncv1alpha1.ProviderNotFoundReason, "provider %s does not exist", obj.Spec.ProviderRef.Name)
+		conditions.MarkFalse(obj, gitsyncv1.ReadyCondition, gitsyncv1.ProviderNotFoundReason, "provider %s does not exist", obj.Spec.ProviderRef.Name)
 	case perr != nil:
 		return ctrl.Result{}, fmt.Errorf("reading provider: %w", perr)
 	case obj.Spec.Suspend:
 		conditions.MarkFalse(obj, gitsyncv1.ReadyCondition, gitsyncv1.SuspendedReason, "alert is suspended")
-	case conditions.GetReason(provider, gitsyncv1.ReadyCondition) == gitsyncv1alpha1.DeliveryFailedReason:
-		conditions.MarkFalse(obj, gitsyncv1.ReadyCondition, gitsyncv1alpha1.DeliveryFailedReason, "provider %s: %s",
+	case conditions.GetReason(provider, gitsyncv1.ReadyCondition) == gitsyncv1.DeliveryFailedReason:
+		conditions.MarkFalse(obj, gitsyncv1.ReadyCondition, gitsyncv1.DeliveryFailedReason, "provider %s: %s",
 			provider.Name, conditions.GetMessage(provider, gitsyncv1.ReadyCondition))
 	default:
 		conditions.MarkTrue(obj, gitsyncv1.ReadyCondition, gitsyncv1.SucceededReason, "routing to provider %s", provider.Name)

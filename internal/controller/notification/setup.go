@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	gitsyncv1alpha1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/controller/kit"
 	"github.com/gitsync-dev/gitsync/internal/notify"
 	"github.com/gitsync-dev/gitsync/internal/shard"
@@ -39,7 +39,7 @@ func SetupWithQueue(mgr ctrl.Manager, opts notify.Options, sh shard.Shard, share
 	results := make(chan event.GenericEvent, 256)
 	opts.OnResult = func(p types.NamespacedName) {
 		select {
-		case results <- event.GenericEvent{Object: &gitsyncv1alpha1.Provider{ObjectMeta: objectMeta(p)}}:
+		case results <- event.GenericEvent{Object: &gitsyncv1.Provider{ObjectMeta: objectMeta(p)}}:
 		default: // a reconcile is already due; the Provider reads the latest result then
 		}
 	}
@@ -50,7 +50,7 @@ func SetupWithQueue(mgr ctrl.Manager, opts notify.Options, sh shard.Shard, share
 	}
 	providers := &ProviderReconciler{Client: mgr.GetClient(), Results: d, Shard: sh}
 	if err := ctrl.NewControllerManagedBy(mgr).
-		For(&gitsyncv1alpha1.Provider{}, builder.WithPredicates(kit.InShard(sh),
+		For(&gitsyncv1.Provider{}, builder.WithPredicates(kit.InShard(sh),
 			predicate.Or(predicate.GenerationChangedPredicate{}, kit.EnteredShard{Shard: sh}))).
 		WatchesRawSource(source.Channel(results, &handler.EnqueueRequestForObject{})).
 		WithOptions(queue).
@@ -59,9 +59,9 @@ func SetupWithQueue(mgr ctrl.Manager, opts notify.Options, sh shard.Shard, share
 	}
 	alerts := &AlertReconciler{Client: mgr.GetClient(), Shard: sh}
 	if err := ctrl.NewControllerManagedBy(mgr).
-		For(&gitsyncv1alpha1.Alert{}, builder.WithPredicates(kit.InShard(sh),
+		For(&gitsyncv1.Alert{}, builder.WithPredicates(kit.InShard(sh),
 			predicate.Or(predicate.GenerationChangedPredicate{}, kit.EnteredShard{Shard: sh}))).
-		Watches(&gitsyncv1alpha1.Provider{}, handler.EnqueueRequestsFromMapFunc(alertsOfProvider(mgr.GetClient(), sh))).
+		Watches(&gitsyncv1.Provider{}, handler.EnqueueRequestsFromMapFunc(alertsOfProvider(mgr.GetClient(), sh))).
 		WithOptions(queue).
 		Complete(alerts); err != nil {
 		return nil, nil, fmt.Errorf("setting up the Alert controller: %w", err)
@@ -71,7 +71,7 @@ func SetupWithQueue(mgr ctrl.Manager, opts notify.Options, sh shard.Shard, share
 
 func alertsOfProvider(c client.Client, sh shard.Shard) handler.MapFunc {
 	return func(ctx context.Context, p client.Object) []reconcile.Request {
-		list := &gitsyncv1alpha1.AlertList{}
+		list := &gitsyncv1.AlertList{}
 		if err := c.List(ctx, list, client.InNamespace(p.GetNamespace())); err != nil {
 			return nil
 		}
