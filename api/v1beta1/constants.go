@@ -61,6 +61,13 @@ const (
 	HealthCheckFailedReason = "HealthCheckFailed"
 	// DependencyNotReadyReason: an Application named in dependsOn is not Ready.
 	DependencyNotReadyReason = "DependencyNotReady"
+	// DriftDetectedReason: the Application's objects differ from the revision it applied
+	// and selfHeal is false, so the drift is reported (status.drift), not corrected.
+	DriftDetectedReason = "DriftDetected"
+	// PruneSkippedReason: objects that left Git are still in the cluster because the sync
+	// that applied the revision did not prune (a sync request with prune off); the next
+	// sync that prunes removes them.
+	PruneSkippedReason = "PruneSkipped"
 	// AccessDeniedReason: the Application names a GitRepository (sourceRef.namespace) or
 	// a dependency (dependsOn[].namespace) in another namespace, and the operator does
 	// not allow cross-namespace references (gitsync run --allow-cross-namespace-refs).

@@ -15,28 +15,32 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/operations"
 )
 
-// transientReasons of Ready=False that wait keeps waiting through.
+// transientReasons of Ready=False that wait keeps waiting through: not a failure of the
+// revision (drift and skipped prunes end with an edit or a sync that prunes).
 var transientReasons = map[string]bool{
 	gitsyncv1.ProgressingReason:        true,
 	gitsyncv1.DependencyNotReadyReason: true,
 	gitsyncv1.ArtifactNotReadyReason:   true,
+	gitsyncv1.DriftDetectedReason:      true,
+	gitsyncv1.PruneSkippedReason:       true,
 }
 
 func (o *options) newWaitCommand() *cobra.Command {
-	var forWhat string
+	var forWhat, revision string
 	var timeout time.Duration
 	cmd := &cobra.Command{
-		Use:               "wait app NAME --for synced|healthy|ready [--timeout D]",
-		Short:             "Wait (a watch) until an Application is synced, healthy or ready; fail fast when it is Degraded or its sync failed",
+		Use:   "wait app NAME --for synced|healthy|ready [--revision R] [--timeout D]",
+		Short: "Wait (a watch) until an Application is synced, healthy or ready at a revision; fail fast when that revision failed",
+		Long: `Wait judges one revision: --revision R (a full revision, a commit SHA or a prefix
+of one), or else the newest revision the Application should be at when the wait
+starts (its pin, or its source's artifact). A failure of an older revision never
+ends the wait; the wait fails when the awaited revision failed (or is Degraded),
+or at --timeout. See docs/status.md.`,
 		Args:              cobra.ExactArgs(2),
 		ValidArgsFunction: o.completeAppName,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if k, err := parseKind(args[0]); err != nil || k != kindApp {
 				return fmt.Errorf("wait works on apps: gitsync wait app NAME --for synced")
-			}
-			goal, err := waitGoal(forWhat)
-			if err != nil {
-				return err
 			}
 			c, err := o.client()
 			if err != nil {
@@ -48,6 +52,16 @@ func (o *options) newWaitCommand() *cobra.Command {
 			}
 			ctx, cancel := context.WithTimeoutCause(cmd.Context(), timeout, fmt.Errorf("timed out after %s", timeout))
 			defer cancel()
+			awaited := awaitedRevision{want: revision}
+			if revision == "" {
+				if awaited, err = newestRevision(ctx, c, client.ObjectKey{Namespace: ns, Name: args[1]}); err != nil {
+					return err
+				}
+			}
+			goal, err := waitGoal(forWhat, awaited)
+			if err != nil {
+				return err
+			}
 			var last *gitsyncv1.Application
 			obj, err := operations.WaitFor(ctx, c, operations.App, client.ObjectKey{Namespace: ns, Name: args[1]}, func(obj client.Object) (bool, error) {
 				last = obj.(*gitsyncv1.Application)
@@ -55,7 +69,7 @@ func (o *options) newWaitCommand() *cobra.Command {
 			})
 			if err != nil {
 				if ctx.Err() != nil && last != nil {
-					return fmt.Errorf("%w waiting for Application %s/%s to be %s; last seen: %s", err, ns, args[1], forWhat, lastSeen(last))
+					return fmt.Errorf("%w waiting for Application %s/%s to be %s%s; last seen: %s", err, ns, args[1], forWhat, awaited, lastSeen(last))
 				}
 				return err
 			}
@@ -66,26 +80,92 @@ func (o *options) newWaitCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&forWhat, "for", "ready", "synced, healthy or ready")
 	_ = cmd.RegisterFlagCompletionFunc("for", completeFixed("synced", "healthy", "ready"))
+	cmd.Flags().StringVar(&revision, "revision", "", "the revision to wait for: a full revision, a commit SHA or a prefix of one (default: the newest the Application should be at)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait")
 	return cmd
 }
 
-// waitGoal returns the check for --for: done when reached, an error when it cannot be
-// reached without a change (Degraded health, a failed sync, Stalled).
-func waitGoal(forWhat string) (func(*gitsyncv1.Application) (bool, error), error) {
+// awaitedRevision is the revision a wait judges: want is --revision (a full revision, a
+// commit SHA or a prefix of one) or the newest revision the Application should be at;
+// empty when that is not known (a source without an artifact yet, a HelmRepository):
+// then the Application's own revisions are judged as they come.
+type awaitedRevision struct {
+	want string
+}
+
+// matches tells whether revision is the awaited one.
+func (a awaitedRevision) matches(revision string) bool {
+	if a.want == "" {
+		return true
+	}
+	if revision == "" {
+		return false
+	}
+	if revision == a.want {
+		return true
+	}
+	want := strings.ToLower(a.want)
+	if i := strings.LastIndex(want, "sha1:"); i >= 0 {
+		want = want[i+len("sha1:"):]
+	}
+	commit := strings.ToLower(revision)
+	if i := strings.LastIndex(commit, "sha1:"); i >= 0 {
+		commit = commit[i+len("sha1:"):]
+	}
+	return len(want) >= 4 && strings.Trim(want, "0123456789abcdef") == "" && strings.HasPrefix(commit, want)
+}
+
+func (a awaitedRevision) String() string {
+	if a.want == "" {
+		return ""
+	}
+	return " at " + a.want
+}
+
+// newestRevision is the revision an Application should be at now: its pin (a rollback),
+// else its GitRepository's artifact.
+func newestRevision(ctx context.Context, c client.Reader, key client.ObjectKey) (awaitedRevision, error) {
+	app := &gitsyncv1.Application{}
+	if err := c.Get(ctx, key, app); err != nil {
+		return awaitedRevision{}, notFoundOr(err, kindApp, key.Namespace, key.Name)
+	}
+	if app.Spec.PinnedRevision != "" {
+		return awaitedRevision{want: app.Spec.PinnedRevision}, nil
+	}
+	if app.Spec.SourceRef.Kind != gitsyncv1.GitRepositoryKind {
+		return awaitedRevision{}, nil
+	}
+	src := client.ObjectKey{Namespace: app.Spec.SourceRef.Namespace, Name: app.Spec.SourceRef.Name}
+	if src.Namespace == "" {
+		src.Namespace = app.Namespace
+	}
+	repo := &gitsyncv1.GitRepository{}
+	if err := c.Get(ctx, src, repo); err != nil || repo.Status.Artifact == nil {
+		// No source (yet) or no artifact: the Application's own status says why.
+		return awaitedRevision{}, nil
+	}
+	return awaitedRevision{want: repo.Status.Artifact.Revision}, nil
+}
+
+// waitGoal returns the check for --for at the awaited revision: done when reached, an
+// error when that revision cannot get there without a change (it failed, or is
+// Degraded). What an older revision did never ends the wait.
+func waitGoal(forWhat string, awaited awaitedRevision) (func(*gitsyncv1.Application) (bool, error), error) {
 	var reached func(*gitsyncv1.Application) bool
 	switch forWhat {
 	case "synced":
 		reached = func(a *gitsyncv1.Application) bool {
-			return a.Status.Sync != nil && a.Status.Sync.Status == gitsyncv1.SyncStatusSynced
+			return a.Status.Sync != nil && a.Status.Sync.Status == gitsyncv1.SyncStatusSynced && awaited.matches(a.Status.Sync.Revision)
 		}
 	case "healthy":
 		reached = func(a *gitsyncv1.Application) bool {
-			return a.Status.Health != nil && a.Status.Health.Status == gitsyncv1.HealthStatusHealthy
+			return a.Status.Health != nil && a.Status.Health.Status == gitsyncv1.HealthStatusHealthy &&
+				awaited.matches(a.Status.LastAppliedRevision)
 		}
 	case "ready":
 		reached = func(a *gitsyncv1.Application) bool {
-			return apimeta.IsStatusConditionTrue(a.Status.Conditions, gitsyncv1.ReadyCondition)
+			return apimeta.IsStatusConditionTrue(a.Status.Conditions, gitsyncv1.ReadyCondition) &&
+				awaited.matches(a.Status.LastAppliedRevision)
 		}
 	default:
 		return nil, fmt.Errorf("--for %q: use synced, healthy or ready", forWhat)
@@ -101,11 +181,11 @@ func waitGoal(forWhat string) (func(*gitsyncv1.Application) (bool, error), error
 		if reached(a) {
 			return true, nil
 		}
-		if a.Status.Health != nil && a.Status.Health.Status == gitsyncv1.HealthStatusDegraded {
+		if a.Status.Health != nil && a.Status.Health.Status == gitsyncv1.HealthStatusDegraded && awaited.matches(a.Status.LastAppliedRevision) {
 			return false, fmt.Errorf("Application %s/%s is Degraded: %s", a.Namespace, a.Name, a.Status.Health.Message)
 		}
 		if c := apimeta.FindStatusCondition(a.Status.Conditions, gitsyncv1.ReadyCondition); c != nil &&
-			c.Status == metav1.ConditionFalse && !transientReasons[c.Reason] {
+			c.Status == metav1.ConditionFalse && !transientReasons[c.Reason] && awaited.matches(a.Status.LastAttemptedRevision) {
 			return false, fmt.Errorf("Application %s/%s failed: %s: %s", a.Namespace, a.Name, c.Reason, c.Message)
 		}
 		return false, nil
