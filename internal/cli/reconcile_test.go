@@ -99,7 +99,7 @@ func TestHistoryTreeEvents(t *testing.T) {
 	r := gitsync(t, "history", "app", "web", "-n", f.ns)
 	g.Expect(r.code).To(Equal(0), r.String())
 	g.Expect(r.out).To(MatchRegexp(`(?m)^REVISION\s+RESULT\s+STARTED\s+DURATION\s+CREATED\s+CONFIGURED\s+UNCHANGED\s+PRUNED\s+MESSAGE$`))
-	g.Expect(r.out).To(MatchRegexp(`(?m)^` + rev + `\s+Succeeded\s+.*\s+3\s+0\s+0\s+0\s*$`))
+	g.Expect(r.out).To(MatchRegexp(`(?m)^` + rev + `\s+Succeeded\s+.*\s+3\s+0\s+0\s+0\s+ConfigMap/` + f.ns + `/settings created, .*$`))
 
 	r = gitsync(t, "tree", "app", "web", "-n", f.ns)
 	g.Expect(r.code).To(Equal(0), r.String())

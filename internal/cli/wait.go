@@ -15,8 +15,7 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/operations"
 )
 
-// transientReasons of Ready=False that wait keeps waiting through: not a failure of the
-// revision (drift and skipped prunes end with an edit or a sync that prunes).
+// transientReasons of Ready=False that wait keeps waiting through.
 var transientReasons = map[string]bool{
 	gitsyncv1.ProgressingReason:        true,
 	gitsyncv1.DependencyNotReadyReason: true,
@@ -24,6 +23,7 @@ var transientReasons = map[string]bool{
 	gitsyncv1.DriftDetectedReason:      true,
 	gitsyncv1.PruneSkippedReason:       true,
 }
+
 
 func (o *options) newWaitCommand() *cobra.Command {
 	var forWhat, revision string

@@ -205,7 +205,9 @@ func request(ctx context.Context, c client.WithWatch, k Kind, key client.ObjectK
 			return nil, err
 		}
 	}
-	if ready := apimeta.FindStatusCondition(conditionsOf(obj), gitsyncv1.ReadyCondition); ready != nil && ready.Status == metav1.ConditionFalse {
+	// Drift left alone and objects a no-prune sync kept are reported, not a failure.
+	if ready := apimeta.FindStatusCondition(conditionsOf(obj), gitsyncv1.ReadyCondition); ready != nil && ready.Status == metav1.ConditionFalse &&
+		ready.Reason != gitsyncv1.DriftDetectedReason && ready.Reason != gitsyncv1.PruneSkippedReason {
 		return nil, fmt.Errorf("%s %s failed: %s: %s", k.Name(), key, ready.Reason, ready.Message)
 	}
 	step := Step{Type: Handled, Kind: k, Key: key, Object: obj}

@@ -26,8 +26,9 @@ func (r *Reconciler) reconcilePrune(ctx context.Context, s *syncRun) (ctrl.Resul
 	current := union(s.result.Inventory, stillDescribed(previous, s))
 	if app.Spec.Prune && !s.prunes() {
 		// A sync request turned pruning off this once: what left Git stays in the
-		// inventory, for the next sync to prune.
-		current = union(current, apply.Stale(previous, current))
+		// inventory, for the next sync to prune (OutOfSync, Ready=False/PruneSkipped).
+		s.pruneSkipped = apply.Stale(previous, current)
+		current = union(current, s.pruneSkipped)
 	}
 	if s.prunes() {
 		stale := apply.Stale(previous, current)

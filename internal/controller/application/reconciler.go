@@ -227,7 +227,10 @@ type syncRun struct {
 	manager   *apply.Manager
 	result    *apply.Result
 	pruned    []apply.Change
-	health    *apply.Health
+	// pruneSkipped are the objects that left Git and stay because the sync request
+	// turned pruning off.
+	pruneSkipped []apply.Entry
+	health       *apply.Health
 	// attempted is true once a revision was handed to the apply (it goes in history).
 	attempted bool
 	// applyTried is true once the objects went to the API server (applied or failed there).

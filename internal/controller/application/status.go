@@ -35,7 +35,15 @@ func (s *syncRun) finish(r *Reconciler, err error) {
 		app.Status.Drift = nil
 		conditions.Delete(app, gitsyncv1.ReconcilingCondition)
 		conditions.Delete(app, gitsyncv1.StalledCondition)
-		conditions.MarkTrue(app, gitsyncv1.ReadyCondition, gitsyncv1.SucceededReason, "applied revision %s", s.revision)
+		if kept := s.pruneSkipped; len(kept) > 0 {
+			// The cluster holds more than the revision's render: not Synced.
+			app.Status.Sync.Status = gitsyncv1.SyncStatusOutOfSync
+			conditions.MarkFalse(app, gitsyncv1.ReadyCondition, gitsyncv1.PruneSkippedReason,
+				"applied revision %s; %d object(s) that left Git were not pruned (the sync request turned prune off), e.g. %s",
+				s.revision, len(kept), kept[0].Subject())
+		} else {
+			conditions.MarkTrue(app, gitsyncv1.ReadyCondition, gitsyncv1.SucceededReason, "applied revision %s", s.revision)
+		}
 	}
 	if !failed && (changed || len(app.Status.History) == 0 || app.Status.History[0].Revision != s.revision) {
 		s.log.Info("synced", "revision", s.revision, "created", s.count("created"), "configured", s.count("configured"),
@@ -66,12 +74,57 @@ func (s *syncRun) finish(r *Reconciler, err error) {
 			entry.Created, entry.Configured, entry.Unchanged = s.count("created"), s.count("configured"), s.count("unchanged")
 		}
 		entry.Pruned = len(s.pruned)
+		if !failed {
+			entry.Message = s.historySummary()
+		}
+		kit.SyncsTotal.WithLabelValues(entry.Result).Inc()
+		if failed && !newRevision && app.Status.History[0].Result == gitsyncv1.SyncResultFailed {
+			// The same revision failed again (a retry): one row, updated in place, that
+			// keeps when the first attempt started.
+			entry.StartedAt = app.Status.History[0].StartedAt
+			app.Status.History[0] = entry
+			return
+		}
 		app.Status.History = append([]gitsyncv1.SyncHistoryEntry{entry}, app.Status.History...)
 		if len(app.Status.History) > maxHistory {
 			app.Status.History = app.Status.History[:maxHistory]
 		}
-		kit.SyncsTotal.WithLabelValues(entry.Result).Inc()
 	}
+}
+
+// maxHistoryMessage bounds the summary of a successful sync in its history entry.
+const maxHistoryMessage = 200
+
+// historySummary says in one short line what a successful sync changed: the objects
+// created, configured and pruned (the first few), or that nothing changed, and the
+// objects a no-prune sync kept.
+func (s *syncRun) historySummary() string {
+	var changes []apply.Change
+	if s.result != nil {
+		changes = s.result.Changes
+	}
+	var parts []string
+	for _, c := range append(append([]apply.Change{}, changes...), s.pruned...) {
+		if c.Action != "unchanged" {
+			parts = append(parts, c.Subject+" "+c.Action)
+		}
+	}
+	sort.Strings(parts)
+	msg := "no changes"
+	if len(parts) > 0 {
+		msg = parts[0]
+		for i, p := range parts[1:] {
+			if len(msg)+2+len(p) > maxHistoryMessage {
+				msg += fmt.Sprintf(" … and %d more", len(parts)-1-i)
+				break
+			}
+			msg += ", " + p
+		}
+	}
+	if n := len(s.pruneSkipped); n > 0 {
+		msg += fmt.Sprintf("; %d left Git but not pruned (prune off for this sync)", n)
+	}
+	return msg
 }
 
 const maxHistory = 10

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -65,6 +66,9 @@ func (r *Reconciler) reconcileSource(ctx context.Context, s *syncRun) (ctrl.Resu
 	}
 	artifact := kit.CurrentArtifact(repo)
 	if artifact == nil {
+		if reason, msg, failed := sourceFailure(repo, key); failed {
+			return r.notReady(s, reason, msg)
+		}
 		return r.notReady(s, gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("source GitRepository %s has no artifact yet", key))
 	}
 	s.revision = artifact.Revision
@@ -102,8 +106,11 @@ func (r *Reconciler) reconcileSource(ctx context.Context, s *syncRun) (ctrl.Resu
 			s.stop = true
 			return ctrl.Result{RequeueAfter: wait}, nil
 		}
-		res, err := r.notReady(s, gitsyncv1.ArtifactNotReadyReason,
-			fmt.Sprintf("checkout of %s is not in storage; asked %s to fetch it", s.revision, key))
+		reason, msg, failed := sourceFailure(repo, key)
+		if !failed { // the source is fetching it, or will
+			reason, msg = gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("checkout of %s is not in storage; asked %s to fetch it", s.revision, key)
+		}
+		res, err := r.notReady(s, reason, msg)
 		res.RequeueAfter = wait
 		return res, err
 	}
@@ -111,13 +118,36 @@ func (r *Reconciler) reconcileSource(ctx context.Context, s *syncRun) (ctrl.Resu
 	return ctrl.Result{}, nil
 }
 
+// sourceFailure passes a failing source's own reason and message through (its Ready is
+// False for its current spec): "source GitRepository ns/name: <the fetch error>".
+func sourceFailure(repo *gitsyncv1.GitRepository, key types.NamespacedName) (reason, msg string, failed bool) {
+	ready := conditions.Get(repo, gitsyncv1.ReadyCondition)
+	if ready == nil || ready.Status != metav1.ConditionFalse || repo.Status.ObservedGeneration != repo.Generation ||
+		ready.Reason == gitsyncv1.ProgressingReason {
+		return "", "", false
+	}
+	return ready.Reason, fmt.Sprintf("source GitRepository %s: %s", key, ready.Message), true
+}
+
 // settled tells whether the Application was synced at revision with its current spec,
-// is Ready, and no sync was requested since.
+// is Ready (or not Ready only for what it reports: drift left alone, objects a sync
+// request kept from the prune), and no sync was requested since.
 func settled(app *gitsyncv1.Application, revision string) bool {
 	return revision == app.Status.LastAppliedRevision &&
 		app.Generation == app.Status.ObservedGeneration &&
-		conditions.IsReady(app) &&
+		(conditions.IsReady(app) || reportedOnly(app)) &&
 		app.PendingRequest() == ""
+}
+
+// reportedOnly tells whether Ready is False for a state the Application reports but
+// does not change by itself: drift (selfHeal off, or a fight's backoff) and objects
+// that left Git but a sync request kept from the prune.
+func reportedOnly(app *gitsyncv1.Application) bool {
+	if !conditions.IsFalse(app, gitsyncv1.ReadyCondition) {
+		return false
+	}
+	reason := conditions.GetReason(app, gitsyncv1.ReadyCondition)
+	return reason == gitsyncv1.DriftDetectedReason || reason == gitsyncv1.PruneSkippedReason
 }
 
 // awaitingSyncRequest holds a new revision back while autoSync is off and no sync was

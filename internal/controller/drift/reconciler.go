@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -268,16 +269,27 @@ func (r *Reconciler) check(ctx context.Context, app *gitsyncv1.Application, mana
 	return 0, nil
 }
 
-// setSyncStatus marks the Application OutOfSync while drift is reported, and Synced
-// again when it is gone (at the revision last applied).
+// setSyncStatus marks the Application OutOfSync and not Ready (DriftDetected) while
+// drift is reported, and Synced and Ready again when it is gone (at the revision last
+// applied); Ready of another reason is the Application controller's.
 func (r *Reconciler) setSyncStatus(app *gitsyncv1.Application) {
 	if app.Status.Sync == nil || app.Status.Sync.Revision != app.Status.LastAppliedRevision {
 		return
 	}
 	if len(app.Status.Drift) > 0 {
 		app.Status.Sync.Status = gitsyncv1.SyncStatusOutOfSync
-	} else {
-		app.Status.Sync.Status = gitsyncv1.SyncStatusSynced
+		if conditions.IsTrue(app, gitsyncv1.ReadyCondition) || conditions.GetReason(app, gitsyncv1.ReadyCondition) == gitsyncv1.DriftDetectedReason {
+			conditions.MarkFalse(app, gitsyncv1.ReadyCondition, gitsyncv1.DriftDetectedReason,
+				"%d object(s) differ from revision %s: %s", len(app.Status.Drift), app.Status.LastAppliedRevision, app.Status.Drift[0].Object)
+		}
+		return
+	}
+	if conditions.GetReason(app, gitsyncv1.ReadyCondition) == gitsyncv1.PruneSkippedReason {
+		return // objects that left Git are still there: OutOfSync until a sync prunes them
+	}
+	app.Status.Sync.Status = gitsyncv1.SyncStatusSynced
+	if conditions.GetReason(app, gitsyncv1.ReadyCondition) == gitsyncv1.DriftDetectedReason {
+		conditions.MarkTrue(app, gitsyncv1.ReadyCondition, gitsyncv1.SucceededReason, "applied revision %s", app.Status.LastAppliedRevision)
 	}
 }
 

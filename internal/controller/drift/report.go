@@ -2,6 +2,8 @@ package drift
 
 import (
 	"sort"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
 	"strings"
 	"time"
 
@@ -24,7 +26,9 @@ func equalDrift(a, b *gitsyncv1.Application) bool {
 		}
 	}
 	as, bs := a.Status.Sync, b.Status.Sync
-	return (as == nil) == (bs == nil) && (as == nil || *as == *bs)
+	ar, br := conditions.Get(a, gitsyncv1.ReadyCondition), conditions.Get(b, gitsyncv1.ReadyCondition)
+	return (as == nil) == (bs == nil) && (as == nil || *as == *bs) &&
+		(ar == nil) == (br == nil) && (ar == nil || ar.Status == br.Status && ar.Reason == br.Reason && ar.Message == br.Message)
 }
 
 func driftEntry(subject string, fields []drift.Field, now time.Time) gitsyncv1.DriftedObject {

@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -68,7 +69,7 @@ func TestSyncRequestPruneOption(t *testing.T) {
 		sha2 := f.repo.Commit("main", "remove gone", nil, "gone.yaml")
 		waitOutOfSync(f, g, sha2)
 		request(f, g, "2", ptr.To(false))
-		app := f.waitApplied("app", sha2)
+		app := f.waitAppliedKeeping("app", sha2)
 		g.Expect(f.exists(g, &corev1.ConfigMap{}, "gone")).To(BeTrue())
 		g.Expect(app.Status.History[0].Pruned).To(BeZero())
 		// Still in the inventory: the next sync prunes it.
@@ -110,8 +111,26 @@ func TestSyncPruneOptionOutlivesAWait(t *testing.T) {
 		WithTimeout(waitTimeout).WithPolling(pollInterval).Should(HaveField("Prune", HaveValue(BeFalse())))
 	g.Expect(f.get(g, "app").Status.LastHandledReconcileAt).To(Equal("2"))
 	g.Expect(kubelet.FinishJob(context.Background(), env.Client, f.ns, "migrate", true)).To(Succeed())
-	app := f.waitApplied("app", sha2)
+	app := f.waitAppliedKeeping("app", sha2)
 	g.Expect(f.exists(g, &corev1.ConfigMap{}, "gone")).To(BeTrue())
 	g.Expect(app.Status.History[0].Pruned).To(BeZero())
 	g.Expect(app.Status.Inventory.Entries).To(ContainElement(gitsyncv1.InventoryEntry{ID: f.ns + "_gone__ConfigMap", V: "v1"}))
+}
+
+// waitAppliedKeeping waits until the Application applied sha but a sync request kept what
+// left Git from the prune: OutOfSync at sha, Ready=False/PruneSkipped (what waitApplied,
+// Ready and Synced, said of it before the status told the truth).
+func (f *appFixture) waitAppliedKeeping(name, sha string) *gitsyncv1.Application {
+	f.t.Helper()
+	var app *gitsyncv1.Application
+	NewWithT(f.t).Eventually(func(g Gomega) {
+		app = f.get(g, name)
+		ready := apimeta.FindStatusCondition(app.Status.Conditions, gitsyncv1.ReadyCondition)
+		g.Expect(ready).NotTo(BeNil())
+		g.Expect(ready.Reason).To(Equal(gitsyncv1.PruneSkippedReason), "%s: %s", ready.Reason, ready.Message)
+		g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(app.Status.LastAppliedRevision).To(Equal("main@sha1:" + sha))
+		g.Expect(app.Status.Sync).To(Equal(&gitsyncv1.SyncInfo{Status: gitsyncv1.SyncStatusOutOfSync, Revision: "main@sha1:" + sha}))
+	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
+	return app
 }
