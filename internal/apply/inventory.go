@@ -121,20 +121,31 @@ func Stale(old, new []Entry) []Entry {
 	return append(stale, unparsed...)
 }
 
+// Action is what an apply or a prune did to one object.
+type Action string
+
+// The actions of a Change: ssa's, and OrphanedAction (prune_guard.go).
+const (
+	CreatedAction    Action = "created"
+	ConfiguredAction Action = "configured"
+	UnchangedAction  Action = "unchanged"
+	DeletedAction    Action = "deleted"
+)
+
 // Change is what happened to one object.
 type Change struct {
 	Entry
 	// Subject is "Kind/namespace/name" (no namespace part for cluster-scoped objects).
 	Subject string
-	// Action is ssa's action: "created", "configured", "unchanged" or "deleted", or
-	// OrphanedAction.
-	Action string
+	// Action is ssa's action (CreatedAction, ConfiguredAction, UnchangedAction or
+	// DeletedAction), or OrphanedAction.
+	Action Action
 	// Message says why, for OrphanedAction.
 	Message string
 }
 
 func changeOf(e ssa.ChangeSetEntry) Change {
-	return Change{Entry: entryOfChange(e), Subject: e.Subject, Action: e.Action.String()}
+	return Change{Entry: entryOfChange(e), Subject: e.Subject, Action: Action(e.Action.String())}
 }
 
 // Result is the outcome of an Apply.
@@ -157,7 +168,7 @@ type Result struct {
 }
 
 // Count returns how many changes have the given action.
-func (r *Result) Count(action string) int {
+func (r *Result) Count(action Action) int {
 	if r == nil {
 		return 0
 	}

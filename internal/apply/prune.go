@@ -110,7 +110,7 @@ func (m *Manager) Prune(ctx context.Context, stale []Entry, options ...PruneOpti
 			continue
 		}
 		if cse.Action == ssa.DeletedAction {
-			changes = append(changes, Change{Entry: e, Subject: cse.Subject, Action: cse.Action.String()})
+			changes = append(changes, Change{Entry: e, Subject: cse.Subject, Action: Action(cse.Action.String())})
 		}
 	}
 	return changes, errors.Join(errs...)

@@ -18,7 +18,7 @@ import (
 
 // OrphanedAction is the Change action of a stale object that a prune left in place on
 // purpose (a Namespace that holds objects this owner does not manage).
-const OrphanedAction = "orphaned"
+const OrphanedAction Action = "orphaned"
 
 // RefusedError is a prune that would have deleted what must not go with it: a
 // CustomResourceDefinition whose custom resources still exist (deleting a CRD deletes

@@ -134,7 +134,7 @@ func unchangedResult(objs []*unstructured.Unstructured) *apply.Result {
 	res := &apply.Result{}
 	for _, o := range objs {
 		e := apply.EntryOf(o)
-		res.Changes = append(res.Changes, apply.Change{Entry: e, Subject: apply.Subject(o), Action: "unchanged"})
+		res.Changes = append(res.Changes, apply.Change{Entry: e, Subject: apply.Subject(o), Action: apply.UnchangedAction})
 		res.Inventory = append(res.Inventory, e)
 	}
 	return res

@@ -206,8 +206,8 @@ func (x *run) applyStep(ctx context.Context, i int, st step) error {
 	res, err := x.r.Applier.Apply(ctx, st.objects, x.opts.Apply)
 	if res != nil {
 		x.out.Result = merge(x.out.Result, res)
-		x.created += res.Count("created")
-		x.configured += res.Count("configured")
+		x.created += res.Count(apply.CreatedAction)
+		x.configured += res.Count(apply.ConfiguredAction)
 	}
 	if err == nil && i >= x.applied {
 		x.applied = i + 1

@@ -129,7 +129,7 @@ func (r *Reconciler) yieldSync(s *syncRun, result *apply.Result) ctrl.Result {
 	app := s.app
 	if result != nil {
 		setInventory(app, union(s.previous, result.Inventory))
-		if changed := result.Count("created") + result.Count("configured"); changed > 0 {
+		if changed := result.Count(apply.CreatedAction) + result.Count(apply.ConfiguredAction); changed > 0 {
 			r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "Applied", "Sync", "revision %s\n%s", s.revision, changeSummary(result.Changes, nil))
 		}
 	}

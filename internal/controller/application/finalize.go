@@ -76,7 +76,7 @@ func (r *Reconciler) pruneOnDeletion(ctx context.Context, app *gitsyncv1.Applica
 
 // pruneOrOrphan deletes the entries one by one; those refused as Forbidden or
 // Unauthorized (the identity lost its rights, or its service account is gone) come back
-// as orphaned (Action "orphaned"), other failures as failed, with their errors joined.
+// as orphaned (apply.OrphanedAction), other failures as failed, with their errors joined.
 func pruneOrOrphan(ctx context.Context, manager *apply.Manager, entries []apply.Entry, opts apply.PruneOptions) (pruned, orphaned []apply.Change, failed []apply.Entry, err error) {
 	var errs []error
 	for _, e := range entries {
@@ -85,7 +85,7 @@ func pruneOrOrphan(ctx context.Context, manager *apply.Manager, entries []apply.
 		switch {
 		case err == nil:
 		case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
-			orphaned = append(orphaned, apply.Change{Entry: e, Subject: e.Subject(), Action: "orphaned"})
+			orphaned = append(orphaned, apply.Change{Entry: e, Subject: e.Subject(), Action: apply.OrphanedAction})
 		default:
 			failed = append(failed, e)
 			errs = append(errs, err)

@@ -54,7 +54,7 @@ func (r *Reconciler) recordDeletionAttempt(ctx context.Context, app *gitsyncv1.A
 func orphanedEntries(entries []apply.Entry) []apply.Change {
 	out := make([]apply.Change, 0, len(entries))
 	for _, e := range entries {
-		out = append(out, apply.Change{Entry: e, Subject: e.Subject(), Action: "orphaned"})
+		out = append(out, apply.Change{Entry: e, Subject: e.Subject(), Action: apply.OrphanedAction})
 	}
 	return out
 }

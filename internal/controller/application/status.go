@@ -2,6 +2,7 @@ package application
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -24,7 +25,7 @@ func (s *syncRun) finish(r *Reconciler, err error) {
 	if s.failure == "" && (err != nil || s.stop || s.result == nil) {
 		return // stopped before the end without a failed revision: the step set the conditions
 	}
-	changed := s.result != nil && (s.result.Count("created")+s.result.Count("configured")+len(s.pruned) > 0)
+	changed := s.result != nil && (s.result.Count(apply.CreatedAction)+s.result.Count(apply.ConfiguredAction)+len(s.pruned) > 0)
 	failed := s.failure != ""
 	if failed {
 		app.Status.Sync = &gitsyncv1.SyncInfo{Status: gitsyncv1.SyncStatusOutOfSync, Revision: s.revision, Chart: s.chart, ChartVersion: s.chartVersion}
@@ -46,17 +47,17 @@ func (s *syncRun) finish(r *Reconciler, err error) {
 		}
 	}
 	if !failed && (changed || len(app.Status.History) == 0 || app.Status.History[0].Revision != s.revision) {
-		s.log.Info("synced", "revision", s.revision, "created", s.count("created"), "configured", s.count("configured"),
-			"unchanged", s.count("unchanged"), "pruned", len(s.pruned), "duration", r.now().Sub(s.started.Time).Round(time.Millisecond).String())
+		s.log.Info("synced", "revision", s.revision, "created", s.count(apply.CreatedAction), "configured", s.count(apply.ConfiguredAction),
+			"unchanged", s.count(apply.UnchangedAction), "pruned", len(s.pruned), "duration", r.now().Sub(s.started.Time).Round(time.Millisecond).String())
 	}
 	if changed {
 		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "Applied", "Sync", "revision %s\n%s", s.revision, changeSummary(s.result.Changes, s.pruned))
 		for _, c := range s.result.Changes {
-			if c.Action != "unchanged" {
-				kit.ApplyChangesTotal.WithLabelValues(c.Action).Inc()
+			if c.Action != apply.UnchangedAction {
+				kit.ApplyChangesTotal.WithLabelValues(string(c.Action)).Inc()
 			}
 		}
-		kit.ApplyChangesTotal.WithLabelValues("deleted").Add(float64(len(s.pruned)))
+		kit.ApplyChangesTotal.WithLabelValues(string(apply.DeletedAction)).Add(float64(len(s.pruned)))
 	}
 	// History records syncs that did something or failed, and each new revision; a
 	// no-change resync writes nothing.
@@ -71,7 +72,7 @@ func (s *syncRun) finish(r *Reconciler, err error) {
 			entry.Message = conditions.GetMessage(app, gitsyncv1.ReadyCondition)
 		}
 		if s.result != nil {
-			entry.Created, entry.Configured, entry.Unchanged = s.count("created"), s.count("configured"), s.count("unchanged")
+			entry.Created, entry.Configured, entry.Unchanged = s.count(apply.CreatedAction), s.count(apply.ConfiguredAction), s.count(apply.UnchangedAction)
 		}
 		entry.Pruned = len(s.pruned)
 		if !failed {
@@ -105,8 +106,8 @@ func (s *syncRun) historySummary() string {
 	}
 	var parts []string
 	for _, c := range append(append([]apply.Change{}, changes...), s.pruned...) {
-		if c.Action != "unchanged" {
-			parts = append(parts, c.Subject+" "+c.Action)
+		if c.Action != apply.UnchangedAction {
+			parts = append(parts, c.Subject+" "+string(c.Action))
 		}
 	}
 	sort.Strings(parts)
@@ -132,15 +133,15 @@ const maxHistory = 10
 // count is how many objects the sync's applies left with action ("created",
 // "configured", "unchanged"): with a resumed run, those of the reconciles before (which
 // this one reports unchanged) count as they were then.
-func (s *syncRun) count(action string) int {
+func (s *syncRun) count(action apply.Action) int {
 	n := s.result.Count(action)
 	if c := s.carried; c != nil {
 		switch action {
-		case "created":
+		case apply.CreatedAction:
 			n += c.Created
-		case "configured":
+		case apply.ConfiguredAction:
 			n += c.Configured
-		case "unchanged":
+		case apply.UnchangedAction:
 			n = max(n-c.Created-c.Configured, 0)
 		}
 	}
@@ -261,10 +262,10 @@ const maxSummary = 900
 // longer than maxSummary becomes counts per action, the first subjects and "… and N more".
 func changeSummary(changes, pruned []apply.Change) string {
 	var lines []string
-	counts := map[string]int{}
+	counts := map[apply.Action]int{}
 	for _, c := range append(append([]apply.Change{}, changes...), pruned...) {
-		if c.Action != "unchanged" {
-			lines = append(lines, c.Subject+" "+c.Action)
+		if c.Action != apply.UnchangedAction {
+			lines = append(lines, c.Subject+" "+string(c.Action))
 			counts[c.Action]++
 		}
 	}
@@ -272,11 +273,11 @@ func changeSummary(changes, pruned []apply.Change) string {
 	if all := strings.Join(lines, "\n"); len(all) <= maxSummary {
 		return all
 	}
-	actions := make([]string, 0, len(counts))
+	actions := make([]apply.Action, 0, len(counts))
 	for a := range counts {
 		actions = append(actions, a)
 	}
-	sort.Strings(actions)
+	slices.Sort(actions)
 	parts := make([]string, 0, len(actions))
 	for _, a := range actions {
 		parts = append(parts, fmt.Sprintf("%d %s", counts[a], a))
