@@ -20,12 +20,12 @@ import (
 // reconcileApply dry-runs then applies the objects (nothing is applied if any is
 // rejected). Refuses an empty render that would prune everything unless allowEmpty.
 // Sets Ready=False/ApplyFailed or PruneFailed on failure.
-func (r *Reconciler) reconcileApply(ctx context.Context, s *syncRun) (ctrl.Result, error) {
+func (r *Reconciler) reconcileApply(ctx context.Context, s *syncRun) outcome {
 	app := s.app
 	previous := s.previous
 	s.prune = app.RequestedPrune() // a resumed run takes its own from status.syncProgress (applyPlan)
 	if render.RefusesEmpty(app, len(s.objects), len(previous)) {
-		return r.stalledRevision(s, gitsyncv1.PruneFailedReason, fmt.Sprintf(
+		return r.revisionStalled(s, gitsyncv1.PruneFailedReason, fmt.Sprintf(
 			"%s rendered no objects at %s: refusing to prune all %d objects (set allowEmpty: true to allow it)",
 			pathOf(app), s.revision, len(previous)))
 	}
@@ -36,7 +36,7 @@ func (r *Reconciler) reconcileApply(ctx context.Context, s *syncRun) (ctrl.Resul
 	kit.Capped(r.Recorder, app, resumable(s) == nil, n1, n2)
 	manager, err := r.Applier(app)
 	if err != nil {
-		return r.failRevision(s, gitsyncv1.ApplyFailedReason, err)
+		return revisionRetry(gitsyncv1.ApplyFailedReason, err)
 	}
 	s.manager = manager
 	if s.chartCRDs.CreateOnly {
@@ -44,7 +44,7 @@ func (r *Reconciler) reconcileApply(ctx context.Context, s *syncRun) (ctrl.Resul
 		// sync's apply (one GET each, once) and stay in the inventory (see reconcilePrune).
 		existing, err := manager.Existing(ctx, s.objects, s.chartCRDs.IsCreateOnly)
 		if err != nil {
-			return r.failRevision(s, gitsyncv1.ApplyFailedReason, err)
+			return revisionRetry(gitsyncv1.ApplyFailedReason, err)
 		}
 		s.plan.Without(existing)
 		s.objects = s.plan.Objects()
@@ -65,7 +65,7 @@ func (r *Reconciler) reconcileApply(ctx context.Context, s *syncRun) (ctrl.Resul
 		OwnerReleased: r.ownerReleased(app),
 		Ignore:        func(o *unstructured.Unstructured) []string { return render.IgnorePointers(app, o) }})
 	if s.waiting {
-		return r.yieldSync(s, result), nil
+		return r.yieldSync(s, result)
 	}
 	if err != nil && result != nil {
 		// Part of the set (its first stage: CRDs, Namespaces) was written before the
@@ -76,20 +76,20 @@ func (r *Reconciler) reconcileApply(ctx context.Context, s *syncRun) (ctrl.Resul
 		var conflict *apply.ConflictError
 		if errors.As(err, &conflict) {
 			// Retried with backoff: the other Application may let go of it.
-			return r.failRevision(s, gitsyncv1.ApplyFailedReason, err)
+			return revisionRetry(gitsyncv1.ApplyFailedReason, err)
 		}
 		var hook *hookError
 		if errors.As(err, &hook) {
-			return r.stalledRevision(s, gitsyncv1.HookFailedReason, fmt.Sprintf("revision %s: %v", s.revision, err))
+			return r.revisionStalled(s, gitsyncv1.HookFailedReason, fmt.Sprintf("revision %s: %v", s.revision, err))
 		}
 		doing := "applying revision " + s.revision
 		if who != applier.OperatorIdentity {
 			doing += " as " + who
 		}
-		return r.failRevision(s, gitsyncv1.ApplyFailedReason, fmt.Errorf("%s: %w", doing, err))
+		return revisionRetry(gitsyncv1.ApplyFailedReason, fmt.Errorf("%s: %w", doing, err))
 	}
 	s.result = result
-	return ctrl.Result{}, nil
+	return done()
 }
 
 // applyLocked applies the objects and, when that succeeds, makes them the desired state
@@ -125,7 +125,7 @@ func (r *Reconciler) applyLocked(ctx context.Context, s *syncRun, opts apply.Opt
 // yieldSync ends a reconcile whose ordered run waits (see resume.go): what it applied
 // joins the inventory (a later prune may remove it), with an Applied event when it
 // changed something, and the steps stop until the next look.
-func (r *Reconciler) yieldSync(s *syncRun, result *apply.Result) ctrl.Result {
+func (r *Reconciler) yieldSync(s *syncRun, result *apply.Result) outcome {
 	app := s.app
 	if result != nil {
 		setInventory(app, union(s.previous, result.Inventory))
@@ -133,6 +133,5 @@ func (r *Reconciler) yieldSync(s *syncRun, result *apply.Result) ctrl.Result {
 			r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "Applied", "Sync", "revision %s\n%s", s.revision, changeSummary(result.Changes, nil))
 		}
 	}
-	s.stop = true
-	return ctrl.Result{RequeueAfter: waitRequeue(r.now().Sub(app.Status.SyncProgress.StartedAt.Time))}
+	return waitFor(waitRequeue(r.now().Sub(app.Status.SyncProgress.StartedAt.Time)), "", "")
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
@@ -40,29 +39,29 @@ type commitFetcher interface {
 // Only a revision of the Application's own history may be pinned (Ready=False,
 // AccessDenied otherwise). Sets Ready=False/ArtifactNotReady when the revision cannot be
 // checked out.
-func (r *Reconciler) reconcilePinned(ctx context.Context, s *syncRun, repo *gitsyncv1.GitRepository) (ctrl.Result, error) {
+func (r *Reconciler) reconcilePinned(ctx context.Context, s *syncRun, repo *gitsyncv1.GitRepository) outcome {
 	pinned := s.app.Spec.PinnedRevision
 	commit := source.CommitOf(pinned)
 	if commit == "" {
-		return r.notReady(s, gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("spec.pinnedRevision %q names no commit", pinned))
+		return waitFor(r.retryInterval(), gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("spec.pinnedRevision %q names no commit", pinned))
 	}
 	if !inHistory(s.app, commit) {
 		// A pin names only what this Application applied before: a commit seen elsewhere
 		// (another tenant's status or events) is not a way to read that tenant's code.
-		return r.stalledRevision(s, gitsyncv1.AccessDeniedReason, fmt.Sprintf(
+		return r.revisionStalled(s, gitsyncv1.AccessDeniedReason, fmt.Sprintf(
 			"spec.pinnedRevision %s is not a revision this Application applied (status.history): pin one of those", pinned))
 	}
 	s.revision = pinned
 	s.dir = sourceid.CheckoutDir(r.Storage, repo, commit)
 	if _, err := os.Stat(s.dir); err == nil {
-		return ctrl.Result{}, nil
+		return done()
 	}
 	dir, err := r.fetchCommit(ctx, repo, commit)
 	if err != nil {
-		return r.notReady(s, gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("pinned revision %s: %v", pinned, err))
+		return waitFor(r.retryInterval(), gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("pinned revision %s: %v", pinned, err))
 	}
 	s.dir = dir
-	return ctrl.Result{}, nil
+	return done()
 }
 
 // fetchCommit fetches commit from the GitRepository's URL into storage (a pinned

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
@@ -20,7 +19,7 @@ import (
 // has custom resources is not deleted without spec.pruneCRDs (Ready=False/PruneRefused),
 // and a Namespace holding objects gitsync does not manage is orphaned with a Warning.
 // Sets Ready=False/PruneFailed on other failures.
-func (r *Reconciler) reconcilePrune(ctx context.Context, s *syncRun) (ctrl.Result, error) {
+func (r *Reconciler) reconcilePrune(ctx context.Context, s *syncRun) outcome {
 	app := s.app
 	previous := s.previous
 	current := union(s.result.Inventory, stillDescribed(previous, s))
@@ -41,14 +40,14 @@ func (r *Reconciler) reconcilePrune(ctx context.Context, s *syncRun) (ctrl.Resul
 				setInventory(app, append(append([]apply.Entry{}, current...), without(stale, orphaned)...))
 				var refused *apply.RefusedError
 				if errors.As(err, &refused) {
-					return r.stalledRevision(s, gitsyncv1.PruneRefusedReason, fmt.Sprintf("revision %s applied; pruning: %v", s.revision, err))
+					return r.revisionStalled(s, gitsyncv1.PruneRefusedReason, fmt.Sprintf("revision %s applied; pruning: %v", s.revision, err))
 				}
-				return r.failRevision(s, gitsyncv1.PruneFailedReason, fmt.Errorf("pruning: %w", err))
+				return revisionRetry(gitsyncv1.PruneFailedReason, fmt.Errorf("pruning: %w", err))
 			}
 		}
 	}
 	setInventory(app, current)
-	return ctrl.Result{}, nil
+	return done()
 }
 
 // stillDescribed returns the entries of the last inventory that the render describes

@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
@@ -22,15 +21,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
-	"github.com/go-logr/logr"
-
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/caps"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
 	"github.com/gitsync-dev/gitsync/internal/controller/kit"
 	"github.com/gitsync-dev/gitsync/internal/desired"
-	"github.com/gitsync-dev/gitsync/internal/phase"
 	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/shard"
 )
@@ -169,7 +165,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 
 	patcher := kit.NewStatusPatcher(app, r.Client)
-	s := &syncRun{app: app, started: metav1.NewTime(start), previous: inventoryEntries(app), log: ctrl.LoggerFrom(ctx), lock: lock}
+	s := &syncRun{app: app, started: metav1.NewTime(start), previous: inventoryEntries(app), log: ctrl.LoggerFrom(ctx),
+		inProgress: inProgress{lock: lock}}
 	s.saveProgress = func(ctx context.Context) { patcher.PatchSoon(ctx, app) }
 	defer func() {
 		// With autoSync off, a sync request stays pending until a sync ran (applied, or
@@ -186,83 +183,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		kit.ReconcileDuration.WithLabelValues(gitsyncv1.ApplicationKind).Observe(r.now().Sub(start).Seconds())
 	}()
 
-	for _, step := range []func(context.Context, *syncRun) (ctrl.Result, error){
-		r.reconcileAccess,
-		r.reconcileRestore,
-		r.reconcileDependencies,
-		r.reconcileSource,
-		r.reconcileBackstop,
-		r.reconcileBuild,
-		r.reconcileApply,
-		r.reconcilePrune,
-		r.reconcileHealth,
+	for _, step := range []func(context.Context, *syncRun) outcome{
+		r.reconcileAccess,       // tenancy.go
+		r.reconcileRestore,      // restore.go
+		r.reconcileDependencies, // dependencies_step.go
+		r.reconcileSource,       // source_step.go (chart.go, pin.go)
+		r.reconcileBackstop,     // backstop_step.go
+		r.reconcileBuild,        // build_step.go
+		r.reconcileApply,        // apply_step.go
+		r.reconcilePrune,        // prune_step.go
+		func(ctx context.Context, s *syncRun) outcome { return s.fromResult(r.reconcileHealth(ctx, s)) }, // health_step.go
 	} {
-		res, err := step(ctx, s)
-		if err != nil || s.stop {
-			s.finish(r, err)
-			return res, err
+		if out := step(ctx, s); out.kind != stepDone {
+			return s.finishOutcome(r, out)
 		}
 	}
-	s.finish(r, nil)
-	return ctrl.Result{RequeueAfter: r.requeueAfter(s)}, nil
-}
-
-// syncRun carries what one reconcile learned from step to step.
-type syncRun struct {
-	app *gitsyncv1.Application
-	// log is the reconcile's logger: one info line per sync, hook and failure.
-	log      logr.Logger
-	started  metav1.Time
-	revision string
-	// previous is the inventory of the last sync.
-	previous []apply.Entry
-	dir      string
-	objects  []*unstructured.Unstructured
-	// plan orders the objects: hooks and waves (see planSync).
-	plan *phase.Plan
-	// chart and chartVersion name the chart, when the path is a Helm chart.
-	chart, chartVersion string
-	// chartCRDs names the chart's crds/ CRDs and their policy.
-	chartCRDs render.Chart
-	manager   *apply.Manager
-	result    *apply.Result
-	pruned    []apply.Change
-	// pruneSkipped are the objects that left Git and stay because the sync request
-	// turned pruning off.
-	pruneSkipped []apply.Entry
-	health       *apply.Health
-	// attempted is true once a revision was handed to the apply (it goes in history).
-	attempted bool
-	// applyTried is true once the objects went to the API server (applied or failed there).
-	applyTried bool
-	// restored is true when this run gave the drift controller the last applied
-	// revision's objects (after a restart).
-	restored bool
-	// stop ends the steps without an error (waiting, refused, nothing to do).
-	stop bool
-	// failure is the reason of a failed revision.
-	failure string
-	// saveProgress writes status if the step that follows takes long enough to be seen
-	// (see mergePatcher.PatchSoon).
-	saveProgress func(context.Context)
-	// waiting is true when the ordered run yielded to wait for a hook or a wave
-	// (resume.go); carried is the State it resumed from, resumedHooks status.hooks then.
-	waiting      bool
-	carried      *phase.State
-	resumedHooks []gitsyncv1.HookStatus
-	// lock is the Application's drift lock, when this reconcile holds it.
-	lock *heldLock
-	// prune is what the sync request this run serves asked of pruning (nil: spec.prune),
-	// kept in status.syncProgress while the run waits: the request is handled by then.
-	prune *bool
-}
-
-// prunes tells whether this run prunes: as its sync request asked, else spec.prune.
-func (s *syncRun) prunes() bool {
-	if s.prune != nil {
-		return *s.prune
-	}
-	return s.app.Spec.Prune
+	return s.finishOutcome(r, done())
 }
 
 // markProgress sets Reconciling, and Ready=Unknown with the same message (what the sync

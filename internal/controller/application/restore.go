@@ -23,15 +23,15 @@ import (
 // again and registered (Drift.Applied), provided it yields exactly the recorded inventory
 // (the spec may have changed since). A newer revision that then fails to sync leaves the
 // cluster protected at the last applied one. Sets no condition; failures only log.
-func (r *Reconciler) reconcileRestore(ctx context.Context, s *syncRun) (ctrl.Result, error) {
+func (r *Reconciler) reconcileRestore(ctx context.Context, s *syncRun) outcome {
 	app := s.app
 	key := client.ObjectKeyFromObject(app)
 	if r.Desired == nil || app.Status.LastAppliedRevision == "" || r.Desired.Tracked(key) {
-		return ctrl.Result{}, nil
+		return done()
 	}
 	dir, ok := r.lastAppliedAtHand(ctx, app)
 	if !ok {
-		return ctrl.Result{}, nil
+		return done()
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("revision", app.Status.LastAppliedRevision)
 	release := r.Storage.Acquire(dir)
@@ -43,11 +43,11 @@ func (r *Reconciler) reconcileRestore(ctx context.Context, s *syncRun) (ctrl.Res
 	}
 	if err != nil {
 		log.V(1).Info("last applied revision does not render again; drift protection waits for a sync", "error", err.Error())
-		return ctrl.Result{}, nil
+		return done()
 	}
 	if !sameInventory(objs, inventoryEntries(app)) {
 		log.V(1).Info("last applied revision renders another inventory; drift protection waits for a sync")
-		return ctrl.Result{}, nil
+		return done()
 	}
 	if err := r.Desired.Applied(ctx, key, res.Chart.Watched(objs)); err != nil {
 		log.Error(err, "starting drift watches")
@@ -56,7 +56,7 @@ func (r *Reconciler) reconcileRestore(ctx context.Context, s *syncRun) (ctrl.Res
 		r.Desired.Unsure(key) // a later attempt may have written part of its revision
 	}
 	s.restored = true
-	return ctrl.Result{}, nil
+	return done()
 }
 
 // lastAppliedAtHand is where the last applied revision is in storage: its checkout, or

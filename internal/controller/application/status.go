@@ -12,18 +12,18 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/controller/kit"
 )
 
-// finish records the outcome of the steps: Ready, sync status, history and events.
-func (s *syncRun) finish(r *Reconciler, err error) {
+// finish records the sync the steps made (finishOutcome set the conditions of a step
+// that stopped them): Ready, sync status, history and events.
+func (s *syncRun) finish(r *Reconciler, stopped bool) {
 	app := s.app
-	if s.failure == "" && (err != nil || s.stop || s.result == nil) {
-		return // stopped before the end without a failed revision: the step set the conditions
+	if s.failure == "" && (stopped || s.result == nil) {
+		return // stopped before the end without a failed revision: nothing was synced
 	}
 	changed := s.result != nil && (s.result.Count(apply.CreatedAction)+s.result.Count(apply.ConfiguredAction)+len(s.pruned) > 0)
 	failed := s.failure != ""
@@ -146,43 +146,6 @@ func (s *syncRun) count(action apply.Action) int {
 		}
 	}
 	return n
-}
-
-// notReady stops the steps with Ready=False while the source is not ready; the source's
-// watch brings the Application back, and RetryInterval in case the event was missed.
-func (r *Reconciler) notReady(s *syncRun, reason, msg string) (ctrl.Result, error) {
-	conditions.MarkFalse(s.app, gitsyncv1.ReadyCondition, reason, "%s", msg)
-	conditions.Delete(s.app, gitsyncv1.ReconcilingCondition)
-	s.stop = true
-	return ctrl.Result{RequeueAfter: r.retryInterval()}, nil
-}
-
-// stalledRevision fails a revision that retrying cannot fix (a broken render, a refused
-// prune, a conflict): Ready=False, a Warning event, and a look again at the interval
-// (or sooner, when the source or the spec changes).
-func (r *Reconciler) stalledRevision(s *syncRun, reason, msg string) (ctrl.Result, error) {
-	r.warn(s, reason, msg)
-	s.stop = true
-	return ctrl.Result{RequeueAfter: r.requeueAfter(s)}, nil
-}
-
-// failRevision fails a revision for a reason that may pass (API errors, timeouts): the
-// error goes back to the rate-limited queue.
-func (r *Reconciler) failRevision(s *syncRun, reason string, err error) (ctrl.Result, error) {
-	r.warn(s, reason, err.Error())
-	return ctrl.Result{}, err
-}
-
-func (r *Reconciler) warn(s *syncRun, reason, msg string) {
-	app := s.app
-	s.failure = reason
-	if !conditions.IsFalse(app, gitsyncv1.ReadyCondition) || conditions.GetReason(app, gitsyncv1.ReadyCondition) != reason ||
-		conditions.GetMessage(app, gitsyncv1.ReadyCondition) != msg {
-		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, reason, "Sync", "%s", msg)
-		s.log.Info("sync failed", "reason", reason, "revision", s.revision, "message", msg)
-	}
-	conditions.MarkFalse(app, gitsyncv1.ReadyCondition, reason, "%s", msg)
-	conditions.Delete(app, gitsyncv1.ReconcilingCondition)
 }
 
 func (r *Reconciler) isNamespaced(gk schema.GroupKind) (bool, error) {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/controller/kit"
@@ -17,16 +16,14 @@ import (
 // spec.dependsOn[].namespace) unless AllowCrossNamespaceRefs: Ready=False/AccessDenied,
 // and nothing of the other namespace is read or written. Only a spec change (or the
 // operator's flag) can lift it, so it does not requeue.
-func (r *Reconciler) reconcileAccess(_ context.Context, s *syncRun) (ctrl.Result, error) {
+func (r *Reconciler) reconcileAccess(_ context.Context, s *syncRun) outcome {
 	if err := r.checkAccess(s.app); err != nil {
-		conditions.MarkFalse(s.app, gitsyncv1.ReadyCondition, gitsyncv1.AccessDeniedReason, "%s", err)
-		conditions.MarkStalled(s.app, gitsyncv1.AccessDeniedReason, "%s", err)
-		conditions.Delete(s.app, gitsyncv1.ReconcilingCondition)
-		s.stop = true
-	} else if conditions.GetReason(s.app, gitsyncv1.StalledCondition) == gitsyncv1.AccessDeniedReason {
+		return stalled(gitsyncv1.AccessDeniedReason, err.Error())
+	}
+	if conditions.GetReason(s.app, gitsyncv1.StalledCondition) == gitsyncv1.AccessDeniedReason {
 		conditions.Delete(s.app, gitsyncv1.StalledCondition)
 	}
-	return ctrl.Result{}, nil
+	return done()
 }
 
 // accessError is the refusal of an Application's references (see refusedReference):

@@ -1,0 +1,60 @@
+package application
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/render"
+)
+
+// reconcileBuild renders spec.path. A failure applies nothing: Ready=False/BuildFailed.
+func (r *Reconciler) reconcileBuild(ctx context.Context, s *syncRun) outcome {
+	if resumable(s) == nil {
+		s.app.Status.SyncProgress = nil // a waiting sync of another revision or spec: superseded
+	}
+	s.attempted = true
+	s.app.Status.LastAttemptedRevision = s.revision
+	release := r.Storage.Acquire(s.dir) // checkout GC keeps it while the build reads it
+	defer release()
+	res, err := r.render(ctx, s.dir, s.app)
+	if render.IsRetryable(err) {
+		return revisionRetry(gitsyncv1.ArtifactNotReadyReason, fmt.Errorf("rendering chart %s at %s: %w", pathOf(s.app), s.revision, err))
+	}
+	if render.IsLimit(err) {
+		return r.revisionStalled(s, gitsyncv1.RenderLimitExceededReason, fmt.Sprintf("rendering %s at %s: %v", pathOf(s.app), s.revision, err))
+	}
+	if render.IsValuesError(err) {
+		return r.revisionStalled(s, gitsyncv1.ValuesNotFoundReason, fmt.Sprintf("rendering chart %s at %s: %v", pathOf(s.app), s.revision, err))
+	}
+	if err != nil {
+		return r.revisionStalled(s, gitsyncv1.BuildFailedReason, fmt.Sprintf("building %s at %s: %v", pathOf(s.app), s.revision, err))
+	}
+	s.objects = res.Objects
+	s.chart, s.chartVersion, s.chartCRDs = res.Chart.Name, res.Chart.Version, res.Chart
+	if err := r.planSync(s); err != nil {
+		reason := gitsyncv1.BuildFailedReason
+		if len(s.app.Spec.HealthChecks) > 0 && strings.HasPrefix(err.Error(), "spec.healthChecks") {
+			reason = gitsyncv1.HealthCheckInvalidReason
+		}
+		return r.revisionStalled(s, reason, fmt.Sprintf("building %s at %s: %v", pathOf(s.app), s.revision, err))
+	}
+	return done()
+}
+
+// render renders the Application from a checkout (or, with a HelmRepository source,
+// the chart archive at dir) as its sync does (see cluster).
+func (r *Reconciler) render(ctx context.Context, dir string, app *gitsyncv1.Application) (*render.Result, error) {
+	if err := r.checkAccess(app); err != nil { // every render passes the one access check
+		return nil, err
+	}
+	src := render.Source{Root: dir, Path: pathOf(app)}
+	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
+		src = render.Source{Archive: dir}
+	}
+	if r.Renderer != nil {
+		return r.Renderer(ctx, app, src, r.cluster(app))
+	}
+	return render.Render(ctx, app, src, r.cluster(app))
+}

@@ -1,0 +1,136 @@
+package application
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/controller/kit"
+	"github.com/gitsync-dev/gitsync/internal/render"
+	"github.com/gitsync-dev/gitsync/internal/sourceid"
+)
+
+// reconcileSource finds the source's artifact and its checkout. Without an artifact:
+// Ready=False/ArtifactNotReady (the source's watch wakes the Application when it comes).
+// With autoSync off, a new revision waits (sync OutOfSync) until requested-at changes.
+func (r *Reconciler) reconcileSource(ctx context.Context, s *syncRun) outcome {
+	app := s.app
+	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
+		return s.fromResult(r.reconcileChartSource(ctx, s)) // chart.go
+	}
+	key := render.SourceKey(app)
+	repo := &gitsyncv1.GitRepository{}
+	if err := r.Get(ctx, key, repo); err != nil {
+		msg := fmt.Sprintf("reading source %s: %v", key, err)
+		if apierrors.IsNotFound(err) {
+			msg = fmt.Sprintf("source GitRepository %s does not exist", key)
+		}
+		return waitFor(r.retryInterval(), gitsyncv1.ArtifactNotReadyReason, msg)
+	}
+	artifact := kit.CurrentArtifact(repo)
+	if artifact == nil {
+		if reason, msg, failed := sourceFailure(repo, key); failed {
+			return waitFor(r.retryInterval(), reason, msg)
+		}
+		return waitFor(r.retryInterval(), gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("source GitRepository %s has no artifact yet", key))
+	}
+	s.revision = artifact.Revision
+	if app.Spec.PinnedRevision != "" { // a rollback: see pin.go
+		return r.reconcilePinned(ctx, s, repo)
+	}
+
+	if awaitingSyncRequest(s) {
+		return waitFor(0, "", "")
+	}
+
+	s.dir = sourceid.CheckoutDir(r.Storage, repo, artifact.Commit)
+	if _, err := os.Stat(s.dir); err != nil && r.Shard.Enabled() && !r.Shard.Owns(repo) {
+		// Another replica owns the source and fetched the commit on its own disk.
+		if s.dir, err = r.fetchCommit(ctx, repo, artifact.Commit); err != nil {
+			return waitFor(r.retryInterval(), gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("revision %s: %v", s.revision, err))
+		}
+	} else if err != nil {
+		// The checkout is gone (a restart with a fresh storage path, or GC): ask the
+		// source to fetch it again, once per revision (the source has its own backoff);
+		// its new status wakes this Application, which otherwise looks again less and
+		// less often.
+		ask, wait := r.askRefresh(client.ObjectKeyFromObject(app), s.revision)
+		if ask {
+			if err := r.requestSourceRefresh(ctx, repo); err != nil {
+				return retry(err)
+			}
+		}
+		if settled(app, s.revision) {
+			// Synced at this revision already and nothing asked for (a restart with a
+			// fresh storage path): the cluster is as it was, so the conditions stay (a
+			// flap to not Ready would make the next reconcile a full sync, overwriting
+			// drift that selfHeal: false only reports); reconcileRestore resumes drift
+			// protection once the checkout is back.
+			return waitFor(wait, "", "")
+		}
+		reason, msg, failed := sourceFailure(repo, key)
+		if !failed { // the source is fetching it, or will
+			reason, msg = gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("checkout of %s is not in storage; asked %s to fetch it", s.revision, key)
+		}
+		return waitFor(wait, reason, msg)
+	}
+	r.refreshDone(client.ObjectKeyFromObject(app))
+	return done()
+}
+
+// sourceFailure passes a failing source's own reason and message through (its Ready is
+// False for its current spec): "source GitRepository ns/name: <the fetch error>".
+func sourceFailure(repo *gitsyncv1.GitRepository, key types.NamespacedName) (reason, msg string, failed bool) {
+	ready := conditions.Get(repo, gitsyncv1.ReadyCondition)
+	if ready == nil || ready.Status != metav1.ConditionFalse || repo.Status.ObservedGeneration != repo.Generation ||
+		ready.Reason == gitsyncv1.ProgressingReason {
+		return "", "", false
+	}
+	return ready.Reason, fmt.Sprintf("source GitRepository %s: %s", key, ready.Message), true
+}
+
+// settled tells whether the Application was synced at revision with its current spec,
+// is Ready (or not Ready only for what it reports: drift left alone, objects a sync
+// request kept from the prune), and no sync was requested since.
+func settled(app *gitsyncv1.Application, revision string) bool {
+	return revision == app.Status.LastAppliedRevision &&
+		app.Generation == app.Status.ObservedGeneration &&
+		(conditions.IsReady(app) || reportedOnly(app)) &&
+		app.PendingRequest() == ""
+}
+
+// reportedOnly tells whether Ready is False for a state the Application reports but
+// does not change by itself: drift (selfHeal off, or a fight's backoff) and objects
+// that left Git but a sync request kept from the prune.
+func reportedOnly(app *gitsyncv1.Application) bool {
+	if !conditions.IsFalse(app, gitsyncv1.ReadyCondition) {
+		return false
+	}
+	reason := conditions.GetReason(app, gitsyncv1.ReadyCondition)
+	return reason == gitsyncv1.DriftDetectedReason || reason == gitsyncv1.PruneSkippedReason
+}
+
+// awaitingSyncRequest holds a new revision back while autoSync is off and no sync was
+// requested (a sync of it that waits for a hook or a wave goes on): sync OutOfSync, and
+// the steps stop.
+func awaitingSyncRequest(s *syncRun) bool {
+	app := s.app
+	if autoSync(app) || s.revision == app.Status.LastAppliedRevision || app.PendingRequest() != "" || resumable(s) != nil {
+		return false
+	}
+	app.Status.Sync = &gitsyncv1.SyncInfo{Status: gitsyncv1.SyncStatusOutOfSync, Revision: s.revision}
+	if !conditions.Has(app, gitsyncv1.ReadyCondition) {
+		conditions.MarkUnknown(app, gitsyncv1.ReadyCondition, "AwaitingSync",
+			"revision %s waits for a sync request (autoSync is false)", s.revision)
+	}
+	conditions.Delete(app, gitsyncv1.ReconcilingCondition)
+	s.stop = true // for chart.go's reconcileChartSource, which returns (ctrl.Result, error)
+	return true
+}
