@@ -29,7 +29,7 @@ func (o *options) newWaitCommand() *cobra.Command {
 	var forWhat, revision string
 	var timeout time.Duration
 	cmd := &cobra.Command{
-		Use:   "wait app NAME --for synced|healthy|ready [--revision R] [--timeout D]",
+		Use:   "wait app NAME --for synced|healthy|ready [--timeout D]",
 		Short: "Wait (a watch) until an Application is synced, healthy or ready at a revision; fail fast when that revision failed",
 		Long: `Wait judges one revision: --revision R (a full revision, a commit SHA or a prefix
 of one), or else the newest revision the Application should be at when the wait
