@@ -24,7 +24,6 @@ var transientReasons = map[string]bool{
 	gitsyncv1.PruneSkippedReason:       true,
 }
 
-
 func (o *options) newWaitCommand() *cobra.Command {
 	var forWhat, revision string
 	var timeout time.Duration
