@@ -127,7 +127,7 @@ func renderChart(ctx context.Context, app *gitsyncv1.Application, src chartSourc
 	}
 	opts := helm.Options{
 		ReleaseName: spec.ReleaseName,
-		Namespace:   DefaultNamespace(app),
+		Namespace:   app.DefaultNamespace(),
 		Tenant:      app.Namespace, // render slots are shared per Application namespace, not per target
 		IsUpgrade:   app.Status.Inventory != nil && len(app.Status.Inventory.Entries) > 0,
 		Values:      values,

@@ -123,7 +123,7 @@ func IsRetryable(err error) bool   { var r *RetryableError; return errors.As(err
 // render reads them (spec.decryption) —, then post-processes the objects (postProcess:
 // decryption, spec.postBuild substitution, spec.patches, spec.images,
 // spec.commonMetadata); then namespaced objects that name no namespace go to
-// DefaultNamespace(app). cluster may be nil (offline).
+// app.DefaultNamespace(). cluster may be nil (offline).
 func Render(ctx context.Context, app *gitsyncv1.Application, src Source, cluster *Cluster) (*Result, error) {
 	c := cluster
 	if c == nil {
@@ -156,7 +156,7 @@ func Render(ctx context.Context, app *gitsyncv1.Application, src Source, cluster
 	if scope == nil {
 		scope = BuiltinScope
 	}
-	if err := build.SetDefaultNamespace(out.Objects, DefaultNamespace(app), scope); err != nil {
+	if err := build.SetDefaultNamespace(out.Objects, app.DefaultNamespace(), scope); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -12,8 +12,8 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
-	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/source"
+	"github.com/gitsync-dev/gitsync/internal/sourceid"
 	"github.com/gitsync-dev/gitsync/internal/testutil/gittest"
 )
 
@@ -38,7 +38,7 @@ func TestRefusedApplicationIsNeverRendered(t *testing.T) {
 	repo := &gitsyncv1.GitRepository{ObjectMeta: metav1.ObjectMeta{Name: "private", Namespace: tenantA},
 		Spec: gitsyncv1.GitRepositorySpec{URL: srv.HTTPURL("private")}}
 	g.Expect(env.Client.Create(ctx, repo)).To(Succeed())
-	req, err := render.GitRequest(ctx, env.Client, repo, source.Ref{Branch: "main"})
+	req, err := sourceid.GitRequest(ctx, env.Client, repo, source.Ref{Branch: "main"})
 	g.Expect(err).NotTo(HaveOccurred())
 	artifact, err := storage.Fetch(ctx, req)
 	g.Expect(err).NotTo(HaveOccurred())

@@ -14,7 +14,6 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/applier"
 	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/controller/kit"
-	"github.com/gitsync-dev/gitsync/internal/render"
 )
 
 // reconcileApply dry-runs then applies the objects (nothing is applied if any is
@@ -24,7 +23,7 @@ func (r *Reconciler) reconcileApply(ctx context.Context, s *syncRun) outcome {
 	app := s.app
 	previous := s.previous
 	s.prune = app.RequestedPrune() // a resumed run takes its own from status.syncProgress (applyPlan)
-	if render.RefusesEmpty(app, len(s.objects), len(previous)) {
+	if app.RefusesEmpty(len(s.objects), len(previous)) {
 		return r.revisionStalled(s, gitsyncv1.PruneFailedReason, fmt.Sprintf(
 			"%s rendered no objects at %s: refusing to prune all %d objects (set allowEmpty: true to allow it)",
 			pathOf(app), s.revision, len(previous)))
@@ -63,7 +62,7 @@ func (r *Reconciler) reconcileApply(ctx context.Context, s *syncRun) outcome {
 	s.applyTried = true
 	result, err := r.applyLocked(ctx, s, apply.Options{Force: app.Spec.Force, Previous: previous,
 		OwnerReleased: r.ownerReleased(app),
-		Ignore:        func(o *unstructured.Unstructured) []string { return render.IgnorePointers(app, o) }})
+		Ignore:        func(o *unstructured.Unstructured) []string { return app.IgnorePointers(o) }})
 	if s.waiting {
 		return r.yieldSync(s, result)
 	}

@@ -20,7 +20,6 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/controller/kit"
-	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/sourceid"
 )
 
@@ -171,7 +170,7 @@ func (r *Reconciler) renderCurrent(ctx context.Context, app *gitsyncv1.Applicati
 		if loc.reason != "" {
 			return nil, errors.New(loc.msg)
 		}
-		path, ok := r.Charts.CachedVersion(render.ChartKey(loc.repo), loc.version)
+		path, ok := r.Charts.CachedVersion(sourceid.ChartKey(loc.repo), loc.version)
 		if !ok {
 			return nil, fmt.Errorf("chart %s is not downloaded yet", loc.revision)
 		}
@@ -182,12 +181,12 @@ func (r *Reconciler) renderCurrent(ctx context.Context, app *gitsyncv1.Applicati
 		return res.Objects, nil
 	}
 	repo := &gitsyncv1.GitRepository{}
-	if err := r.Get(ctx, render.SourceKey(app), repo); err != nil {
-		return nil, fmt.Errorf("reading source %s: %w", render.SourceKey(app), err)
+	if err := r.Get(ctx, sourceid.Key(app), repo); err != nil {
+		return nil, fmt.Errorf("reading source %s: %w", sourceid.Key(app), err)
 	}
 	artifact := kit.CurrentArtifact(repo)
 	if artifact == nil {
-		return nil, fmt.Errorf("source %s has no artifact", render.SourceKey(app))
+		return nil, fmt.Errorf("source %s has no artifact", sourceid.Key(app))
 	}
 	dir := sourceid.CheckoutDir(r.Storage, repo, artifact.Commit)
 	if _, err := os.Stat(dir); err != nil {

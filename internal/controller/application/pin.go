@@ -8,7 +8,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
-	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/source"
 	"github.com/gitsync-dev/gitsync/internal/sourceid"
 )
@@ -80,7 +79,7 @@ func (r *Reconciler) fetchCommit(ctx context.Context, repo *gitsyncv1.GitReposit
 	if repo.Spec.Ref != nil {
 		ref.Branch = repo.Spec.Ref.Branch
 	}
-	request, err := render.GitRequest(ctx, reader, repo, ref)
+	request, err := sourceid.GitRequest(ctx, reader, repo, ref)
 	if err != nil {
 		return "", fmt.Errorf("fetching commit %s: %w", commit, err)
 	}

@@ -74,7 +74,7 @@ func (r *Reconciler) lastAppliedAtHand(ctx context.Context, app *gitsyncv1.Appli
 		return "", false
 	}
 	repo := &gitsyncv1.GitRepository{}
-	if err := r.Get(ctx, render.SourceKey(app), repo); err != nil {
+	if err := r.Get(ctx, sourceid.Key(app), repo); err != nil {
 		return "", false // reconcileSource reports it
 	}
 	dir := sourceid.CheckoutDir(r.Storage, repo, commit)

@@ -13,7 +13,6 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/controller/kit"
-	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/sourceid"
 )
 
@@ -25,7 +24,7 @@ func (r *Reconciler) reconcileSource(ctx context.Context, s *syncRun) outcome {
 	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
 		return s.fromResult(r.reconcileChartSource(ctx, s)) // chart.go
 	}
-	key := render.SourceKey(app)
+	key := sourceid.Key(app)
 	repo := &gitsyncv1.GitRepository{}
 	if err := r.Get(ctx, key, repo); err != nil {
 		msg := fmt.Sprintf("reading source %s: %v", key, err)

@@ -9,9 +9,7 @@ import (
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
@@ -146,14 +144,6 @@ func (s *syncRun) count(action apply.Action) int {
 		}
 	}
 	return n
-}
-
-func (r *Reconciler) isNamespaced(gk schema.GroupKind) (bool, error) {
-	mapping, err := r.Mapper.RESTMapping(gk)
-	if err != nil {
-		return false, err
-	}
-	return mapping.Scope.Name() == meta.RESTScopeNameNamespace, nil
 }
 
 func (r *Reconciler) requeueAfter(s *syncRun) time.Duration {

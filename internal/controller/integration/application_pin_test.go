@@ -10,8 +10,8 @@ import (
 	. "github.com/onsi/gomega"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
-	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/source"
+	"github.com/gitsync-dev/gitsync/internal/sourceid"
 )
 
 // spec.pinnedRevision applies that revision even when its checkout left storage (it is
@@ -29,7 +29,7 @@ func TestApplicationPinnedRevision(t *testing.T) {
 	f.waitApplied("app", sha2)
 
 	// The first commit's checkout is gone (GC, or a restart with a new storage path).
-	checkout := filepath.Join(storagePath, "checkouts", source.DirName(render.RepositoryKey(getRepo(g, f.ns, "repo")), sha1, nil))
+	checkout := filepath.Join(storagePath, "checkouts", source.DirName(sourceid.RepositoryKey(getRepo(g, f.ns, "repo")), sha1, nil))
 	g.Expect(checkout).To(BeADirectory())
 	g.Expect(os.RemoveAll(checkout)).To(Succeed())
 	f.edit(g, "app", func(a *gitsyncv1.Application) { a.Spec.PinnedRevision = "main@sha1:" + sha1 })

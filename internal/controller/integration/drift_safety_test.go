@@ -17,8 +17,8 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/drift"
-	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/source"
+	"github.com/gitsync-dev/gitsync/internal/sourceid"
 )
 
 // setValue changes a ConfigMap's data.value as a person would (kubectl edit).
@@ -117,7 +117,7 @@ func TestMissingCheckoutAsksTheSourceOnce(t *testing.T) {
 	editRepo(g, f.ns, "repo", func(r *gitsyncv1.GitRepository) { r.Spec.Suspend = true })
 	fetcher, err := source.NewFetcher(storagePath)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(os.RemoveAll(fetcher.CheckoutDir(render.RepositoryKey(getRepo(g, f.ns, "repo")), sha, nil))).To(Succeed())
+	g.Expect(os.RemoveAll(fetcher.CheckoutDir(sourceid.RepositoryKey(getRepo(g, f.ns, "repo")), sha, nil))).To(Succeed())
 	before := getRepo(g, f.ns, "repo").Annotations[gitsyncv1.RequestedAtAnnotation]
 
 	f.edit(g, "app", func(a *gitsyncv1.Application) {

@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
-	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/source"
+	"github.com/gitsync-dev/gitsync/internal/sourceid"
 	"github.com/gitsync-dev/gitsync/internal/testutil/gittest"
 )
 
@@ -269,7 +269,7 @@ func TestGitRepositoryIgnore(t *testing.T) {
 	filtered := waitRevision(t, ns, "filtered", "main@sha1:"+sha).Status.Artifact
 	g.Expect(filtered.Digest).NotTo(Equal(all.Digest))
 
-	dir := filepath.Join(storagePath, "checkouts", source.DirName(source.RepositoryKey(srv.HTTPURL("docs"), ""), sha, render.IgnoreLines(ignore)))
+	dir := filepath.Join(storagePath, "checkouts", source.DirName(source.RepositoryKey(srv.HTTPURL("docs"), ""), sha, sourceid.IgnoreLines(ignore)))
 	g.Expect(filepath.Join(dir, "deploy", "app.yaml")).To(BeAnExistingFile())
 	g.Expect(filepath.Join(dir, "README.md")).NotTo(BeAnExistingFile())
 	g.Expect(filepath.Join(dir, "secret")).NotTo(BeAnExistingFile())
