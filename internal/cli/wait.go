@@ -70,6 +70,10 @@ or at --timeout. See docs/status.md.`,
 				if ctx.Err() != nil && last != nil {
 					return fmt.Errorf("%w waiting for Application %s/%s to be %s%s; last seen: %s", err, ns, args[1], forWhat, awaited, lastSeen(last))
 				}
+				if revision == "" && awaited.want != "" {
+					// The source may not have fetched a commit pushed a moment ago.
+					return fmt.Errorf("%w\n(judged %s, the newest revision the source had when the wait started; to wait for a commit you just pushed: --revision <commit>)", err, awaited.want)
+				}
 				return err
 			}
 			app := obj.(*gitsyncv1.Application)

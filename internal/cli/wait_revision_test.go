@@ -38,6 +38,7 @@ func TestWaitJudgesTheAwaitedRevision(t *testing.T) {
 	g.Expect(r.err).To(ContainSubstring("failed: BuildFailed"))
 	g.Expect(r.err).To(ContainSubstring("broken.yaml"))
 	g.Expect(r.err).To(ContainSubstring(broken))
+	g.Expect(r.err).To(ContainSubstring("to wait for a commit you just pushed: --revision <commit>"))
 
 	fixed := f.repo.Commit("main", "fixed", fixedFiles())
 	done := make(chan result, 1)

@@ -29,6 +29,7 @@ The demo runs until Ctrl-C. Try, in another shell:
   # the push webhook applies it at once (otherwise the 1m poll does):
   body='{"url": "file://{repo}", "ref": "refs/heads/main"}'
   curl -s -X POST http://{webhook}/hook/generic -H "X-Signature: sha256=$(printf %s "$body" | openssl dgst -sha256 -hmac {token} | sed 's/^.* //')" -d "$body"
+  gitsync wait app demo -n {ns} --for synced --revision "$(git rev-parse HEAD)"   # the pushed commit, applied
   kubectl get configmap web-config -n demo-app -o yaml
   kubectl get gsapp demo -n {ns} -o jsonpath='{.status.hooks}{"\n"}'     # the PreSync hook ran again
   gitsync reconcile app demo -n {ns}                 # a sync request: no hook runs again at the same revision
