@@ -24,7 +24,7 @@ type rule struct {
 }
 
 // controllerKinds are the controllers, one package per kind; kit is their shared runtime.
-var controllerKinds = []string{"internal/controller/application", "internal/controller/sources", "internal/controller/drift", "internal/controller/notification"}
+var controllerKinds = []string{"internal/controller/application", "internal/controller/sources", "internal/controller/selfheal", "internal/controller/notification"}
 
 // rules are the design's arrows that must never point the other way.
 var rules = []rule{
@@ -58,7 +58,7 @@ var rules = []rule{
 	{from: []string{"internal/render/...", "internal/renderworker/..."},
 		to:  []string{"internal/controller/...", "internal/cli/...", "internal/ui/...", "internal/operator/...", "internal/drift/..."},
 		why: "the render (and the worker processes it runs in) is below everything that uses it"},
-	{from: []string{"internal/controller/sources", "internal/controller/kit", "internal/controller/drift"},
+	{from: []string{"internal/controller/sources", "internal/controller/kit", "internal/controller/selfheal"},
 		to:  []string{"internal/render/..."},
 		why: "the source, shared-runtime and drift controllers never render: they name sources through internal/sourceid and read spec rules from the Application"},
 	{from: []string{"internal/sourceid/..."},
@@ -79,9 +79,9 @@ var rules = []rule{
 	{from: []string{"internal/drift/..."},
 		to:  []string{"internal/apply/...", "internal/phase/..."},
 		why: "leaf packages do not import each other: a small interface at the consumer instead"},
-	{from: []string{"internal/applier/..."},
+	{from: []string{"internal/impersonate/..."},
 		to:  []string{"internal/controller/...", "internal/render/...", "internal/cli/...", "internal/ui/...", "internal/operator/...", "internal/desired/..."},
-		why: "the applier is below the controllers that share it"},
+		why: "who an Application applies as (impersonate) is below the controllers that share it"},
 	{from: []string{"internal/desired/..."},
 		to:  []string{"internal/controller/...", "internal/render/...", "internal/cli/...", "internal/ui/...", "internal/operator/..."},
 		why: "the desired state is below the controllers it links"},
@@ -94,14 +94,14 @@ var rules = []rule{
 		to:  []string{"github.com/fluxcd/cli-utils/pkg/kstatus/...", "internal/celhealth"},
 		why: "nothing but internal/health judges health (one typed status, one order, one judge per Application): kstatus and the CEL checks are its engine"},
 	{from: []string{"internal/health/...", "internal/celhealth/..."},
-		to:  []string{"internal/apply/...", "internal/applier/...", "internal/phase/...", "internal/tree/...", "internal/render/...", "internal/drift/...", "internal/controller/...", "internal/cli/...", "internal/ui/...", "internal/mcp/...", "internal/operator/..."},
+		to:  []string{"internal/apply/...", "internal/impersonate/...", "internal/phase/...", "internal/tree/...", "internal/render/...", "internal/drift/...", "internal/controller/...", "internal/cli/...", "internal/ui/...", "internal/mcp/...", "internal/operator/..."},
 		why: "health is below everything that asks it"},
 }
 
 // noDeps lists packages whose whole dependency graph (not only direct imports) must not
 // reach the given packages: test helpers and envtest stay out of the operator.
 var noDeps = []rule{
-	{from: []string{"internal/operator", "internal/controller/...", "internal/render/...", "internal/renderworker/...", "internal/cli/...", "internal/desired", "internal/applier", "internal/install/...", "internal/bootstrap/...", "internal/uninstall/..."},
+	{from: []string{"internal/operator", "internal/controller/...", "internal/render/...", "internal/renderworker/...", "internal/cli/...", "internal/desired", "internal/impersonate", "internal/install/...", "internal/bootstrap/...", "internal/uninstall/..."},
 		to:  []string{"internal/testutil/...", "internal/localcluster/...", "sigs.k8s.io/controller-runtime/pkg/envtest"},
 		why: "nothing of the tests (or envtest) is linked into the operator's code path"},
 	{from: []string{"cmd/...", "internal/operator", "internal/controller/...", "internal/render/...", "internal/decrypt/...", "internal/sopsfile/...", "internal/cli/...", "internal/demo/..."},
@@ -199,18 +199,18 @@ func TestImportBoundariesCatchAForbiddenEdge(t *testing.T) {
 		module + "internal/cli":                    {module + "internal/render", module + "internal/controller/application"},
 		module + "internal/render":                 {module + "internal/helm"},
 		module + "internal/controller/application": {module + "internal/render", module + "internal/controller/kit", module + "internal/desired"},
-		module + "internal/operator":               {module + "internal/controller/application", module + "internal/controller/drift"},
+		module + "internal/operator":               {module + "internal/controller/application", module + "internal/controller/selfheal"},
 	}
 	v := violations(graph, rules)
 	if len(v) != 2 || !strings.HasPrefix(v[0], "internal/cli -> internal/controller/application") {
 		t.Fatalf("violations = %v, want the edge cli -> controller/application (twice: a tool, and not the operator)", v)
 	}
 	// A controller calling another controller.
-	graph[module+"internal/controller/drift"] = []string{module + "internal/controller/application"}
+	graph[module+"internal/controller/selfheal"] = []string{module + "internal/controller/application"}
 	delete(graph, module+"internal/cli")
 	v = violations(graph, rules)
-	if len(v) != 1 || !strings.HasPrefix(v[0], "internal/controller/drift -> internal/controller/application") {
-		t.Fatalf("violations = %v, want the one edge controller/drift -> controller/application", v)
+	if len(v) != 1 || !strings.HasPrefix(v[0], "internal/controller/selfheal -> internal/controller/application") {
+		t.Fatalf("violations = %v, want the one edge controller/selfheal -> controller/application", v)
 	}
 	deps := map[string][]string{module + "internal/operator": {"sigs.k8s.io/controller-runtime/pkg/envtest", path.Join(module, "internal/source")}}
 	if v := violations(deps, noDeps); len(v) != 1 {
@@ -247,14 +247,14 @@ func TestSourceControllersDoNotRender(t *testing.T) {
 	graph := map[string][]string{
 		module + "internal/controller/sources":     {module + "internal/render", module + "internal/sourceid"},
 		module + "internal/controller/kit":         {module + "internal/sourceid"},
-		module + "internal/controller/drift":       {module + "internal/render/sensitive"},
+		module + "internal/controller/selfheal":    {module + "internal/render/sensitive"},
 		module + "internal/controller/application": {module + "internal/render", module + "internal/sourceid"},
 		module + "internal/sourceid":               {module + "internal/source", module + "internal/chartrepo"},
 	}
 	v := violations(graph, rules)
-	if len(v) != 2 || !strings.HasPrefix(v[0], "internal/controller/drift -> internal/render/sensitive") ||
+	if len(v) != 2 || !strings.HasPrefix(v[0], "internal/controller/selfheal -> internal/render/sensitive") ||
 		!strings.HasPrefix(v[1], "internal/controller/sources -> internal/render") {
-		t.Fatalf("violations = %v, want controller/drift and controller/sources -> render", v)
+		t.Fatalf("violations = %v, want controller/selfheal and controller/sources -> render", v)
 	}
 	graph[module+"internal/sourceid"] = append(graph[module+"internal/sourceid"], module+"internal/render")
 	if v := violations(graph, rules); len(v) != 3 {

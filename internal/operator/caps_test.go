@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
-	"github.com/gitsync-dev/gitsync/internal/caps"
+	"github.com/gitsync-dev/gitsync/internal/limits"
 	"github.com/gitsync-dev/gitsync/internal/testutil/gittest"
 )
 
@@ -24,7 +24,7 @@ func TestMaxTimeoutBoundsAHookWait(t *testing.T) {
 	ctx := context.Background()
 	mgr, err := New(env.Config, env.Scheme, Options{
 		MetricsBindAddress: "0", HealthProbeBindAddress: "0", StoragePath: t.TempDir(), SkipNameValidation: true,
-		DenyEgress: NoEgressGuard, Caps: caps.Caps{MaxTimeout: 2 * time.Second},
+		DenyEgress: NoEgressGuard, Caps: limits.Caps{MaxTimeout: 2 * time.Second},
 	})
 	g.Expect(err).NotTo(HaveOccurred())
 	runCtx, cancel := context.WithCancel(ctx)

@@ -25,15 +25,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
-	"github.com/gitsync-dev/gitsync/internal/applier"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
 	"github.com/gitsync-dev/gitsync/internal/controller/application"
-	driftctl "github.com/gitsync-dev/gitsync/internal/controller/drift"
 	"github.com/gitsync-dev/gitsync/internal/controller/kit"
 	"github.com/gitsync-dev/gitsync/internal/controller/notification"
+	selfheal "github.com/gitsync-dev/gitsync/internal/controller/selfheal"
 	"github.com/gitsync-dev/gitsync/internal/controller/sources"
 	"github.com/gitsync-dev/gitsync/internal/desired"
 	"github.com/gitsync-dev/gitsync/internal/helm"
+	"github.com/gitsync-dev/gitsync/internal/impersonate"
 	"github.com/gitsync-dev/gitsync/internal/monitoring"
 	"github.com/gitsync-dev/gitsync/internal/notify"
 	gitsyncscheme "github.com/gitsync-dev/gitsync/internal/scheme"
@@ -132,12 +132,12 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		return nil, fmt.Errorf("setting up the GitRepository controller: %w", err)
 	}
 	// One applier (and one set of apply clients) for the sync and the drift controllers.
-	applyFor, err := applier.NewWith(mgr.GetConfig(), mgr, applier.Options{DefaultServiceAccount: opts.DefaultServiceAccount})
+	applyFor, err := impersonate.NewWith(mgr.GetConfig(), mgr, impersonate.Options{DefaultServiceAccount: opts.DefaultServiceAccount})
 	if err != nil {
 		return nil, err
 	}
 	store := desired.New()
-	drift := driftctl.New(store)
+	drift := selfheal.New(store)
 	drift.Client = mgr.GetClient()
 	drift.Recorder = events
 	drift.Applier = applyFor

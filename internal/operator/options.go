@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/gitsync-dev/gitsync/internal/caps"
 	"github.com/gitsync-dev/gitsync/internal/egress"
 	"github.com/gitsync-dev/gitsync/internal/helm"
+	"github.com/gitsync-dev/gitsync/internal/limits"
 	"github.com/gitsync-dev/gitsync/internal/renderworker"
 	"github.com/gitsync-dev/gitsync/internal/shard"
 )
@@ -88,7 +88,7 @@ type Options struct {
 	RenderWorkers *renderworker.Options
 	// Caps bound what a tenant's spec may ask for: timeouts, intervals, fetch sizes
 	// (gitsync run --max-timeout, --min-interval, --max-artifact-size); zero: none.
-	Caps caps.Caps
+	Caps limits.Caps
 }
 
 // NoEgressGuard is the DenyEgress of an operator without an egress guard.

@@ -11,9 +11,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
-	"github.com/gitsync-dev/gitsync/internal/applier"
 	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/controller/kit"
+	"github.com/gitsync-dev/gitsync/internal/impersonate"
 )
 
 // reconcileApply dry-runs then applies the objects (nothing is applied if any is
@@ -48,7 +48,7 @@ func (r *Reconciler) reconcileApply(ctx context.Context, s *syncRun) outcome {
 		s.plan.Without(existing)
 		s.objects = s.plan.Objects()
 	}
-	who := applier.Identity(app, r.DefaultServiceAccount)
+	who := impersonate.Identity(app, r.DefaultServiceAccount)
 	app.Status.ServiceAccount = who
 
 	s.markProgress(ctx, "applying revision %s", s.revision)
@@ -82,7 +82,7 @@ func (r *Reconciler) reconcileApply(ctx context.Context, s *syncRun) outcome {
 			return r.revisionStalled(s, gitsyncv1.HookFailedReason, fmt.Sprintf("revision %s: %v", s.revision, err))
 		}
 		doing := "applying revision " + s.revision
-		if who != applier.OperatorIdentity {
+		if who != impersonate.OperatorIdentity {
 			doing += " as " + who
 		}
 		return revisionRetry(gitsyncv1.ApplyFailedReason, fmt.Errorf("%s: %w", doing, err))

@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
-	"github.com/gitsync-dev/gitsync/internal/applier"
 	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/impersonate"
 )
 
 // finalize prunes the inventory when spec.prune is set (orphans it otherwise), then
@@ -59,7 +59,7 @@ func (r *Reconciler) pruneOnDeletion(ctx context.Context, app *gitsyncv1.Applica
 	if len(orphaned) > 0 {
 		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, gitsyncv1.OrphanedReason, "Delete",
 			"%s may not delete them any more: left in place\n%s",
-			applier.Identity(app, r.DefaultServiceAccount), changeSummary(nil, orphaned))
+			impersonate.Identity(app, r.DefaultServiceAccount), changeSummary(nil, orphaned))
 	}
 	if err == nil {
 		return nil

@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
-	"github.com/gitsync-dev/gitsync/internal/applier"
+	"github.com/gitsync-dev/gitsync/internal/impersonate"
 	"github.com/gitsync-dev/gitsync/internal/render"
 )
 
@@ -30,8 +30,8 @@ func (r *Reconciler) cluster(app *gitsyncv1.Application) *render.Cluster {
 		return r.chartDependencies(ctx, app, ch, 0)
 	}
 	if r.Config != nil {
-		user := applier.Identity(app, r.DefaultServiceAccount)
-		if user == applier.OperatorIdentity {
+		user := impersonate.Identity(app, r.DefaultServiceAccount)
+		if user == impersonate.OperatorIdentity {
 			user = ""
 		}
 		c.Lookup = r.lookups.Provider(r.Config, r.Mapper, user)

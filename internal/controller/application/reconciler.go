@@ -23,10 +23,10 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
-	"github.com/gitsync-dev/gitsync/internal/caps"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
 	"github.com/gitsync-dev/gitsync/internal/controller/kit"
 	"github.com/gitsync-dev/gitsync/internal/desired"
+	"github.com/gitsync-dev/gitsync/internal/limits"
 	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/shard"
 )
@@ -83,7 +83,7 @@ type Reconciler struct {
 	Shard shard.Shard
 	// Caps bound spec.timeout and spec.interval (gitsync run --max-timeout,
 	// --min-interval); a spec over them gets the cap, and a Warning at each apply.
-	Caps caps.Caps
+	Caps limits.Caps
 	// SecretAccess, in tenant mode, checks that the namespace's tenant account may get a
 	// HelmRepository's spec.secretRef before a chart download reads it (nil: no check).
 	SecretAccess interface {

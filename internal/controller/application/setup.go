@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
-	"github.com/gitsync-dev/gitsync/internal/applier"
 	"github.com/gitsync-dev/gitsync/internal/controller/kit"
+	"github.com/gitsync-dev/gitsync/internal/impersonate"
 )
 
 // Options tunes the Application controller (retries: after a failed sync).
@@ -44,7 +44,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		r.Discovery = dc
 	}
 	if r.Applier == nil {
-		applier, err := applier.NewWith(mgr.GetConfig(), mgr, applier.Options{DefaultServiceAccount: r.DefaultServiceAccount})
+		applier, err := impersonate.NewWith(mgr.GetConfig(), mgr, impersonate.Options{DefaultServiceAccount: r.DefaultServiceAccount})
 		if err != nil {
 			return err
 		}

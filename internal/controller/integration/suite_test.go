@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/gitsync-dev/gitsync/internal/controller/application"
-	driftctl "github.com/gitsync-dev/gitsync/internal/controller/drift"
 	"github.com/gitsync-dev/gitsync/internal/controller/notification"
+	selfheal "github.com/gitsync-dev/gitsync/internal/controller/selfheal"
 	"github.com/gitsync-dev/gitsync/internal/controller/sources"
 
 	. "github.com/onsi/gomega"
@@ -35,7 +35,7 @@ import (
 var (
 	env             *testenv.Env
 	storagePath     string
-	driftReconciler *driftctl.Reconciler
+	driftReconciler *selfheal.Reconciler
 )
 
 func TestMain(m *testing.M) {
@@ -80,7 +80,7 @@ func runSuite(m *testing.M) int {
 		}); err != nil {
 			return nil, err
 		}
-		drift := driftctl.New(desired.New())
+		drift := selfheal.New(desired.New())
 		drift.Client = mgr.GetClient()
 		drift.Recorder = events
 		if err := drift.SetupWithManager(mgr, 4); err != nil {

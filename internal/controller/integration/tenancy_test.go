@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
-	"github.com/gitsync-dev/gitsync/internal/applier"
+	"github.com/gitsync-dev/gitsync/internal/impersonate"
 )
 
 // The suite's operator runs without --allow-cross-namespace-refs: an Application may not
@@ -25,7 +25,7 @@ func TestApplicationRefusesCrossNamespaceReferences(t *testing.T) {
 	other, _ := newAppFixture(t, map[string]string{"cm.yaml": configMapYAML("private", "secret-ish")})
 	other.app("owner")
 	otherApp := other.waitApplied("owner", other.repo.Head("main"))
-	g.Expect(otherApp.Status.ServiceAccount).To(Equal(applier.OperatorIdentity))
+	g.Expect(otherApp.Status.ServiceAccount).To(Equal(impersonate.OperatorIdentity))
 	before := getRepo(g, other.ns, "repo").Annotations[gitsyncv1.RequestedAtAnnotation]
 
 	f, sha := newAppFixture(t, map[string]string{"cm.yaml": configMapYAML("mine", "1")})

@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
-	"github.com/gitsync-dev/gitsync/internal/caps"
 	"github.com/gitsync-dev/gitsync/internal/controller/kit"
+	"github.com/gitsync-dev/gitsync/internal/limits"
 	"github.com/gitsync-dev/gitsync/internal/redact"
 	"github.com/gitsync-dev/gitsync/internal/shard"
 	"github.com/gitsync-dev/gitsync/internal/source"
@@ -49,7 +49,7 @@ type GitRepositoryReconciler struct {
 	Shard shard.Shard
 	// Caps bound spec.interval, spec.timeout and spec.maxSize (gitsync run --min-interval,
 	// --max-timeout, --max-artifact-size); a spec over them gets the cap and a Warning.
-	Caps caps.Caps
+	Caps limits.Caps
 }
 
 // +kubebuilder:rbac:groups=gitsync.dev,resources=gitrepositories,verbs=get;list;watch;update;patch

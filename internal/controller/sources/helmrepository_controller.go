@@ -15,9 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
-	"github.com/gitsync-dev/gitsync/internal/caps"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
 	"github.com/gitsync-dev/gitsync/internal/controller/kit"
+	"github.com/gitsync-dev/gitsync/internal/limits"
 	"github.com/gitsync-dev/gitsync/internal/redact"
 	"github.com/gitsync-dev/gitsync/internal/shard"
 	"github.com/gitsync-dev/gitsync/internal/sourceid"
@@ -36,7 +36,7 @@ type HelmRepositoryReconciler struct {
 	// Jitter returns the extra delay added to an interval; none when nil.
 	Jitter func(time.Duration) time.Duration
 	// Caps bound spec.interval (gitsync run --min-interval).
-	Caps caps.Caps
+	Caps limits.Caps
 	// Shard is the part of the HelmRepositories this replica polls (gitsync run --shard);
 	// the zero Shard is all of them.
 	Shard shard.Shard

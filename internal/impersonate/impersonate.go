@@ -1,7 +1,7 @@
-// Package applier makes the apply.Manager of an Application: who it applies as (the
+// Package impersonate makes the apply.Manager of an Application: who it applies as (the
 // service account it impersonates, or the operator) and how it judges health (its CEL
 // spec.healthChecks, kstatus for the other kinds). The sync and the drift checks share it.
-package applier
+package impersonate
 
 import (
 	"fmt"

@@ -1,7 +1,7 @@
-// Package caps holds the operator's limits on what a tenant's spec may ask for (gitsync
+// Package limits holds the operator's limits on what a tenant's spec may ask for (gitsync
 // run --max-timeout, --min-interval, --max-artifact-size), so that no tenant holds a
 // worker for a year, polls in a loop, or fills the disk.
-package caps
+package limits
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package drift
+package selfheal
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/gitsync-dev/gitsync/internal/applier"
 	"github.com/gitsync-dev/gitsync/internal/controller/kit"
 	"github.com/gitsync-dev/gitsync/internal/drift"
+	"github.com/gitsync-dev/gitsync/internal/impersonate"
 )
 
 // SetupWithManager registers the drift controller with concurrent workers and the fair
@@ -37,7 +37,7 @@ func (r *Reconciler) SetupWithOptions(mgr ctrl.Manager, opts kit.Options) error 
 		r.Fights = drift.NewFights(time.Now)
 	}
 	if r.Applier == nil {
-		applier, err := applier.New(mgr.GetConfig(), mgr)
+		applier, err := impersonate.New(mgr.GetConfig(), mgr)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package applier
+package impersonate
 
 import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"

@@ -1,4 +1,4 @@
-package caps
+package limits
 
 import (
 	"testing"

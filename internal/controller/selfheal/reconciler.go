@@ -1,7 +1,7 @@
-// Package drift reconciles drift between syncs: the watches report others' changes to
+// Package selfheal reconciles drift between syncs: the watches report others' changes to
 // managed objects, each is compared with internal/desired's object, reported in
 // status.drift and, with selfHeal, corrected.
-package drift
+package selfheal
 
 import (
 	"context"
