@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
-	"github.com/gitsync-dev/gitsync/internal/applier"
+	"github.com/gitsync-dev/gitsync/internal/impersonate"
 	"github.com/gitsync-dev/gitsync/internal/controller/application"
 	"github.com/gitsync-dev/gitsync/internal/operator"
 	"github.com/gitsync-dev/gitsync/internal/source"
@@ -156,7 +156,7 @@ func resyncReconciler(b *testing.B, cfg *rest.Config, mgr manager.Manager, stora
 	if err != nil {
 		b.Fatal(err)
 	}
-	applier, err := applier.New(cfg, mgr)
+	applier, err := impersonate.New(cfg, mgr)
 	if err != nil {
 		b.Fatal(err)
 	}

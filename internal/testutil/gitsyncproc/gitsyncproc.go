@@ -27,11 +27,14 @@ func Build(dir string) (string, error) {
 }
 
 // BuildAt compiles ./cmd/gitsync of the source tree at src (the module's root, e.g. a
-// checkout of an earlier release) into the file bin, with the local toolchain.
+// checkout of an earlier release) into the file bin, with the local toolchain, static
+// (CGO_ENABLED=0) as `make build` and the image build it: a cgo binary's threads take
+// 8 MiB stacks from the render workers' data limit, and die with "pthread_create failed"
+// under a small bound.
 func BuildAt(src, bin string) error {
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/gitsync")
 	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOWORK=off")
+	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOWORK=off", "CGO_ENABLED=0")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
