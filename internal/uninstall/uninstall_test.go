@@ -221,7 +221,7 @@ func TestUninstallKeepsWorkloads(t *testing.T) {
 	g.Expect(s.Suspended).To(ContainElement("Application/" + w.ns + "/web"))
 	g.Expect(s.LeftInPlace).To(ContainElements("ConfigMap/"+w.ns+"/settings", "Deployment/"+w.ns+"/web",
 		"ClusterRole/web-reader-"+w.ns, "ConfigMap/gitsync-system/fleet-"+w.ns))
-	g.Expect(out.String()).To(MatchRegexp(`✔ gitsync uninstalled: 1 manager workloads stopped, (\d+) of \d+ Applications released, \d+ managed objects left in place, 14 gitsync objects deleted, 1 kept\n$`))
+	g.Expect(out.String()).To(MatchRegexp(`✔ gitsync uninstalled: 1 manager workloads stopped, (\d+) of \d+ Applications released, \d+ managed objects left in place, 11 gitsync objects deleted, 1 kept\n$`))
 	g.Expect(out.String()).To(ContainSubstring("keep Namespace/gitsync-system: it holds objects that gitsync managed (ConfigMap/fleet-" + w.ns + ")\n"))
 
 	w.expectManagedInPlace(g)
