@@ -10,7 +10,6 @@ import (
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
@@ -95,36 +94,34 @@ func (r *Reconciler) indexOf(app *gitsyncv1.Application) sourceid.Index {
 // worker longer than waitInWorker: a slow one goes on in the background (Reconciling,
 // Ready=Unknown/Progressing meanwhile) within chartTimeout, and a later reconcile takes
 // its outcome.
-func (r *Reconciler) reconcileChartSource(ctx context.Context, s *syncRun) (ctrl.Result, error) {
+func (r *Reconciler) reconcileChartSource(ctx context.Context, s *syncRun) outcome {
 	app := s.app
 	if app.Spec.PinnedRevision != "" {
-		return r.stalledRevision(s, gitsyncv1.ChartNotFoundReason,
+		return r.revisionStalled(s, gitsyncv1.ChartNotFoundReason,
 			"spec.pinnedRevision pins a Git commit: with a HelmRepository source, pin the chart with spec.helm.version")
 	}
 	loc, err := r.resolveChart(ctx, app)
 	if err != nil {
-		return ctrl.Result{}, err
+		return retry(err)
 	}
 	if loc.reason != "" {
 		if loc.stalled {
 			s.revision = ""
-			res, err := r.stalledRevision(s, loc.reason, loc.msg)
-			conditions.MarkStalled(app, loc.reason, "%s", loc.msg)
-			return res, err
+			return r.revisionStalled(s, loc.reason, loc.msg)
 		}
-		return r.notReady(s, loc.reason, loc.msg)
+		return waitFor(r.retryInterval(), loc.reason, loc.msg)
 	}
 	s.revision = loc.revision
 	if awaitingSyncRequest(s) {
-		return ctrl.Result{}, nil
+		return waitFor(0, "", "")
 	}
 	if path, ok := r.Charts.CachedVersion(sourceid.ChartKey(loc.repo), loc.version); ok {
 		s.dir = path // a resync: no download, and no read of the repository's Secret
-		return ctrl.Result{}, nil
+		return done()
 	}
 	src, err := r.helmSource(ctx, app, loc.repo)
 	if err != nil {
-		return r.failRevision(s, gitsyncv1.SecretNotFoundReason, err)
+		return revisionRetry(gitsyncv1.SecretNotFoundReason, err)
 	}
 	path, _, err := r.Charts.FetchWithin(ctx, src, loc.version, r.waitInWorker())
 	switch {
@@ -132,23 +129,21 @@ func (r *Reconciler) reconcileChartSource(ctx context.Context, s *syncRun) (ctrl
 	case errors.Is(err, chartrepo.ErrInProgress):
 		return r.chartDownloading(s, loc, err)
 	case chartrepo.IsUnauthorized(err):
-		return r.failRevision(s, gitsyncv1.AuthenticationFailedReason, fmt.Errorf("pulling chart %s: %w", loc.revision, err))
+		return revisionRetry(gitsyncv1.AuthenticationFailedReason, fmt.Errorf("pulling chart %s: %w", loc.revision, err))
 	case errors.Is(err, chartrepo.ErrTooLarge) || errors.Is(err, chartrepo.ErrDigestMismatch):
-		res, err2 := r.stalledRevision(s, gitsyncv1.ChartPullFailedReason, fmt.Sprintf("pulling chart %s: %v", loc.revision, err))
-		conditions.MarkStalled(app, gitsyncv1.ChartPullFailedReason, "pulling chart %s: %v", loc.revision, err)
-		return res, err2
+		return r.revisionStalled(s, gitsyncv1.ChartPullFailedReason, fmt.Sprintf("pulling chart %s: %v", loc.revision, err))
 	default:
-		return r.failRevision(s, gitsyncv1.ChartPullFailedReason, fmt.Errorf("pulling chart %s: %w", loc.revision, err))
+		return revisionRetry(gitsyncv1.ChartPullFailedReason, fmt.Errorf("pulling chart %s: %w", loc.revision, err))
 	}
 	s.dir = path
-	return ctrl.Result{}, nil
+	return done()
 }
 
 // chartDownloading stops the steps while the chart's download goes on in the background
 // and looks again after retryInterval: Reconciling and Ready=Unknown/Progressing say so,
 // unless Ready already says why the last download of this revision failed (a retry after
 // a timeout keeps saying it timed out).
-func (r *Reconciler) chartDownloading(s *syncRun, loc *chartLocation, err error) (ctrl.Result, error) {
+func (r *Reconciler) chartDownloading(s *syncRun, loc *chartLocation, err error) outcome {
 	app := s.app
 	msg := fmt.Sprintf("pulling chart %s from HelmRepository %s: %v", loc.revision, loc.repo.Name, err)
 	failed := conditions.IsFalse(app, gitsyncv1.ReadyCondition) && app.Status.Sync != nil && app.Status.Sync.Revision == s.revision &&
@@ -158,8 +153,7 @@ func (r *Reconciler) chartDownloading(s *syncRun, loc *chartLocation, err error)
 		conditions.MarkReconciling(app, gitsyncv1.ProgressingReason, "%s", msg)
 		conditions.MarkUnknown(app, gitsyncv1.ReadyCondition, gitsyncv1.ProgressingReason, "%s", msg)
 	}
-	s.stop = true
-	return ctrl.Result{RequeueAfter: r.retryInterval()}, nil
+	return waitFor(r.retryInterval(), "", "")
 }
 
 // cachedChart is the stored archive of a revision of a HelmRepository chart, if the

@@ -5,30 +5,29 @@ import (
 	"fmt"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 )
 
 // reconcileHealth computes the health of the applied objects (status.health, Healthy)
 // and, with spec.wait, holds Ready until they are healthy or fails with HealthCheckFailed.
-func (r *Reconciler) reconcileHealth(ctx context.Context, s *syncRun) (ctrl.Result, error) {
+func (r *Reconciler) reconcileHealth(ctx context.Context, s *syncRun) outcome {
 	app := s.app
 	entries := inventoryEntries(app)
 	if app.Spec.Wait {
 		s.markProgress(ctx, "waiting for %d objects to be healthy", len(entries))
 		if err := s.manager.Wait(ctx, entries, r.timeout(app)); err != nil {
 			r.recordHealth(ctx, s)
-			return r.failRevision(s, gitsyncv1.HealthCheckFailedReason, fmt.Errorf("health check of revision %s: %w", s.revision, err))
+			return revisionRetry(gitsyncv1.HealthCheckFailedReason, fmt.Errorf("health check of revision %s: %w", s.revision, err))
 		}
 	}
 	r.recordHealth(ctx, s)
 	if s.health != nil && s.health.Status == gitsyncv1.HealthStatusMissing {
 		// Applied, yet not there: the revision is not in the cluster (retried).
-		return r.failRevision(s, gitsyncv1.ObjectsMissingReason,
+		return revisionRetry(gitsyncv1.ObjectsMissingReason,
 			fmt.Errorf("revision %s was applied, but objects are missing: %s", s.revision, s.health.Message))
 	}
-	return ctrl.Result{}, nil
+	return done()
 }
 
 func (r *Reconciler) recordHealth(ctx context.Context, s *syncRun) {

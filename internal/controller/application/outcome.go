@@ -61,23 +61,6 @@ func stalled(reason, message string) outcome {
 	return outcome{kind: stepStalled, reason: reason, message: message}
 }
 
-// fromResult reads the outcome of a step written as (ctrl.Result, error) (chart.go's,
-// health_step.go's): what it recorded through notReady, stalledRevision or
-// failRevision, else an error to retry, a stop, or done.
-func (s *syncRun) fromResult(res ctrl.Result, err error) outcome {
-	if out := s.pending; out != nil {
-		s.pending = nil
-		return *out
-	}
-	switch {
-	case err != nil:
-		return retry(err)
-	case s.stop:
-		return waitFor(res.RequeueAfter, "", "")
-	}
-	return done()
-}
-
 // revisionStalled fails a revision that retrying cannot fix (a broken render, a refused
 // prune, a failed hook): Ready=False, Stalled=True, a Warning event, and a look again at
 // the interval (or sooner, when the source or the spec changes).
@@ -91,29 +74,6 @@ func (r *Reconciler) revisionStalled(s *syncRun, reason, msg string) outcome {
 // conflicts): the error goes back to the rate-limited queue.
 func revisionRetry(reason string, err error) outcome {
 	return outcome{kind: stepRetry, reason: reason, message: err.Error(), err: err, revisionFailed: true}
-}
-
-// notReady stops the steps with Ready=False while the source is not ready; the source's
-// watch brings the Application back, and RetryInterval in case the event was missed
-// (waitFor(r.retryInterval(), …) for a step written as (ctrl.Result, error)).
-func (r *Reconciler) notReady(s *syncRun, reason, msg string) (ctrl.Result, error) {
-	out := waitFor(r.retryInterval(), reason, msg)
-	s.pending = &out
-	return ctrl.Result{RequeueAfter: out.requeue}, nil
-}
-
-// stalledRevision is revisionStalled for a step written as (ctrl.Result, error).
-func (r *Reconciler) stalledRevision(s *syncRun, reason, msg string) (ctrl.Result, error) {
-	out := r.revisionStalled(s, reason, msg)
-	s.pending = &out
-	return ctrl.Result{RequeueAfter: out.requeue}, nil
-}
-
-// failRevision is revisionRetry for a step written as (ctrl.Result, error).
-func (r *Reconciler) failRevision(s *syncRun, reason string, err error) (ctrl.Result, error) {
-	out := revisionRetry(reason, err)
-	s.pending = &out
-	return ctrl.Result{}, err
 }
 
 // finishOutcome records a step's outcome in status (the one place that turns outcomes

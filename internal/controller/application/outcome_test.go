@@ -43,8 +43,8 @@ func TestFinishOutcome(t *testing.T) {
 		{name: "a denied reference", out: func(r *Reconciler, s *syncRun) outcome {
 			return stalled(gitsyncv1.AccessDeniedReason, "sourceRef names another namespace")
 		}, ready: metav1.ConditionFalse, stalled: metav1.ConditionTrue, reason: gitsyncv1.AccessDeniedReason},
-		{name: "a chart step written as (ctrl.Result, error)", out: func(r *Reconciler, s *syncRun) outcome {
-			return s.fromResult(r.stalledRevision(s, gitsyncv1.ChartNotFoundReason, "no chart web"))
+		{name: "a chart that is not in the index", out: func(r *Reconciler, s *syncRun) outcome {
+			return r.revisionStalled(s, gitsyncv1.ChartNotFoundReason, "no chart web")
 		}, ready: metav1.ConditionFalse, stalled: metav1.ConditionTrue, reason: gitsyncv1.ChartNotFoundReason, requeue: 10 * time.Minute, event: true, inHistory: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

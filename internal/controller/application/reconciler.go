@@ -192,7 +192,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		r.reconcileBuild,        // build_step.go
 		r.reconcileApply,        // apply_step.go
 		r.reconcilePrune,        // prune_step.go
-		func(ctx context.Context, s *syncRun) outcome { return s.fromResult(r.reconcileHealth(ctx, s)) }, // health_step.go
+		r.reconcileHealth,       // health_step.go
 	} {
 		if out := step(ctx, s); out.kind != stepDone {
 			return s.finishOutcome(r, out)

@@ -22,7 +22,7 @@ import (
 func (r *Reconciler) reconcileSource(ctx context.Context, s *syncRun) outcome {
 	app := s.app
 	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
-		return s.fromResult(r.reconcileChartSource(ctx, s)) // chart.go
+		return r.reconcileChartSource(ctx, s) // chart.go
 	}
 	key := sourceid.Key(app)
 	repo := &gitsyncv1.GitRepository{}
@@ -130,6 +130,5 @@ func awaitingSyncRequest(s *syncRun) bool {
 			"revision %s waits for a sync request (autoSync is false)", s.revision)
 	}
 	conditions.Delete(app, gitsyncv1.ReconcilingCondition)
-	s.stop = true // for chart.go's reconcileChartSource, which returns (ctrl.Result, error)
 	return true
 }

@@ -38,11 +38,6 @@ type syncRun struct {
 	// restored is true when this run gave the drift controller the last applied
 	// revision's objects (after a restart).
 	restored bool
-	// stop is how a step written as (ctrl.Result, error) (chart.go) ends the steps
-	// without an error; pending is the outcome such a step recorded through notReady,
-	// stalledRevision or failRevision (see fromResult).
-	stop    bool
-	pending *outcome
 	// failure is the reason of a failed revision (set by finishOutcome).
 	failure string
 }
