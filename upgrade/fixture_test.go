@@ -148,8 +148,10 @@ func createApplications(t *testing.T, ns, url string) {
 	}
 }
 
-// waitAllReady waits until every Application is Ready, synced at revision and has
-// observed its generation.
+// waitAllReady waits until every Application is Ready, applied at revision and has
+// observed its generation. An Application whose drift is only reported (selfHeal: false)
+// counts as settled with Ready=False/DriftDetected: the meaning of Ready since
+// docs/status.md (the previous release said Ready=True beside the drift report).
 func waitAllReady(t *testing.T, ns, revision string, timeout time.Duration) {
 	t.Helper()
 	NewWithT(t).Eventually(func(g Gomega) {
@@ -162,6 +164,8 @@ func waitAllReady(t *testing.T, ns, revision string, timeout time.Duration) {
 			switch {
 			case ready == nil:
 				pending = append(pending, a.Name+": no Ready condition")
+			case ready.Status == metav1.ConditionFalse && ready.Reason == gitsyncv1beta1.DriftDetectedReason &&
+				a.Status.LastAppliedRevision == revision && a.Status.ObservedGeneration == a.Generation:
 			case ready.Status != metav1.ConditionTrue || a.Status.LastAppliedRevision != revision ||
 				a.Status.ObservedGeneration != a.Generation:
 				pending = append(pending, fmt.Sprintf("%s: Ready=%s %s at %q: %s", a.Name, ready.Status, ready.Reason,
