@@ -1,6 +1,6 @@
 package v1beta1
 
-// Ordered sync: sync waves and hooks (DESIGN.md "Ordered sync").
+// Ordered sync: sync waves and hooks (docs/guides/ordered-sync.md).
 const (
 	// SyncWaveAnnotation orders a sync: waves apply in ascending order (default 0),
 	// each after the one before is healthy.
