@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
-	"github.com/gitsync-dev/gitsync/internal/impersonate"
 	"github.com/gitsync-dev/gitsync/internal/controller/application"
+	"github.com/gitsync-dev/gitsync/internal/impersonate"
 	"github.com/gitsync-dev/gitsync/internal/operator"
 	"github.com/gitsync-dev/gitsync/internal/source"
 	"github.com/gitsync-dev/gitsync/internal/testutil/apicount"

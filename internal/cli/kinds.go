@@ -6,12 +6,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/operations"
 )
 
 // kind is one of the CLI's object kinds: "source" (GitRepository; listing them also
@@ -143,21 +142,9 @@ type row struct {
 	Suspended                                                    bool
 }
 
-func conditionsOf(obj client.Object) []metav1.Condition {
-	switch o := obj.(type) {
-	case *gitsyncv1.GitRepository:
-		return o.Status.Conditions
-	case *gitsyncv1.HelmRepository:
-		return o.Status.Conditions
-	case *gitsyncv1.Application:
-		return o.Status.Conditions
-	}
-	return nil
-}
-
 func rowOf(obj client.Object, now time.Time) row {
 	r := row{Namespace: obj.GetNamespace(), Name: obj.GetName(), Ready: "Unknown", Sync: "-", Health: "-", Revision: "-"}
-	if c := apimeta.FindStatusCondition(conditionsOf(obj), gitsyncv1.ReadyCondition); c != nil {
+	if c := operations.Ready(obj); c != nil {
 		r.Ready, r.Message = string(c.Status), c.Message
 	}
 	switch o := obj.(type) {

@@ -206,7 +206,7 @@ func request(ctx context.Context, c client.WithWatch, k Kind, key client.ObjectK
 		}
 	}
 	// Drift left alone and objects a no-prune sync kept are reported, not a failure.
-	if ready := apimeta.FindStatusCondition(conditionsOf(obj), gitsyncv1.ReadyCondition); ready != nil && ready.Status == metav1.ConditionFalse &&
+	if ready := Ready(obj); ready != nil && ready.Status == metav1.ConditionFalse &&
 		ready.Reason != gitsyncv1.DriftDetectedReason && ready.Reason != gitsyncv1.PruneSkippedReason {
 		return nil, fmt.Errorf("%s %s failed: %s: %s", k.Name(), key, ready.Reason, ready.Message)
 	}
@@ -233,14 +233,11 @@ func NewSyncs(history, before []gitsyncv1.SyncHistoryEntry) []gitsyncv1.SyncHist
 	return history
 }
 
-func conditionsOf(obj client.Object) []metav1.Condition {
-	switch o := obj.(type) {
-	case *gitsyncv1.GitRepository:
-		return o.Status.Conditions
-	case *gitsyncv1.HelmRepository:
-		return o.Status.Conditions
-	case *gitsyncv1.Application:
-		return o.Status.Conditions
+// Ready is obj's Ready condition (a GitRepository's, HelmRepository's or
+// Application's), or nil.
+func Ready(obj client.Object) *metav1.Condition {
+	if g, ok := obj.(interface{ GetConditions() []metav1.Condition }); ok {
+		return apimeta.FindStatusCondition(g.GetConditions(), gitsyncv1.ReadyCondition)
 	}
 	return nil
 }

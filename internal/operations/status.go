@@ -1,7 +1,6 @@
 package operations
 
 import (
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -50,7 +49,7 @@ func StatusOf(obj client.Object) Status {
 			st.Revision = o.Status.Artifact.Revision
 		}
 	}
-	if c := apimeta.FindStatusCondition(conditionsOf(obj), gitsyncv1.ReadyCondition); c != nil {
+	if c := Ready(obj); c != nil {
 		st.Ready, st.Reason, st.Message = string(c.Status), c.Reason, c.Message
 	}
 	return st
