@@ -15,10 +15,6 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/health"
 )
 
-// Health is the aggregated health of a set of objects (internal/health's Summary: the
-// worst status wins, by health.Order).
-type Health = health.Summary
-
 // SetJudge makes Health, HealthAfterApply and Wait judge objects with j (an
 // Application's judge, health.For); without it they judge by kstatus alone.
 func (m *Manager) SetJudge(j *health.Judge) { m.judge = j }
@@ -30,7 +26,7 @@ func (m *Manager) Judge() *health.Judge { return m.judge }
 // judges it (health.Judge: the Application's CEL checks for their kinds, kstatus
 // otherwise; not found is Missing). An error means an object could not be read
 // (other than not found).
-func (m *Manager) Health(ctx context.Context, entries []Entry) (*Health, error) {
+func (m *Manager) Health(ctx context.Context, entries []Entry) (*health.Summary, error) {
 	objs, err := m.readStatuses(ctx, entries)
 	if err != nil {
 		return nil, fmt.Errorf("computing health: %w", err)
@@ -42,7 +38,7 @@ func (m *Manager) Health(ctx context.Context, entries []Entry) (*Health, error) 
 // a status (ConfigMap, Secret, RBAC, ...) are Healthy without being read, the others are
 // read as by Health. It saves one GET per such object on every sync; an object deleted
 // afterwards is a matter for drift detection, not for this sync's health.
-func (m *Manager) HealthAfterApply(ctx context.Context, entries []Entry) (*Health, error) {
+func (m *Manager) HealthAfterApply(ctx context.Context, entries []Entry) (*health.Summary, error) {
 	var read []Entry
 	var known []health.Object
 	for _, e := range entries {

@@ -9,6 +9,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/health"
 	"github.com/gitsync-dev/gitsync/internal/phase"
 	"github.com/gitsync-dev/gitsync/internal/render"
 )
@@ -61,7 +62,7 @@ type applied struct {
 	// pruneSkipped are the objects that left Git and stay because the sync request
 	// turned pruning off.
 	pruneSkipped []apply.Entry
-	health       *apply.Health
+	health       *health.Summary
 }
 
 // inProgress is the state of a sync that may wait between reconciles (resume.go).
