@@ -244,3 +244,34 @@ func ensureNamespace(t *testing.T, ctx context.Context, name string) {
 		t.Fatalf("namespace %s: %v", name, err)
 	}
 }
+
+// Every relative link of the docs (outside code blocks) names a file that exists.
+func TestDocsLinksResolve(t *testing.T) {
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	fence := regexp.MustCompile("(?s)```.*?```")
+	checked := 0
+	for _, f := range docFiles(t) {
+		if strings.HasSuffix(f, filepath.Join("spec", "v1beta1", "reference.md")) {
+			continue // generated: its links are anchors and kubernetes.io
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(fence.ReplaceAllString(string(data), ""), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "#") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			target, _, _ = strings.Cut(target, "#")
+			checked++
+			if _, err := os.Stat(filepath.Join(filepath.Dir(f), target)); err != nil {
+				rel, _ := filepath.Rel(repoRoot, f)
+				t.Errorf("%s: link %s: %v", rel, m[1], err)
+			}
+		}
+	}
+	if checked < 30 {
+		t.Fatalf("only %d relative links found in the docs: the scan is broken", checked)
+	}
+}
