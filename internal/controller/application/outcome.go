@@ -82,7 +82,6 @@ func revisionRetry(reason string, err error) outcome {
 func (s *syncRun) finishOutcome(r *Reconciler, out outcome) (ctrl.Result, error) {
 	app := s.app
 	if out.revisionFailed {
-		s.failure = out.reason
 		if !conditions.IsFalse(app, gitsyncv1.ReadyCondition) || conditions.GetReason(app, gitsyncv1.ReadyCondition) != out.reason ||
 			conditions.GetMessage(app, gitsyncv1.ReadyCondition) != out.message {
 			r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, out.reason, "Sync", "%s", out.message)
@@ -99,7 +98,7 @@ func (s *syncRun) finishOutcome(r *Reconciler, out outcome) (ctrl.Result, error)
 	case out.kind == stepRetry && out.reason != "":
 		conditions.Delete(app, gitsyncv1.StalledCondition) // a retry may fix it
 	}
-	s.finish(r, out.kind != stepDone)
+	s.finish(r, out.kind != stepDone, out.revisionFailed)
 	switch out.kind {
 	case stepDone:
 		return ctrl.Result{RequeueAfter: r.requeueAfter(s)}, nil

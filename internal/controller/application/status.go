@@ -17,14 +17,14 @@ import (
 )
 
 // finish records the sync the steps made (finishOutcome set the conditions of a step
-// that stopped them): Ready, sync status, history and events.
-func (s *syncRun) finish(r *Reconciler, stopped bool) {
+// that stopped them): Ready, sync status, history and events. failed is true when the
+// step that stopped them failed the revision.
+func (s *syncRun) finish(r *Reconciler, stopped, failed bool) {
 	app := s.app
-	if s.failure == "" && (stopped || s.result == nil) {
+	if !failed && (stopped || s.result == nil) {
 		return // stopped before the end without a failed revision: nothing was synced
 	}
 	changed := s.result != nil && (s.result.Count(apply.CreatedAction)+s.result.Count(apply.ConfiguredAction)+len(s.pruned) > 0)
-	failed := s.failure != ""
 	if failed {
 		app.Status.Sync = &gitsyncv1.SyncInfo{Status: gitsyncv1.SyncStatusOutOfSync, Revision: s.revision, Chart: s.chart, ChartVersion: s.chartVersion}
 	} else {

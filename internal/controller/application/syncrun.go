@@ -39,8 +39,6 @@ type syncRun struct {
 	// restored is true when this run gave the drift controller the last applied
 	// revision's objects (after a restart).
 	restored bool
-	// failure is the reason of a failed revision (set by finishOutcome).
-	failure string
 }
 
 // rendered is what reconcileBuild made of the revision.
