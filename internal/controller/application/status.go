@@ -44,7 +44,8 @@ func (s *syncRun) finish(r *Reconciler, stopped, failed bool) {
 			conditions.MarkTrue(app, gitsyncv1.ReadyCondition, gitsyncv1.SucceededReason, "applied revision %s", s.revision)
 		}
 	}
-	if !failed && (changed || len(app.Status.History) == 0 || app.Status.History[0].Revision != s.revision) {
+	newRevision := len(app.Status.History) == 0 || app.Status.History[0].Revision != s.revision
+	if !failed && (changed || newRevision) {
 		s.log.Info("synced", "revision", s.revision, "created", s.count(apply.CreatedAction), "configured", s.count(apply.ConfiguredAction),
 			"unchanged", s.count(apply.UnchangedAction), "pruned", len(s.pruned), "duration", r.now().Sub(s.started.Time).Round(time.Millisecond).String())
 	}
@@ -59,7 +60,6 @@ func (s *syncRun) finish(r *Reconciler, stopped, failed bool) {
 	}
 	// History records syncs that did something or failed, and each new revision; a
 	// no-change resync writes nothing.
-	newRevision := len(app.Status.History) == 0 || app.Status.History[0].Revision != s.revision
 	if s.attempted && (changed || failed || newRevision) {
 		entry := gitsyncv1.SyncHistoryEntry{Revision: s.revision, StartedAt: s.started, Result: gitsyncv1.SyncResultSucceeded,
 			Chart: s.chart, ChartVersion: s.chartVersion}
