@@ -2,11 +2,10 @@ package selfheal
 
 import (
 	"sort"
-
-	"github.com/fluxcd/pkg/runtime/conditions"
 	"strings"
 	"time"
 
+	"github.com/fluxcd/pkg/runtime/conditions"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
