@@ -41,7 +41,7 @@ func (s *syncRun) finish(r *Reconciler, stopped, failed bool) {
 				"applied revision %s; %d object(s) that left Git were not pruned (the sync request turned prune off), e.g. %s",
 				s.revision, len(kept), kept[0].Subject())
 		} else {
-			conditions.MarkTrue(app, gitsyncv1.ReadyCondition, gitsyncv1.SucceededReason, "applied revision %s", s.revision)
+			kit.MarkApplied(app, s.revision)
 		}
 	}
 	newRevision := len(app.Status.History) == 0 || app.Status.History[0].Revision != s.revision

@@ -232,3 +232,10 @@ func unchanged(before, obj client.Object, observed bool) bool {
 	}
 	return equality.Semantic.DeepEqual(before, obj)
 }
+
+// MarkApplied sets an Application's Ready=True/Succeeded for revision, as applied and
+// unchanged since: the sync that applied it and the drift reconciler that saw its drift
+// go say the same.
+func MarkApplied(app *gitsyncv1.Application, revision string) {
+	conditions.MarkTrue(app, gitsyncv1.ReadyCondition, gitsyncv1.SucceededReason, "applied revision %s", revision)
+}

@@ -289,7 +289,7 @@ func (r *Reconciler) setSyncStatus(app *gitsyncv1.Application) {
 	}
 	app.Status.Sync.Status = gitsyncv1.SyncStatusSynced
 	if conditions.GetReason(app, gitsyncv1.ReadyCondition) == gitsyncv1.DriftDetectedReason {
-		conditions.MarkTrue(app, gitsyncv1.ReadyCondition, gitsyncv1.SucceededReason, "applied revision %s", app.Status.LastAppliedRevision)
+		kit.MarkApplied(app, app.Status.LastAppliedRevision)
 	}
 }
 
