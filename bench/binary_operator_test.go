@@ -11,28 +11,35 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/gitsync-dev/gitsync/internal/testutil/gitsyncproc"
 )
 
-// gitsyncBinary is the built gitsync binary (the render workers' one, built once per
-// process; see renderWorkers).
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// gitsyncBinary is the built gitsync binary, built once per process: the one `gitsync
+// run` benchmarks start and the render workers' one (see renderWorkers).
 func gitsyncBinary(b *testing.B) string {
 	b.Helper()
-	workerBinOnce.Do(func() {
+	binOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "gitsync-bench-bin-")
 		if err != nil {
-			workerBinErr = err
+			binErr = err
 			return
 		}
-		workerBin, workerBinErr = gitsyncproc.Build(dir)
+		binPath, binErr = gitsyncproc.Build(dir)
 	})
-	if workerBinErr != nil {
-		b.Fatal(workerBinErr)
+	if binErr != nil {
+		b.Fatal(binErr)
 	}
-	return workerBin
+	return binPath
 }
 
 // binaryOperator is `gitsync run`, the built binary in its own process, as a user runs

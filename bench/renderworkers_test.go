@@ -2,17 +2,10 @@ package bench
 
 import (
 	"os"
-	"sync"
 	"testing"
 
 	"github.com/gitsync-dev/gitsync/internal/renderworker"
 	"github.com/gitsync-dev/gitsync/internal/testutil/gitsyncproc"
-)
-
-var (
-	workerBinOnce sync.Once
-	workerBin     string
-	workerBinErr  error
 )
 
 // renderWorkers are the render workers of a benchmark's operator, as `gitsync run` has
@@ -23,18 +16,7 @@ func renderWorkers(b *testing.B) *renderworker.Options {
 	if os.Getenv("GITSYNC_BENCH_RENDER") == "in-process" {
 		return nil
 	}
-	workerBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "gitsync-bench-bin-")
-		if err != nil {
-			workerBinErr = err
-			return
-		}
-		workerBin, workerBinErr = gitsyncproc.Build(dir)
-	})
-	if workerBinErr != nil {
-		b.Fatal(workerBinErr)
-	}
-	return &renderworker.Options{Binary: workerBin}
+	return &renderworker.Options{Binary: gitsyncBinary(b)}
 }
 
 // workersPeakRSS is the largest peak resident set (VmHWM) of this process's render
