@@ -26,9 +26,12 @@ func RemoveOtherRole(ctx context.Context, c client.Client, objs []*unstructured.
 			bound = append(bound, o.GetName())
 		}
 	}
+	if !slices.ContainsFunc(bound, func(b string) bool { return slices.Contains(ManagerRoles, b) }) {
+		return nil, nil // objs bind neither role: nothing to switch from
+	}
 	var deleted []string
 	for _, name := range ManagerRoles {
-		if slices.Contains(bound, name) || !slices.ContainsFunc(bound, func(b string) bool { return slices.Contains(ManagerRoles, b) }) {
+		if slices.Contains(bound, name) {
 			continue
 		}
 		for _, obj := range []client.Object{&rbacv1.ClusterRoleBinding{}, &rbacv1.ClusterRole{}} {
