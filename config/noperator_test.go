@@ -11,7 +11,6 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,6 +20,7 @@ import (
 	gitsyncv1alpha1 "github.com/gitsync-dev/gitsync/api/v1alpha1"
 	gitsyncv1beta1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/config"
+	"github.com/gitsync-dev/gitsync/internal/install"
 )
 
 // applyInstalledCRDs server-side-applies the CRDs of the install (config/default, what
@@ -38,16 +38,11 @@ func applyInstalledCRDs(t *testing.T) {
 		}
 		g.Expect(env.Client.Patch(ctx, o.DeepCopy(), client.Apply, client.ForceOwnership, client.FieldOwner("gitsync-install"))).
 			To(Succeed(), o.GetName())
-		g.Eventually(func(g Gomega) {
-			crd := &apiextensionsv1.CustomResourceDefinition{}
-			g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: o.GetName()}, crd)).To(Succeed())
-			established := false
-			for _, c := range crd.Status.Conditions {
-				established = established || (c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue)
-			}
-			g.Expect(established).To(BeTrue(), o.GetName())
-		}).WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
 	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	_, err = install.WaitForCRDs(ctx, env.Client, objs)
+	g.Expect(err).NotTo(HaveOccurred(), "the install's CRDs established")
 }
 
 // With the install's CRDs and no operator running (nothing serves a webhook here),
