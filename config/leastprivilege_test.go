@@ -38,7 +38,8 @@ func TestLeastPrivilegeInstall(t *testing.T) {
 	g := NewWithT(t)
 	def, err := config.Install()
 	g.Expect(err).NotTo(HaveOccurred())
-	for name, objs := range map[string][]*unstructured.Unstructured{"default": def, "least-privilege": build(t, "least-privilege")} {
+	least := build(t, "least-privilege")
+	for name, objs := range map[string][]*unstructured.Unstructured{"default": def, "least-privilege": least} {
 		roles, refs := managerBindings(objs)
 		g.Expect(roles).To(Equal([]string{"gitsync-manager-tenant-mode"}), name)
 		g.Expect(refs).To(Equal([]string{"gitsync-manager-tenant-mode→gitsync-manager-tenant-mode"}), name)
@@ -50,7 +51,7 @@ func TestLeastPrivilegeInstall(t *testing.T) {
 	g.Expect(roles).To(Equal([]string{"gitsync-manager"}))
 	g.Expect(refs).To(Equal([]string{"gitsync-manager→gitsync-manager"}))
 	g.Expect(len(full)).To(Equal(len(def)))
-	serverDryRun(t, build(t, "least-privilege"))
+	serverDryRun(t, least)
 	serverDryRun(t, full)
 }
 
