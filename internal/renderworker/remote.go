@@ -203,17 +203,12 @@ func (r *remoteResource) Get(_ context.Context, name string, _ metav1.GetOptions
 }
 
 func (r *remoteResource) List(_ context.Context, _ metav1.ListOptions) (*unstructured.UnstructuredList, error) {
-	obj := map[string]any{}
-	if err := r.ch.call(callLookup, r.args, &obj); err != nil {
+	var raw json.RawMessage // decoded once, by the list itself
+	if err := r.ch.call(callLookup, r.args, &raw); err != nil {
 		return nil, err
 	}
 	list := &unstructured.UnstructuredList{}
-	return list, list.UnmarshalJSON(mustJSON(obj))
-}
-
-func mustJSON(v any) []byte {
-	data, _ := json.Marshal(v)
-	return data
+	return list, list.UnmarshalJSON(raw)
 }
 
 // remoteKeys is the decryption Secret's keys, held by the parent: the worker sends the
