@@ -25,10 +25,10 @@ type renderFlags struct {
 func (r *renderFlags) bind(f *pflag.FlagSet) {
 	f.IntVar(&r.workers, "render-workers", renderworker.DefaultWorkers,
 		"render worker processes kept warm: every Application renders in one, bounded by the kernel (0 renders in the operator's own process: not for a shared cluster)")
-	f.StringVar(&r.memory, "render-memory-limit", "512Mi", "the memory (data segment) a render worker may use; a render over it fails alone with reason RenderLimitExceeded")
+	f.StringVar(&r.memory, "render-memory-limit", binaryQuantity(renderworker.DefaultMemory), "the memory (data segment) a render worker may use; a render over it fails alone with reason RenderLimitExceeded")
 	f.DurationVar(&r.timeout, "render-timeout", renderworker.DefaultTimeout, "the most one render may take (lowered to an Application's spec.timeout)")
 	f.DurationVar(&r.cpu, "render-cpu-limit", 0, "the CPU time one render may use (0: --render-timeout)")
-	f.StringVar(&r.output, "render-max-output", "64Mi", "the most one render may return (its objects, encoded)")
+	f.StringVar(&r.output, "render-max-output", binaryQuantity(renderworker.DefaultMaxOutput), "the most one render may return (its objects, encoded)")
 	f.BoolVar(&r.noNetworkIsolate, "render-share-network", false, "keep render workers in the operator's network namespace (by default each gets one of its own where the kernel allows)")
 }
 
@@ -62,6 +62,11 @@ func (r *renderFlags) options(limits helm.Limits, log logr.Logger) (*renderworke
 			"--max-chart-decompressed-size", strconv.FormatInt(limits.MaxDecompressed, 10),
 		},
 	}, nil
+}
+
+// binaryQuantity is n bytes as a flag's default shows it (512Mi).
+func binaryQuantity(n int64) string {
+	return resource.NewQuantity(n, resource.BinarySI).String()
 }
 
 func quantity(flag, s string) (int64, error) {
