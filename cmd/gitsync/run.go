@@ -23,9 +23,6 @@ type runOptions struct {
 	kubeconfig        string
 	denyEgress        string
 	webhookSecretFile string
-	// conversionPort and conversionCertDir hold deprecated flags that have no effect.
-	conversionPort    int
-	conversionCertDir string
 	shard             string
 	operator          operator.Options
 	render            renderFlags
@@ -91,8 +88,8 @@ func newRunCommandWith(o *runOptions) *cobra.Command {
 	f.Int64Var(&o.operator.Caps.MaxArtifactSize, "max-artifact-size", 1<<30, "the most bytes a GitRepository fetch may download; a larger spec.maxSize, or 0 (no limit), is lowered to it (0: no limit)")
 	// The CRDs convert with strategy None since their versions' schemas are equal: no
 	// conversion webhook is served. The flags stay accepted (scripts, the v0.1.0 bundle).
-	f.IntVar(&o.conversionPort, "conversion-port", 0, "deprecated, no effect: the CRDs need no conversion webhook")
-	f.StringVar(&o.conversionCertDir, "conversion-cert-dir", "", "deprecated, no effect: the CRDs need no conversion webhook")
+	f.Int("conversion-port", 0, "deprecated, no effect: the CRDs need no conversion webhook")
+	f.String("conversion-cert-dir", "", "deprecated, no effect: the CRDs need no conversion webhook")
 	for _, name := range []string{"conversion-port", "conversion-cert-dir"} {
 		_ = f.MarkDeprecated(name, "it has no effect: the CRDs convert with strategy None, without a webhook")
 	}
