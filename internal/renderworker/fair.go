@@ -6,7 +6,6 @@ package renderworker
 type fairQueue struct {
 	waiting map[string][]chan *worker
 	order   []string // namespaces with renders waiting, next first
-	n       int
 }
 
 // push queues a render of ns; the channel receives its worker.
@@ -19,7 +18,6 @@ func (q *fairQueue) push(ns string) chan *worker {
 		q.order = append(q.order, ns)
 	}
 	q.waiting[ns] = append(q.waiting[ns], c)
-	q.n++
 	return c
 }
 
@@ -39,7 +37,6 @@ func (q *fairQueue) pop() chan *worker {
 		q.waiting[ns] = list[1:]
 		q.order = append(q.order, ns)
 	}
-	q.n--
 	return c
 }
 
@@ -51,7 +48,6 @@ func (q *fairQueue) remove(ns string, c chan *worker) bool {
 			continue
 		}
 		list = append(list[:i:i], list[i+1:]...)
-		q.n--
 		if len(list) > 0 {
 			q.waiting[ns] = list
 			return true
@@ -68,4 +64,5 @@ func (q *fairQueue) remove(ns string, c chan *worker) bool {
 	return false
 }
 
-func (q *fairQueue) len() int { return q.n }
+// waits tells whether any render waits (a namespace in order has one at least).
+func (q *fairQueue) waits() bool { return len(q.order) > 0 }

@@ -217,7 +217,7 @@ func (p *Pool) discard(w *worker) {
 	w.kill()
 	p.mu.Lock()
 	p.running--
-	refill := !p.closed && p.queue.len() > 0
+	refill := !p.closed && p.queue.waits()
 	p.mu.Unlock()
 	if refill {
 		go func() {
