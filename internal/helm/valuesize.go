@@ -89,10 +89,10 @@ func printedForm(v any) (string, error) {
 		return "<no value>", nil
 	}
 	rv := reflect.ValueOf(v)
-	if rv.Kind() == reflect.Pointer { // text/template's indirect
-		for (rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface) && !rv.IsNil() {
-			rv = rv.Elem()
-		}
+	// text/template's indirect (reflect.ValueOf never returns an Interface: the loop
+	// only starts at a pointer).
+	for (rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface) && !rv.IsNil() {
+		rv = rv.Elem()
 	}
 	if t := rv.Type(); !t.Implements(errorType) && !t.Implements(stringerType) {
 		pt := reflect.PointerTo(t)
