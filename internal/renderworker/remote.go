@@ -168,11 +168,12 @@ type lookupArgs struct {
 type remoteLookup struct{ ch *channel }
 
 func (l remoteLookup) GetClientFor(apiVersion, kind string) (dynamic.NamespaceableResourceInterface, bool, error) {
+	args := lookupArgs{APIVersion: apiVersion, Kind: kind}
 	var namespaced bool
-	if err := l.ch.call(callLookupScope, lookupArgs{APIVersion: apiVersion, Kind: kind}, &namespaced); err != nil {
+	if err := l.ch.call(callLookupScope, args, &namespaced); err != nil {
 		return nil, false, err
 	}
-	return &remoteResource{ch: l.ch, args: lookupArgs{APIVersion: apiVersion, Kind: kind}}, namespaced, nil
+	return &remoteResource{ch: l.ch, args: args}, namespaced, nil
 }
 
 var _ engine.ClientProvider = remoteLookup{}
