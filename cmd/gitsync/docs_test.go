@@ -115,6 +115,13 @@ func codeBlocks(t *testing.T) []block {
 	return blocks
 }
 
+var (
+	// commandSeparator ends one command of a shell line: ||, &&, | or ;.
+	commandSeparator = regexp.MustCompile(`\s(\|\||&&|\||;)\s`)
+	// assignment is a leading VAR=value of a command.
+	assignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+)
+
 // commandLines are the gitsync invocations of the shell blocks, one per command: a
 // line's pipes, `&&`, `;` and redirections end it, its comment is dropped, and leading
 // VAR=value assignments are skipped.
@@ -128,12 +135,12 @@ func commandLines(b block) [][]string {
 				continue
 			}
 		}
-		for _, part := range regexp.MustCompile(`\s(\|\||&&|\||;)\s`).Split(line, -1) {
+		for _, part := range commandSeparator.Split(line, -1) {
 			words, err := shlex.Split(part)
 			if err != nil {
 				continue // unbalanced quotes belong to a line that is not a gitsync command
 			}
-			for len(words) > 0 && regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`).MatchString(words[0]) {
+			for len(words) > 0 && assignment.MatchString(words[0]) {
 				words = words[1:]
 			}
 			if len(words) == 0 || (words[0] != "gitsync" && words[0] != "bin/gitsync") {
