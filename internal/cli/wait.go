@@ -13,6 +13,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/operations"
+	"github.com/gitsync-dev/gitsync/internal/source"
 )
 
 // transientReasons of Ready=False that wait keeps waiting through.
@@ -96,13 +97,11 @@ type awaitedRevision struct {
 	want string
 }
 
-// matches tells whether revision is the awaited one.
+// matches tells whether revision is the awaited one: the same revision, or a Git
+// revision whose commit (source.CommitOf) starts with want's hex digits (at least 4).
 func (a awaitedRevision) matches(revision string) bool {
 	if a.want == "" {
 		return true
-	}
-	if revision == "" {
-		return false
 	}
 	if revision == a.want {
 		return true
@@ -111,11 +110,8 @@ func (a awaitedRevision) matches(revision string) bool {
 	if i := strings.LastIndex(want, "sha1:"); i >= 0 {
 		want = want[i+len("sha1:"):]
 	}
-	commit := strings.ToLower(revision)
-	if i := strings.LastIndex(commit, "sha1:"); i >= 0 {
-		commit = commit[i+len("sha1:"):]
-	}
-	return len(want) >= 4 && strings.Trim(want, "0123456789abcdef") == "" && strings.HasPrefix(commit, want)
+	commit := source.CommitOf(revision)
+	return commit != "" && len(want) >= 4 && strings.Trim(want, "0123456789abcdef") == "" && strings.HasPrefix(commit, want)
 }
 
 func (a awaitedRevision) String() string {
