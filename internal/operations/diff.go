@@ -87,9 +87,7 @@ func DiffRendered(ctx context.Context, c client.Client, app *gitsyncv1.Applicati
 func Compare(ctx context.Context, c client.Client, app *gitsyncv1.Application, objs []*unstructured.Unstructured) ([]Outcome, error) {
 	manager := apply.New(c, c, apply.Owner{Name: app.Name, Namespace: app.Namespace})
 	var out []Outcome
-	var current []apply.Entry
 	for _, obj := range objs {
-		current = append(current, apply.EntryOf(obj))
 		subject := apply.Subject(obj)
 		if sops.IsEncrypted(obj) {
 			// Left encrypted (no decrypt): its "sops" field makes a dry-run fail.
@@ -117,10 +115,8 @@ func Compare(ctx context.Context, c client.Client, app *gitsyncv1.Application, o
 	if previous := apply.EntriesOf(app.Status.Inventory); app.RefusesEmpty(len(objs), len(previous)) {
 		return nil, fmt.Errorf("the render has no objects: a sync refuses it rather than prune all %d objects of the inventory (set allowEmpty: true to allow it)", len(previous))
 	}
-	if app.Prunes() {
-		for _, e := range apply.Stale(apply.EntriesOf(app.Status.Inventory), current) {
-			out = append(out, Outcome{Subject: e.Subject(), Action: PrunedAction})
-		}
+	for _, subject := range prunedSubjects(app, objs) {
+		out = append(out, Outcome{Subject: subject, Action: PrunedAction})
 	}
 	return out, nil
 }

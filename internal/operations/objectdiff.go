@@ -89,6 +89,18 @@ func ObjectDiffs(ctx context.Context, c client.Client, app *gitsyncv1.Applicatio
 // render, SOPS documents included) no longer holds, when a sync now prunes (`gitsync
 // diff` lists them the same way).
 func Pruned(app *gitsyncv1.Application, objs []*unstructured.Unstructured, want func(subject string) bool) []ObjectDiff {
+	var out []ObjectDiff
+	for _, subject := range prunedSubjects(app, objs) {
+		if want(subject) {
+			out = append(out, ObjectDiff{Subject: subject, Action: PrunedAction})
+		}
+	}
+	return out
+}
+
+// prunedSubjects are the subjects of the entries of app's inventory that objs (the whole
+// render) no longer holds, when a sync of app prunes; none when it does not.
+func prunedSubjects(app *gitsyncv1.Application, objs []*unstructured.Unstructured) []string {
 	if !app.Prunes() {
 		return nil
 	}
@@ -96,11 +108,9 @@ func Pruned(app *gitsyncv1.Application, objs []*unstructured.Unstructured, want 
 	for _, o := range objs {
 		current = append(current, apply.EntryOf(o))
 	}
-	var out []ObjectDiff
+	var out []string
 	for _, e := range apply.Stale(apply.EntriesOf(app.Status.Inventory), current) {
-		if subject := e.Subject(); want(subject) {
-			out = append(out, ObjectDiff{Subject: subject, Action: PrunedAction})
-		}
+		out = append(out, e.Subject())
 	}
 	return out
 }
