@@ -18,10 +18,11 @@ import (
 // (Application).
 type kind string
 
+// The kinds are operations.Kind's values.
 const (
-	kindSource   kind = "source"
-	kindHelmRepo kind = "helmrepo"
-	kindApp      kind = "app"
+	kindSource   = kind(operations.GitRepository)
+	kindHelmRepo = kind(operations.HelmRepository)
+	kindApp      = kind(operations.App)
 )
 
 // parseKind accepts the singular, plural and short names kubectl users type.
@@ -65,35 +66,12 @@ func (o *options) objectArgs(verb string, args []string) (kind, string, error) {
 	return "", "", fmt.Errorf("accepts 2 arg(s) (KIND NAME), or Flux's `source git|helm NAME`; received %d", len(args))
 }
 
-func (k kind) kindName() string {
-	switch k {
-	case kindSource:
-		return gitsyncv1.GitRepositoryKind
-	case kindHelmRepo:
-		return gitsyncv1.HelmRepositoryKind
-	}
-	return gitsyncv1.ApplicationKind
-}
+// kindName, newObject and newList are operations.Kind's.
+func (k kind) kindName() string { return operations.Kind(k).Name() }
 
-func (k kind) newObject() client.Object {
-	switch k {
-	case kindSource:
-		return &gitsyncv1.GitRepository{}
-	case kindHelmRepo:
-		return &gitsyncv1.HelmRepository{}
-	}
-	return &gitsyncv1.Application{}
-}
+func (k kind) newObject() client.Object { return operations.Kind(k).NewObject() }
 
-func (k kind) newList() client.ObjectList {
-	switch k {
-	case kindSource:
-		return &gitsyncv1.GitRepositoryList{}
-	case kindHelmRepo:
-		return &gitsyncv1.HelmRepositoryList{}
-	}
-	return &gitsyncv1.ApplicationList{}
-}
+func (k kind) newList() client.ObjectList { return operations.Kind(k).NewList() }
 
 // listed are the kinds that `get` lists for k: sources are GitRepositories and
 // HelmRepositories.
