@@ -37,3 +37,11 @@ func (in *Application) IgnorePointers(obj *unstructured.Unstructured) []string {
 	}
 	return pointers
 }
+
+// ReportedOnly tells whether a Ready=False reason is a state the Application reports but
+// does not change by itself, and that no sync failed for: drift left alone (selfHeal off,
+// or a fight's backoff) and objects that left Git which a sync request kept from the
+// prune. A wait waits through it; a sync request is not failed by it.
+func ReportedOnly(reason string) bool {
+	return reason == DriftDetectedReason || reason == PruneSkippedReason
+}

@@ -16,13 +16,12 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/source"
 )
 
-// transientReasons of Ready=False that wait keeps waiting through.
+// transientReasons of Ready=False that wait keeps waiting through, besides the states
+// an Application only reports (gitsyncv1.ReportedOnly).
 var transientReasons = map[string]bool{
 	gitsyncv1.ProgressingReason:        true,
 	gitsyncv1.DependencyNotReadyReason: true,
 	gitsyncv1.ArtifactNotReadyReason:   true,
-	gitsyncv1.DriftDetectedReason:      true,
-	gitsyncv1.PruneSkippedReason:       true,
 }
 
 func (o *options) newWaitCommand() *cobra.Command {
@@ -184,7 +183,7 @@ func waitGoal(forWhat string, awaited awaitedRevision) (func(*gitsyncv1.Applicat
 			return false, fmt.Errorf("Application %s/%s is Degraded: %s", a.Namespace, a.Name, a.Status.Health.Message)
 		}
 		if c := apimeta.FindStatusCondition(a.Status.Conditions, gitsyncv1.ReadyCondition); c != nil &&
-			c.Status == metav1.ConditionFalse && !transientReasons[c.Reason] && awaited.matches(a.Status.LastAttemptedRevision) {
+			c.Status == metav1.ConditionFalse && !transientReasons[c.Reason] && !gitsyncv1.ReportedOnly(c.Reason) && awaited.matches(a.Status.LastAttemptedRevision) {
 			return false, fmt.Errorf("Application %s/%s failed: %s: %s", a.Namespace, a.Name, c.Reason, c.Message)
 		}
 		return false, nil

@@ -206,8 +206,7 @@ func request(ctx context.Context, c client.WithWatch, k Kind, key client.ObjectK
 		}
 	}
 	// Drift left alone and objects a no-prune sync kept are reported, not a failure.
-	if ready := Ready(obj); ready != nil && ready.Status == metav1.ConditionFalse &&
-		ready.Reason != gitsyncv1.DriftDetectedReason && ready.Reason != gitsyncv1.PruneSkippedReason {
+	if ready := Ready(obj); ready != nil && ready.Status == metav1.ConditionFalse && !gitsyncv1.ReportedOnly(ready.Reason) {
 		return nil, fmt.Errorf("%s %s failed: %s: %s", k.Name(), key, ready.Reason, ready.Message)
 	}
 	step := Step{Type: Handled, Kind: k, Key: key, Object: obj}

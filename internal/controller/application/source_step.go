@@ -112,8 +112,7 @@ func reportedOnly(app *gitsyncv1.Application) bool {
 	if !conditions.IsFalse(app, gitsyncv1.ReadyCondition) {
 		return false
 	}
-	reason := conditions.GetReason(app, gitsyncv1.ReadyCondition)
-	return reason == gitsyncv1.DriftDetectedReason || reason == gitsyncv1.PruneSkippedReason
+	return gitsyncv1.ReportedOnly(conditions.GetReason(app, gitsyncv1.ReadyCondition))
 }
 
 // awaitingSyncRequest holds a new revision back while autoSync is off and no sync was
