@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/gitsync-dev/gitsync/config"
 	"github.com/gitsync-dev/gitsync/internal/testutil/testenv"
 )
 
@@ -66,8 +67,10 @@ func TestDefaultInstallIsValid(t *testing.T) {
 	for _, o := range objs {
 		kinds[o.GetKind()]++
 	}
+	crds, err := config.CRDs()
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
 	NewWithT(t).Expect(kinds).To(Equal(map[string]int{
-		"CustomResourceDefinition": 5, "Namespace": 1, "ServiceAccount": 1, "ClusterRole": 1,
+		"CustomResourceDefinition": len(crds), "Namespace": 1, "ServiceAccount": 1, "ClusterRole": 1,
 		"ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1, "Deployment": 1, "Service": 1,
 	}))
 	serverDryRun(t, objs)

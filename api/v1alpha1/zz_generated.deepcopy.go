@@ -190,6 +190,11 @@ func (in *ApplicationList) DeepCopyObject() runtime.Object {
 func (in *ApplicationSpec) DeepCopyInto(out *ApplicationSpec) {
 	*out = *in
 	out.SourceRef = in.SourceRef
+	if in.Cluster != nil {
+		in, out := &in.Cluster, &out.Cluster
+		*out = new(LocalObjectReference)
+		**out = **in
+	}
 	if in.Interval != nil {
 		in, out := &in.Interval, &out.Interval
 		*out = new(v1.Duration)

@@ -11,6 +11,12 @@ type ApplicationSpec struct {
 	// +required
 	SourceRef SourceReference `json:"sourceRef"`
 
+	// cluster names a Cluster in the Application's namespace whose API server the
+	// Application renders for, applies to, prunes from and watches. Unset: the cluster
+	// gitsync runs in.
+	// +optional
+	Cluster *LocalObjectReference `json:"cluster,omitempty"`
+
 	// path inside the checkout to build: a kustomization, or a directory of YAML/JSON files.
 	// +optional
 	// +kubebuilder:default="./"

@@ -1,5 +1,6 @@
 // Command apicopy writes api/v1alpha1's copies of the v1beta1 types: every *_types.go file
-// and groupversion_info.go of api/v1beta1, with the package clause and the version
+// (except those marked "// +gitsync:hubonly": kinds added after v1alpha1) and
+// groupversion_info.go of api/v1beta1, with the package clause and the version
 // changed, the storage-version markers and the package comment dropped (api/v1alpha1's
 // doc.go holds its own), under the name zz_generated.<file>. While the two versions have
 // equal schemas their CRDs convert with strategy None; config's TestServedVersionsHaveEqualSchemas
@@ -32,6 +33,10 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// hubOnly marks a file of kinds that exist only in the hub version (kinds added after
+// v1alpha1): such a file is not copied, and its CRD serves v1beta1 alone.
+const hubOnly = "// +gitsync:hubonly"
 
 // run writes the copies of src's files into dst and removes the copies whose original is gone.
 func run(src, dst string) error {
@@ -81,6 +86,9 @@ func generate(src string) (map[string][]byte, error) {
 		data, err := os.ReadFile(filepath.Join(src, e.Name()))
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", e.Name(), err)
+		}
+		if bytes.Contains(data, []byte("\n"+hubOnly+"\n")) {
+			continue
 		}
 		text, err := rewrite(data)
 		if err != nil {

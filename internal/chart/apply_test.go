@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/gitsync-dev/gitsync/config"
 	"github.com/gitsync-dev/gitsync/internal/helm"
 	"github.com/gitsync-dev/gitsync/internal/testutil/testenv"
 )
@@ -128,7 +129,9 @@ func TestChartAppliesToAPIServer(t *testing.T) {
 			for _, o := range objs {
 				kinds[o.GetKind()]++
 			}
-			g.Expect(kinds).To(HaveKeyWithValue("CustomResourceDefinition", 5))
+			crds, err := config.CRDs()
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(kinds).To(HaveKeyWithValue("CustomResourceDefinition", len(crds)))
 			g.Expect(kinds).To(HaveKeyWithValue("PodDisruptionBudget", 1))
 			g.Expect(kinds).To(HaveKeyWithValue("NetworkPolicy", 1))
 			if name == "everything" {

@@ -3,6 +3,7 @@ package uninstall
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/config"
 	"github.com/gitsync-dev/gitsync/internal/install"
 	"github.com/gitsync-dev/gitsync/internal/testutil/testenv"
 )
@@ -221,7 +223,10 @@ func TestUninstallKeepsWorkloads(t *testing.T) {
 	g.Expect(s.Suspended).To(ContainElement("Application/" + w.ns + "/web"))
 	g.Expect(s.LeftInPlace).To(ContainElements("ConfigMap/"+w.ns+"/settings", "Deployment/"+w.ns+"/web",
 		"ClusterRole/web-reader-"+w.ns, "ConfigMap/gitsync-system/fleet-"+w.ns))
-	g.Expect(out.String()).To(MatchRegexp(`✔ gitsync uninstalled: 1 manager workloads stopped, (\d+) of \d+ Applications released, \d+ managed objects left in place, 11 gitsync objects deleted, 1 kept\n$`))
+	crds, err := config.CRDs()
+	g.Expect(err).NotTo(HaveOccurred())
+	// Deleted: every CRD and the install's 6 other cluster-level objects.
+	g.Expect(out.String()).To(MatchRegexp(`✔ gitsync uninstalled: 1 manager workloads stopped, (\d+) of \d+ Applications released, \d+ managed objects left in place, ` + fmt.Sprint(len(crds)+6) + ` gitsync objects deleted, 1 kept\n$`))
 	g.Expect(out.String()).To(ContainSubstring("keep Namespace/gitsync-system: it holds objects that gitsync managed (ConfigMap/fleet-" + w.ns + ")\n"))
 
 	w.expectManagedInPlace(g)
