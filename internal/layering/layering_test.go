@@ -24,7 +24,7 @@ type rule struct {
 }
 
 // controllerKinds are the controllers, one package per kind; kit is their shared runtime.
-var controllerKinds = []string{"internal/controller/application", "internal/controller/sources", "internal/controller/selfheal", "internal/controller/notification"}
+var controllerKinds = []string{"internal/controller/application", "internal/controller/sources", "internal/controller/selfheal", "internal/controller/notification", "internal/controller/applicationset"}
 
 // rules are the design's arrows that must never point the other way.
 var rules = []rule{
@@ -93,6 +93,9 @@ var rules = []rule{
 	{from: []string{"..."}, except: []string{"internal/health"},
 		to:  []string{"github.com/fluxcd/cli-utils/pkg/kstatus/...", "internal/celhealth"},
 		why: "nothing but internal/health judges health (one typed status, one order, one judge per Application): kstatus and the CEL checks are its engine"},
+	{from: []string{"internal/appset/..."},
+		to:  []string{"internal/controller/...", "internal/operator/...", "internal/operations/...", "internal/cli/...", "internal/ui/...", "internal/mcp/...", "internal/render/...", "internal/apply/..."},
+		why: "generating Applications (generators, template, the rollout decision) is pure: below the ApplicationSet controller and the CLI that both use it, and it renders or applies nothing"},
 	{from: []string{"internal/health/...", "internal/celhealth/..."},
 		to:  []string{"internal/apply/...", "internal/impersonate/...", "internal/phase/...", "internal/tree/...", "internal/render/...", "internal/drift/...", "internal/controller/...", "internal/cli/...", "internal/ui/...", "internal/mcp/...", "internal/operator/..."},
 		why: "health is below everything that asks it"},

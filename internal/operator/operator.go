@@ -27,6 +27,7 @@ import (
 
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
 	"github.com/gitsync-dev/gitsync/internal/controller/application"
+	"github.com/gitsync-dev/gitsync/internal/controller/applicationset"
 	"github.com/gitsync-dev/gitsync/internal/controller/kit"
 	"github.com/gitsync-dev/gitsync/internal/controller/notification"
 	selfheal "github.com/gitsync-dev/gitsync/internal/controller/selfheal"
@@ -170,6 +171,11 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	if err := apps.SetupWithManager(mgr, application.Options{MaxConcurrentReconciles: opts.Concurrent,
 		MaxConcurrentPerNamespace: opts.MaxConcurrentPerNamespace, SharedQueue: opts.SharedQueue, APIServer: apiServer}); err != nil {
 		return nil, fmt.Errorf("setting up the Application controller: %w", err)
+	}
+	sets := &applicationset.Reconciler{Client: mgr.GetClient(), Storage: fetcher, Recorder: events, Shard: opts.Shard}
+	if err := sets.SetupWithManager(mgr, applicationset.Options{MaxConcurrentReconciles: opts.Concurrent, SharedQueue: opts.SharedQueue,
+		APIServer: apiServer}); err != nil {
+		return nil, fmt.Errorf("setting up the ApplicationSet controller: %w", err)
 	}
 	helmRepos := &sources.HelmRepositoryReconciler{Client: mgr.GetClient(), Charts: charts, Jitter: kit.Jitter(0.1), Shard: opts.Shard, Caps: opts.Caps,
 		SecretAccess: secretAccess}
