@@ -32,9 +32,9 @@ const (
 
 // EventSource selects the objects whose events an Alert sends.
 type EventSource struct {
-	// kind of the object: GitRepository, HelmRepository or Application.
+	// kind of the object: GitRepository, HelmRepository, Application or ApplicationSet.
 	// +required
-	// +kubebuilder:validation:Enum=GitRepository;HelmRepository;Application
+	// +kubebuilder:validation:Enum=GitRepository;HelmRepository;Application;ApplicationSet
 	Kind string `json:"kind"`
 
 	// name of the object, or `*` for all of that kind (narrowed by matchLabels).
