@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gitsync-dev/gitsync/internal/controller/application"
+	"github.com/gitsync-dev/gitsync/internal/controller/applicationset"
 	"github.com/gitsync-dev/gitsync/internal/controller/notification"
 	selfheal "github.com/gitsync-dev/gitsync/internal/controller/selfheal"
 	"github.com/gitsync-dev/gitsync/internal/controller/sources"
@@ -98,6 +99,11 @@ func runSuite(m *testing.M) int {
 			RetryBase: 100 * time.Millisecond,
 			RetryMax:  time.Second,
 		}); err != nil {
+			return nil, err
+		}
+		sets := &applicationset.Reconciler{Client: mgr.GetClient(), Storage: fetcher, Recorder: events}
+		if err := sets.SetupWithManager(mgr, applicationset.Options{MaxConcurrentReconciles: 2,
+			RetryBase: 100 * time.Millisecond, RetryMax: time.Second}); err != nil {
 			return nil, err
 		}
 		helmRepos := &sources.HelmRepositoryReconciler{Client: mgr.GetClient(), Charts: charts}
