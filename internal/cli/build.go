@@ -44,7 +44,8 @@ unless --decrypt, which reads the decryption Secret with your own rights; decryp
 values and variables from Secrets (spec.postBuild.substituteFrom) are masked unless
 both --decrypt and --show-secrets are given.`,
 		Example: `  gitsync build app web -n team-a
-  gitsync build app web --from-file app.yaml --path ./apps/web`,
+  gitsync build app web --from-file app.yaml --path ./apps/web
+  gitsync build appset fleet     # the Applications an ApplicationSet generates`,
 		Args:              cobra.ExactArgs(2),
 		ValidArgsFunction: o.completeAppName,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -61,6 +62,9 @@ both --decrypt and --show-secrets are given.`,
 }
 
 func (b *buildOptions) run(ctx context.Context, args []string) error {
+	if isAppSet(args[0]) {
+		return b.buildAppSet(ctx, args[1])
+	}
 	if k, err := parseKind(args[0]); err != nil || k != kindApp {
 		return fmt.Errorf("build works on apps: gitsync build app NAME")
 	}

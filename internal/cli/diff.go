@@ -36,7 +36,8 @@ HelmRepository is pulled from the repository (the version spec.helm.version sele
 A chart's lookup finds nothing unless --lookup: it would read the cluster with your
 rights, which are often more than the Application's.`,
 		Example: `  gitsync diff app web -n team-a
-  gitsync diff app web --path ./apps/web/overlays/prod`,
+  gitsync diff app web --path ./apps/web/overlays/prod
+  gitsync diff appset fleet      # Applications an ApplicationSet would create, change, delete`,
 		Args:              cobra.ExactArgs(2),
 		ValidArgsFunction: o.completeAppName,
 		Annotations:       map[string]string{errorExitCodeAnnotation: "true"},
@@ -61,6 +62,9 @@ rights, which are often more than the Application's.`,
 
 // run prints the diff and says whether anything would change.
 func (d *diffOptions) run(ctx context.Context, args []string) (bool, error) {
+	if isAppSet(args[0]) {
+		return d.diffAppSet(ctx, args[1])
+	}
 	if k, err := parseKind(args[0]); err != nil || k != kindApp {
 		return false, fmt.Errorf("diff works on apps: gitsync diff app NAME")
 	}

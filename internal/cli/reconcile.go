@@ -87,14 +87,14 @@ func (o *options) printStep(s operations.Step) { fmt.Fprintln(o.Out, s.String())
 
 // newSuspendCommand is `suspend` (suspend true) or `resume`.
 func (o *options) newSuspendCommand(suspend bool) *cobra.Command {
-	verb, short := "resume", "Resume a suspended GitRepository, HelmRepository or Application (and clear an Application's rollback pin)"
+	verb, short := "resume", "Resume a suspended GitRepository, HelmRepository or Application (and clear an Application's rollback pin), or continue an ApplicationSet's halted rollout"
 	if suspend {
 		verb, short = "suspend", "Suspend a GitRepository, HelmRepository or Application: nothing is fetched, synced or corrected until resume"
 	}
 	return &cobra.Command{
 		Use:               verb + " source|helmrepo|app NAME",
 		Short:             short,
-		Example:           fmt.Sprintf("  gitsync %s app web\n  gitsync %s source app-repo\n  gitsync %s source git app-repo     # Flux's form is read too", verb, verb, verb),
+		Example:           suspendExample(verb),
 		Args:              objectArgsCount,
 		ValidArgsFunction: o.completeKindAndName,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -103,10 +103,24 @@ func (o *options) newSuspendCommand(suspend bool) *cobra.Command {
 	}
 }
 
+func suspendExample(verb string) string {
+	ex := fmt.Sprintf("  gitsync %s app web\n  gitsync %s source app-repo\n  gitsync %s source git app-repo     # Flux's form is read too", verb, verb, verb)
+	if verb == "resume" {
+		ex += "\n  gitsync resume appset fleet      # continue an ApplicationSet's halted rollout"
+	}
+	return ex
+}
+
 func (o *options) setSuspend(ctx context.Context, args []string, suspend bool) error {
 	verb := "resume"
 	if suspend {
 		verb = "suspend"
+	}
+	if len(args) == 2 && isAppSet(args[0]) {
+		if suspend {
+			return fmt.Errorf("suspend works on source, helmrepo and app (an ApplicationSet has spec.suspend)")
+		}
+		return o.resumeAppSet(ctx, args[1]) // continues a halted rollout
 	}
 	k, name, err := o.objectArgs(verb, args)
 	if err != nil {

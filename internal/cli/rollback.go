@@ -19,12 +19,16 @@ func (o *options) newRollbackCommand() *cobra.Command {
 		Use:   "rollback app NAME --to REVISION",
 		Short: "Pin an Application to a revision from its history (applied at once); new commits wait until `gitsync resume app NAME`",
 		Example: `  gitsync history app web
-  gitsync rollback app web --to main@sha1:0123abc...   # or a unique commit prefix: --to 0123abc`,
+  gitsync rollback app web --to main@sha1:0123abc...   # or a unique commit prefix: --to 0123abc
+  gitsync rollback appset fleet --to main@sha1:0123456789abcdef0123456789abcdef01234567   # pins every generated Application`,
 		Args:              cobra.ExactArgs(2),
 		ValidArgsFunction: o.completeAppName,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
+			if isAppSet(args[0]) {
+				return o.rollbackAppSet(ctx, args[1], to)
+			}
 			if k, err := parseKind(args[0]); err != nil || k != kindApp {
 				return fmt.Errorf("rollback works on apps: gitsync rollback app NAME")
 			}
