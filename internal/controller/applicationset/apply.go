@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,13 +27,24 @@ type appliedRecord struct {
 	generation int64
 }
 
+// applyConcurrency is how many generated Applications are applied at once.
+const applyConcurrency = 8
+
 // applyAll server-side applies the generated Applications with the set's own field
-// manager, forcing ownership: a hand edit of a field the template sets is reverted.
+// manager, forcing ownership: a hand edit of a field the template sets is reverted. An
+// Application whose content and generation are as the last apply left them is skipped.
 func (r *Reconciler) applyAll(ctx context.Context, set *gitsyncv1.ApplicationSet, apps []*gitsyncv1.Application, live []gitsyncv1.Application) error {
 	byName := map[string]*gitsyncv1.Application{}
 	for i := range live {
 		byName[live[i].Name] = &live[i]
 	}
+	type job struct {
+		u   *unstructured.Unstructured
+		key types.NamespacedName
+		rec appliedRecord
+	}
+	var jobs []job
+	fresh := false
 	for _, a := range apps {
 		u, err := toApply(a)
 		if err != nil {
@@ -43,37 +56,60 @@ func (r *Reconciler) applyAll(ctx context.Context, set *gitsyncv1.ApplicationSet
 		}
 		key := types.NamespacedName{Namespace: a.Namespace, Name: a.Name}
 		rec := appliedRecord{hash: sha256.Sum256(raw)}
-		if l := byName[a.Name]; l != nil && r.unchanged(key, rec.hash, a, l) {
+		l := byName[a.Name]
+		if l != nil && r.unchanged(key, rec.hash, a, l) {
 			continue
-		} else if l == nil {
-			if err := r.refuseForeign(ctx, set, key); err != nil {
-				return err
-			}
 		}
-		if err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
-			client.FieldOwner(gitsyncv1.ApplicationSetFieldManager), client.ForceOwnership); err != nil {
-			return fmt.Errorf("applying Application %s: %w", a.Name, err)
-		}
-		rec.generation = u.GetGeneration()
-		r.applied.Store(key, rec)
-		appliesTotal.Inc()
+		fresh = fresh || l == nil
+		jobs = append(jobs, job{u: u, key: key, rec: rec})
 	}
-	return nil
+	if fresh {
+		if err := r.refuseForeign(ctx, set, apps, byName); err != nil {
+			return err
+		}
+	}
+	errs := make([]error, len(jobs))
+	sem := make(chan struct{}, applyConcurrency)
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(j.u),
+				client.FieldOwner(gitsyncv1.ApplicationSetFieldManager), client.ForceOwnership); err != nil {
+				errs[i] = fmt.Errorf("applying Application %s: %w", j.key.Name, err)
+				return
+			}
+			j.rec.generation = j.u.GetGeneration()
+			r.applied.Store(j.key, j.rec)
+			appliesTotal.Inc()
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
-// refuseForeign refuses to take over an Application of that name that exists and is not
-// this set's (made by hand, or by another set).
-func (r *Reconciler) refuseForeign(ctx context.Context, set *gitsyncv1.ApplicationSet, key types.NamespacedName) error {
-	existing := &gitsyncv1.Application{}
-	err := r.APIReader.Get(ctx, key, existing)
-	if apierrors.IsNotFound(err) {
-		return nil
+// refuseForeign refuses to take over an Application of a generated name that exists and
+// is not this set's (made by hand, or by another set): one metadata list of the
+// namespace, read only when the set is about to create Applications.
+func (r *Reconciler) refuseForeign(ctx context.Context, set *gitsyncv1.ApplicationSet, apps []*gitsyncv1.Application, ours map[string]*gitsyncv1.Application) error {
+	all := &metav1.PartialObjectMetadataList{}
+	all.SetGroupVersionKind(gitsyncv1.GroupVersion.WithKind("ApplicationList"))
+	if err := r.APIReader.List(ctx, all, client.InNamespace(set.Namespace)); err != nil {
+		return fmt.Errorf("listing the namespace's Applications: %w", err)
 	}
-	if err != nil {
-		return fmt.Errorf("reading Application %s: %w", key.Name, err)
+	want := map[string]bool{}
+	for _, a := range apps {
+		if ours[a.Name] == nil {
+			want[a.Name] = true
+		}
 	}
-	if !metav1.IsControlledBy(existing, set) {
-		return fmt.Errorf("Application %s exists and is not this ApplicationSet's: rename the template's name or delete it", key.Name)
+	for i := range all.Items {
+		existing := &all.Items[i]
+		if want[existing.Name] && !metav1.IsControlledBy(existing, set) {
+			return fmt.Errorf("Application %s exists and is not this ApplicationSet's: change the template's name or delete it", existing.Name)
+		}
 	}
 	return nil
 }
