@@ -42,6 +42,9 @@ func (r *Reconciler) rollout(ctx context.Context, set *gitsyncv1.ApplicationSet,
 		for _, a := range apps {
 			a.Spec.PinnedRevision = set.Spec.Rollback
 		}
+		// Cleared, the rollback is followed by a rollout from step 1: the Applications
+		// are no longer at the revision a completed rollout recorded.
+		set.Status.Rollout = nil
 		return rolloutPlan{complete: true}, nil
 	}
 	if set.Spec.Strategy == nil {

@@ -182,3 +182,68 @@ func TestApplicationSetRollingSync(t *testing.T) {
 	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Equal("True 6 Applications generated"))
 	g.Expect(strings.Join(keysOf(generatedApps(g, ns, "rollout")), ",")).To(Equal(strings.Join(all, ",")))
 }
+
+// spec.rollback pins every generated Application at once; cleared, the source's revision
+// rolls out again from step 1 (not all at once).
+func TestApplicationSetRollback(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	srv := gittest.NewServer(t, gittest.Options{})
+	repo := srv.CreateRepo("fleet")
+	sha := repo.Commit("main", "initial", map[string]string{"cm.yaml": configMapYAML("a", "1")})
+	newGitRepository(t, ns, "repo", srv.HTTPURL("fleet"), nil, "")
+	g.Eventually(func(g Gomega) *gitsyncv1.Artifact { return getRepo(g, ns, "repo").Status.Artifact }).
+		WithTimeout(waitTimeout).WithPolling(pollInterval).ShouldNot(BeNil())
+	newRev := "main@sha1:" + sha
+	var elements []apiextensionsv1.JSON
+	for _, e := range []string{`{"app":"a","step":"1"}`, `{"app":"b","step":"2"}`} {
+		elements = append(elements, apiextensionsv1.JSON{Raw: []byte(e)})
+	}
+	set := &gitsyncv1.ApplicationSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "rollout", Namespace: ns},
+		Spec: gitsyncv1.ApplicationSetSpec{
+			Generators: []gitsyncv1.ApplicationSetGenerator{{ApplicationSetBaseGenerator: gitsyncv1.ApplicationSetBaseGenerator{
+				List: &gitsyncv1.ListGenerator{Elements: elements}}}},
+			Template: gitsyncv1.ApplicationSetTemplate{
+				Metadata: gitsyncv1.ApplicationSetTemplateMeta{Name: "{{ .app }}", Labels: map[string]string{"step": "{{ .step }}"}},
+				Spec:     gitsyncv1.ApplicationSpec{SourceRef: gitsyncv1.SourceReference{Kind: gitsyncv1.GitRepositoryKind, Name: "repo"}, Suspend: true},
+			},
+			Strategy: &gitsyncv1.ApplicationSetStrategy{Type: gitsyncv1.RollingSyncStrategy, Steps: []gitsyncv1.RollingSyncStep{
+				{Selector: metav1.LabelSelector{MatchLabels: map[string]string{"step": "1"}}},
+				{Selector: metav1.LabelSelector{MatchLabels: map[string]string{"step": "2"}}},
+			}},
+		},
+	}
+	g.Expect(env.Client.Create(ctx, set)).To(Succeed())
+	g.Eventually(func(g Gomega) bool {
+		markApp(g, ns, "a", newRev, gitsyncv1.HealthStatusHealthy)
+		markApp(g, ns, "b", newRev, gitsyncv1.HealthStatusHealthy)
+		r := rolloutOf(g, ns)
+		return r.Revision == newRev && r.CurrentStep == 2
+	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(BeTrue())
+
+	s := getSet(g, ns, "rollout")
+	base := client.MergeFrom(s.DeepCopy())
+	s.Spec.Rollback = staleRevision
+	g.Expect(env.Client.Patch(ctx, s, base)).To(Succeed())
+	g.Eventually(func(g Gomega) []string {
+		apps := generatedApps(g, ns, "rollout")
+		return []string{apps["a"].Spec.PinnedRevision, apps["b"].Spec.PinnedRevision}
+	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Equal([]string{staleRevision, staleRevision}))
+
+	// The rollback is applied (the stand-in reports the old revision); cleared, step 1 goes
+	// first again: b waits.
+	markApp(g, ns, "a", staleRevision, gitsyncv1.HealthStatusHealthy)
+	markApp(g, ns, "b", staleRevision, gitsyncv1.HealthStatusHealthy)
+	s = getSet(g, ns, "rollout")
+	base = client.MergeFrom(s.DeepCopy())
+	s.Spec.Rollback = ""
+	g.Expect(env.Client.Patch(ctx, s, base)).To(Succeed())
+	g.Eventually(func(g Gomega) bool {
+		apps := generatedApps(g, ns, "rollout")
+		a, b := apps["a"], apps["b"]
+		return a.Spec.PinnedRevision == "" && b.Spec.PinnedRevision == "" && held(g, ns, "b") && !held(g, ns, "a")
+	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(BeTrue())
+	g.Expect(rolloutOf(g, ns).CurrentStep).To(BeZero())
+}
