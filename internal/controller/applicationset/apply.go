@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -39,9 +40,10 @@ func (r *Reconciler) applyAll(ctx context.Context, set *gitsyncv1.ApplicationSet
 		byName[live[i].Name] = &live[i]
 	}
 	type job struct {
-		u   *unstructured.Unstructured
-		key types.NamespacedName
-		rec appliedRecord
+		u    *unstructured.Unstructured
+		key  types.NamespacedName
+		rec  appliedRecord
+		sent map[string]bool
 	}
 	var jobs []job
 	fresh := false
@@ -61,7 +63,13 @@ func (r *Reconciler) applyAll(ctx context.Context, set *gitsyncv1.ApplicationSet
 			continue
 		}
 		fresh = fresh || l == nil
-		jobs = append(jobs, job{u: u, key: key, rec: rec})
+		sent := map[string]bool{}
+		if spec, ok := u.Object["spec"].(map[string]any); ok {
+			for k := range spec {
+				sent[k] = true
+			}
+		}
+		jobs = append(jobs, job{u: u, key: key, rec: rec, sent: sent})
 	}
 	if fresh {
 		if err := r.refuseForeign(ctx, set, apps, byName); err != nil {
@@ -79,6 +87,10 @@ func (r *Reconciler) applyAll(ctx context.Context, set *gitsyncv1.ApplicationSet
 			if err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(j.u),
 				client.FieldOwner(gitsyncv1.ApplicationSetFieldManager), client.ForceOwnership); err != nil {
 				errs[i] = fmt.Errorf("applying Application %s: %w", j.key.Name, err)
+				return
+			}
+			if err := r.revertForeign(ctx, j.u, j.sent); err != nil {
+				errs[i] = err
 				return
 			}
 			j.rec.generation = j.u.GetGeneration()
@@ -198,5 +210,39 @@ func (r *Reconciler) orphan(ctx context.Context, set *gitsyncv1.ApplicationSet, 
 	// The fields the set's manager owned stay with it; a later set of the same name
 	// would take the Application back only through its label, which is gone.
 	r.applied.Delete(client.ObjectKeyFromObject(app))
+	return nil
+}
+
+// revertForeign removes the spec fields of applied (the apply's answer) that another
+// field manager set and the apply did not send (sent: its spec's keys): a hand edit of a
+// field the template leaves out (a `kubectl edit` adding spec.suspend, say) is reverted,
+// as one of a field it sets is by the forced apply. Defaults come back with the removal.
+func (r *Reconciler) revertForeign(ctx context.Context, applied *unstructured.Unstructured, sent map[string]bool) error {
+	foreign := map[string]any{}
+	for _, mf := range applied.GetManagedFields() {
+		if mf.Manager == gitsyncv1.ApplicationSetFieldManager || mf.FieldsV1 == nil {
+			continue
+		}
+		var fields map[string]any
+		if err := json.Unmarshal(mf.FieldsV1.Raw, &fields); err != nil {
+			continue
+		}
+		spec, _ := fields["f:spec"].(map[string]any)
+		for k := range spec {
+			if name, ok := strings.CutPrefix(k, "f:"); ok && !sent[name] {
+				foreign[name] = nil
+			}
+		}
+	}
+	if len(foreign) == 0 {
+		return nil
+	}
+	patch, err := json.Marshal(map[string]any{"spec": foreign})
+	if err != nil {
+		return err
+	}
+	if err := r.Patch(ctx, applied, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("reverting hand-set fields of Application %s: %w", applied.GetName(), err)
+	}
 	return nil
 }

@@ -128,6 +128,14 @@ func TestApplicationSetMatrixGitDirectoriesClusters(t *testing.T) {
 	g.Eventually(func(g Gomega) string { return generatedApps(g, ns, "fleet")["web-east"].Spec.Path }).
 		WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Equal("apps/web"))
 
+	// So is a hand edit of a field the template leaves out.
+	edited = generatedApps(g, ns, "fleet")["web-west"]
+	base = client.MergeFrom(edited.DeepCopy())
+	edited.Spec.TargetNamespace = "by-hand"
+	g.Expect(env.Client.Patch(ctx, &edited, base)).To(Succeed())
+	g.Eventually(func(g Gomega) string { return generatedApps(g, ns, "fleet")["web-west"].Spec.TargetNamespace }).
+		WithTimeout(waitTimeout).WithPolling(pollInterval).Should(BeEmpty())
+
 	// preserveOnDeletion: the set's deletion orphans its Applications.
 	s := getSet(g, ns, "fleet")
 	base = client.MergeFrom(s.DeepCopy())
