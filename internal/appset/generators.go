@@ -28,6 +28,23 @@ type Inputs struct {
 	PullRequests func(ctx context.Context, gen *gitsyncv1.PullRequestGenerator) ([]Params, error)
 	// Max caps the parameter sets (and so the Applications); 0: MaxGeneratedApplications.
 	Max int
+	// Memo, when set, keeps what a Git generator read of a checkout: key names the
+	// checkout and the generator; compute reads it. Nil: read every time.
+	Memo func(key string, compute func() ([]Params, error)) ([]Params, error)
+}
+
+// memo runs compute through in.Memo under the generator g read from dir; the caller gets
+// its own slice (the sets themselves are never changed after they are made).
+func (in Inputs) memo(dir string, g any, compute func() ([]Params, error)) ([]Params, error) {
+	if in.Memo == nil {
+		return compute()
+	}
+	spec, err := json.Marshal(g)
+	if err != nil {
+		return compute()
+	}
+	sets, err := in.Memo(dir+"\x00"+string(spec), compute)
+	return append([]Params(nil), sets...), err
 }
 
 func (in Inputs) max() int {

@@ -228,3 +228,44 @@ func TestGlob(t *testing.T) {
 		}
 	}
 }
+
+// A memo of the Git generators' reads is asked with the checkout and the generator, and
+// what it keeps is never changed by a merge that uses it.
+func TestGitGeneratorsMemo(t *testing.T) {
+	in := checkoutOf(t, map[string]string{"apps/web/": "", "apps/api/": ""})
+	kept := map[string][]Params{}
+	calls := 0
+	in.Memo = func(key string, compute func() ([]Params, error)) ([]Params, error) {
+		if s, ok := kept[key]; ok {
+			return s, nil
+		}
+		calls++
+		s, err := compute()
+		kept[key] = s
+		return s, err
+	}
+	dirs := gitsyncv1.ApplicationSetBaseGenerator{GitDirectories: &gitsyncv1.GitDirectoriesGenerator{
+		SourceRef: gitsyncv1.LocalObjectReference{Name: "repo"}, Include: []string{"apps/*"}}}
+	over := gitsyncv1.ApplicationSetBaseGenerator{List: elements(t, `{"path":{"basename":"web"},"replicas":"3"}`)}
+	gens := []gitsyncv1.ApplicationSetGenerator{{Merge: &gitsyncv1.MergeGenerator{MergeKeys: []string{"path.basename"},
+		Generators: []gitsyncv1.ApplicationSetBaseGenerator{dirs, over}}}}
+	for range 2 {
+		sets, err := Generate(context.Background(), gens, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(Flatten(sets[1]), " "); !strings.Contains(got, "replicas=3") {
+			t.Fatalf("merged set = %s", got)
+		}
+	}
+	if calls != 1 {
+		t.Fatalf("the checkout was read %d times, want 1", calls)
+	}
+	for _, s := range kept {
+		for _, p := range s {
+			if _, ok := p["replicas"]; ok {
+				t.Fatal("a merge changed the memo's sets")
+			}
+		}
+	}
+}

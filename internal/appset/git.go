@@ -32,21 +32,26 @@ func gitDirectories(g *gitsyncv1.GitDirectoriesGenerator, in Inputs) ([]Params, 
 	if err != nil {
 		return nil, fmt.Errorf("gitDirectories: %w", err)
 	}
-	var out []Params
-	err = walk(root, func(rel string, d fs.DirEntry) error {
-		if !d.IsDir() || !matchAny(g.Include, rel) || matchAny(g.Exclude, rel) {
-			return nil
-		}
-		if len(out) >= in.max() {
-			return fmt.Errorf("%w: more than %d directories", ErrTooMany, in.max())
-		}
-		out = append(out, Params{"path": pathParams(rel)})
-		return nil
-	})
+	out, err := in.memo(root, g, func() ([]Params, error) { return readDirectories(root, g, in.max()) })
 	if err != nil {
 		return nil, fmt.Errorf("gitDirectories: %w", err)
 	}
 	return out, nil
+}
+
+func readDirectories(root string, g *gitsyncv1.GitDirectoriesGenerator, max int) ([]Params, error) {
+	var out []Params
+	err := walk(root, func(rel string, d fs.DirEntry) error {
+		if !d.IsDir() || !matchAny(g.Include, rel) || matchAny(g.Exclude, rel) {
+			return nil
+		}
+		if len(out) >= max {
+			return fmt.Errorf("%w: more than %d directories", ErrTooMany, max)
+		}
+		out = append(out, Params{"path": pathParams(rel)})
+		return nil
+	})
+	return out, err
 }
 
 // gitFiles gives one set per JSON or YAML file the path glob matches: the file's keys (a
@@ -57,8 +62,16 @@ func gitFiles(g *gitsyncv1.GitFilesGenerator, in Inputs) ([]Params, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gitFiles: %w", err)
 	}
+	out, err := in.memo(root, g, func() ([]Params, error) { return readFiles(root, g, in.max()) })
+	if err != nil {
+		return nil, fmt.Errorf("gitFiles: %w", err)
+	}
+	return out, nil
+}
+
+func readFiles(root string, g *gitsyncv1.GitFilesGenerator, max int) ([]Params, error) {
 	var out []Params
-	err = walk(root, func(rel string, d fs.DirEntry) error {
+	err := walk(root, func(rel string, d fs.DirEntry) error {
 		if !d.Type().IsRegular() || !match(g.Path, rel) {
 			return nil
 		}
@@ -73,15 +86,12 @@ func gitFiles(g *gitsyncv1.GitFilesGenerator, in Inputs) ([]Params, error) {
 			s["path"] = p
 			out = append(out, s)
 		}
-		if len(out) > in.max() {
-			return fmt.Errorf("%w: more than %d parameter sets", ErrTooMany, in.max())
+		if len(out) > max {
+			return fmt.Errorf("%w: more than %d parameter sets", ErrTooMany, max)
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("gitFiles: %w", err)
-	}
-	return out, nil
+	return out, err
 }
 
 func checkout(in Inputs, source string) (string, error) {

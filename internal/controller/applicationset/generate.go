@@ -15,7 +15,7 @@ import (
 
 // generate runs the set's generators and template: the Applications it wants.
 func (r *Reconciler) generate(ctx context.Context, set *gitsyncv1.ApplicationSet) ([]*gitsyncv1.Application, error) {
-	in := appset.Inputs{Checkout: func(name string) (string, error) { return r.checkout(ctx, set.Namespace, name) }}
+	in := appset.Inputs{Checkout: func(name string) (string, error) { return r.checkout(ctx, set.Namespace, name) }, Memo: r.memo.get}
 	if usesClusters(set.Spec.Generators) {
 		list := &gitsyncv1.ClusterList{}
 		if err := r.List(ctx, list, client.InNamespace(set.Namespace)); err != nil {

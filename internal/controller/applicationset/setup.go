@@ -48,6 +48,7 @@ type Reconciler struct {
 	Now func() time.Time
 
 	applied sync.Map // types.NamespacedName of an Application → appliedRecord
+	memo    memo
 }
 
 // Options tunes the controller.
