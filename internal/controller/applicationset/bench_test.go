@@ -2,6 +2,7 @@ package applicationset
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"testing"
@@ -32,7 +33,13 @@ import (
 
 var env *testenv.Env
 
+// TestMain starts an API server only when benchmarks run: the package has no tests, and
+// `go test ./...` need not pay for one.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
+		os.Exit(m.Run())
+	}
 	ctrl.SetLogger(logr.Discard())
 	os.Exit(testenv.Run(m, &env, nil))
 }
