@@ -113,6 +113,11 @@ type SyncHistoryEntry struct {
 	// +optional
 	ChartVersion string `json:"chartVersion,omitempty"`
 
+	// signer is who signed the synced revision (the source's status.artifact.signer),
+	// when the source verifies signatures.
+	// +optional
+	Signer string `json:"signer,omitempty"`
+
 	// created, configured, unchanged and pruned count the objects of each outcome.
 	// +optional
 	Created int `json:"created,omitempty"`

@@ -37,6 +37,9 @@ const (
 	// RenderLimitExceededReason: a render hit one of its worker's bounds (memory, CPU
 	// time, wall-clock deadline, output size, files written); the message names the bound.
 	RenderLimitExceededReason = "RenderLimitExceeded"
+	// VerificationFailedReason: spec.verify is set and the revision fetched is not signed
+	// by one of its keys (or the keys cannot be read); nothing of it is used.
+	VerificationFailedReason = "VerificationFailed"
 	// SecretNotFoundReason: the Secret named by spec.secretRef could not be read or is malformed.
 	SecretNotFoundReason = "SecretNotFound"
 	// StorageFailedReason: the checkout could not be written to the storage path.

@@ -75,7 +75,36 @@ type GitRepositorySpec struct {
 	// suspend stops polling while true.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
+
+	// verify requires signatures on what is checked out: a commit or tag that is not
+	// signed by one of the Secret's keys is never published (Ready=False, reason
+	// VerificationFailed; the previous artifact stays).
+	// +optional
+	Verify *GitRepositoryVerification `json:"verify,omitempty"`
 }
+
+// GitRepositoryVerification says which Git objects must be signed, and by whom.
+type GitRepositoryVerification struct {
+	// mode: `HEAD` verifies the commit checked out, `Tag` the annotated tag that
+	// spec.ref.tag or spec.ref.semver selected, `TagAndHEAD` both.
+	// +optional
+	// +kubebuilder:default=HEAD
+	// +kubebuilder:validation:Enum=HEAD;Tag;TagAndHEAD
+	Mode string `json:"mode,omitempty"`
+
+	// secretRef names a Secret in the same namespace whose values are armored OpenPGP
+	// public keys and/or lines of an SSH allowed_signers file (as git's
+	// gpg.ssh.allowedSignersFile takes them).
+	// +required
+	SecretRef LocalObjectReference `json:"secretRef"`
+}
+
+// Verification modes of a GitRepository.
+const (
+	VerifyModeHEAD       = "HEAD"
+	VerifyModeTag        = "Tag"
+	VerifyModeTagAndHEAD = "TagAndHEAD"
+)
 
 // GitRepositoryRef selects what to check out. At most one of branch, tag and semver;
 // commit may be combined with branch.
@@ -111,6 +140,13 @@ type Artifact struct {
 	// lastUpdateTime is when the artifact last changed.
 	// +required
 	LastUpdateTime metav1.Time `json:"lastUpdateTime"`
+
+	// signer is who signed the revision, when spec.verify is set: `<scheme>:<key
+	// fingerprint>` followed by ` (<identity>)` when the keys name one (an OpenPGP user
+	// ID, an SSH allowed_signers principal); signers of a tag and its commit are joined
+	// with ", ".
+	// +optional
+	Signer string `json:"signer,omitempty"`
 }
 
 // GitRepositoryStatus is the observed state of a GitRepository.
