@@ -63,6 +63,10 @@ type Request struct {
 	// lines are the same and its directory still exists, nothing is fetched.
 	// Its Dir may be empty: the stored checkout of its Commit is then used.
 	Current *Artifact
+	// Signatures asks for Artifact.Signed: the raw commit (and annotated tag) objects,
+	// recorded beside the checkout so that a reused checkout has them too (one stored
+	// without them is fetched again).
+	Signatures bool
 }
 
 // Artifact describes a checked-out commit.
@@ -82,6 +86,9 @@ type Artifact struct {
 	// Fetched is false when no objects were transferred: the commit was
 	// already checked out.
 	Fetched bool
+	// Signed holds the objects whose signatures internal/verify checks, when
+	// Request.Signatures asked for them.
+	Signed *Signed
 }
 
 // Fetcher fetches commits into <storage>/checkouts. It is safe for
@@ -168,6 +175,7 @@ func (f *Fetcher) fetch(ctx context.Context, req Request) (*Artifact, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolving %s in %s: %w", ref, url, err)
 	}
+	resolved := t // before the fetch narrows want to a commit below a tip
 
 	ignore := normaliseIgnore(req.Ignore)
 	if cur := req.Current; cur != nil && cur.Dir == "" && isFullHash(cur.Commit) {
@@ -177,7 +185,7 @@ func (f *Fetcher) fetch(ctx context.Context, req Request) (*Artifact, error) {
 		c.Dir = filepath.Join(f.dir, DirName(req.Key, c.Commit, ignore))
 		req.Current = &c
 	}
-	if a, err := f.reuse(req.Current, req.Key, t, ignore); a != nil || err != nil {
+	if a, err := f.reuse(req.Current, req.Key, t, ignore, req.Signatures); a != nil || err != nil {
 		return a, err
 	}
 
@@ -221,8 +229,19 @@ func (f *Fetcher) fetch(ctx context.Context, req Request) (*Artifact, error) {
 	if commit.Hash != t.commit {
 		// A tag whose peeled commit was not advertised: now it is known.
 		t.commit = commit.Hash
-		if a, err := f.reuse(nil, req.Key, t, ignore); a != nil || err != nil {
-			return a, err
+		if !req.Signatures {
+			if a, err := f.reuse(nil, req.Key, t, ignore, false); a != nil || err != nil {
+				return a, err
+			}
+		}
+	}
+	var signed *Signed
+	if req.Signatures {
+		if signed, err = signedObjects(objects.st, resolved.want, commit.Hash); err != nil {
+			return nil, fmt.Errorf("fetching %s from %s: %w", ref, url, err)
+		}
+		if a, err := f.reuse(nil, req.Key, t, ignore, false); a != nil || err != nil {
+			return f.withSigned(a, err, signed, req.Key, ignore)
 		}
 	}
 	var prior map[blobKey]priorFile
@@ -232,6 +251,9 @@ func (f *Fetcher) fetch(ctx context.Context, req Request) (*Artifact, error) {
 	a, err := f.checkout(objects.st, commit, req.Key, t, ignore, prior, newCheckoutLimits(req.MaxFiles, req.MaxSize))
 	if err != nil {
 		return nil, fmt.Errorf("checking out %s of %s: %w", t.revision(), url, err)
+	}
+	if signed != nil {
+		return f.withSigned(a, nil, signed, req.Key, ignore)
 	}
 	return a, nil
 }
@@ -260,7 +282,10 @@ func (t target) checkoutCommit(st storer.EncodedObjectStorer) (*object.Commit, e
 // reuse returns an artifact without fetching when the commit's checkout for this
 // repository key exists: the caller's current one, or one an earlier fetch with the same
 // key left in the storage. It returns nil, nil when a fetch is needed.
-func (f *Fetcher) reuse(cur *Artifact, key string, t target, ignore []string) (*Artifact, error) {
+//
+// With signatures, the checkout is reused only when its signed objects are recorded
+// (see Request.Signatures).
+func (f *Fetcher) reuse(cur *Artifact, key string, t target, ignore []string, signatures bool) (*Artifact, error) {
 	name := DirName(key, t.commit.String(), ignore)
 	dir := filepath.Join(f.dir, name)
 
@@ -269,17 +294,24 @@ func (f *Fetcher) reuse(cur *Artifact, key string, t target, ignore []string) (*
 	if !isDir(dir) {
 		return nil, nil
 	}
+	var signed *Signed
+	if signatures {
+		if signed = f.readSigned(name, t); signed == nil {
+			return nil, nil
+		}
+	}
 	if cur != nil && cur.Commit == t.commit.String() && filepath.Clean(cur.Dir) == dir && validDigest(cur.Digest) {
 		a := *cur
 		a.Revision = t.revision()
 		a.Fetched = false
+		a.Signed = signed
 		return &a, nil
 	}
 	digest, err := f.storedDigest(name)
 	if err != nil {
 		return nil, err
 	}
-	return &Artifact{Revision: t.revision(), Commit: t.commit.String(), Digest: digest, Dir: dir}, nil
+	return &Artifact{Revision: t.revision(), Commit: t.commit.String(), Digest: digest, Dir: dir, Signed: signed}, nil
 }
 
 // checkout writes the commit into a temporary directory and renames it into

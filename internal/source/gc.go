@@ -16,7 +16,7 @@ const tmpMaxAge = 10 * time.Minute
 
 // GC removes every checkout directory whose DirName is not a key of keep
 // (keys may also be full paths; their base name counts), with its recorded
-// digest, and temporary entries older than ten minutes that no Fetch of
+// digest and signed objects, and temporary entries older than ten minutes that no Fetch of
 // this Fetcher is writing. It returns the number of checkout directories
 // removed.
 //
@@ -57,8 +57,9 @@ func (f *Fetcher) GC(keep map[string]bool) (removed int, err error) {
 			if err := os.RemoveAll(p); err != nil {
 				errs = append(errs, err)
 			}
-		case strings.HasSuffix(name, digestSuffix) && !e.IsDir():
-			if base := strings.TrimSuffix(name, digestSuffix); kept[base] || f.acquired(base) {
+		case (strings.HasSuffix(name, digestSuffix) || strings.HasSuffix(name, signedSuffix)) && !e.IsDir():
+			base := strings.TrimSuffix(strings.TrimSuffix(name, digestSuffix), signedSuffix)
+			if kept[base] || f.acquired(base) {
 				continue
 			}
 			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
