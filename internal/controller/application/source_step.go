@@ -48,6 +48,7 @@ func (r *Reconciler) reconcileSource(ctx context.Context, s *syncRun) outcome {
 	if awaitingSyncRequest(s) {
 		return waitFor(0, "", "")
 	}
+	s.signer = repo.Status.Artifact.Signer
 
 	s.dir = sourceid.CheckoutDir(r.Storage, repo, artifact.Commit)
 	if _, err := os.Stat(s.dir); err != nil && r.Shard.Enabled() && !r.Shard.Owns(repo) {

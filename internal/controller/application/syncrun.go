@@ -23,6 +23,9 @@ type syncRun struct {
 	log      logr.Logger
 	started  metav1.Time
 	revision string
+	// signer is who signed the revision (the source's status.artifact.signer), when the
+	// source verifies signatures.
+	signer string
 	// previous is the inventory of the last sync.
 	previous []apply.Entry
 	// dir is the checkout (or chart archive) the revision renders from.

@@ -119,6 +119,11 @@ func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *gits
 	if err != nil {
 		return r.fail(obj, gitsyncv1.SecretNotFoundReason, err, false)
 	}
+	keys, reason, err := r.gitVerifyKeys(ctx, obj)
+	if err != nil {
+		return r.fail(obj, reason, err, false)
+	}
+	request.Signatures = keys != nil
 	var n2, n3 string
 	request.MaxSize, n2 = r.Caps.ArtifactSize("spec.maxSize", maxSizeOf(obj))
 	request.Timeout, n3 = r.Caps.Timeout("spec.timeout", request.Timeout)
@@ -153,12 +158,25 @@ func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *gits
 		kit.FetchesTotal.WithLabelValues("unchanged").Inc()
 	}
 
+	// Fail closed: a revision that does not verify is never published. The previous
+	// artifact stays, so nothing of this revision is rendered or applied; a new commit
+	// (or new keys) is looked at again at the interval.
+	var signer string
+	if keys != nil {
+		if signer, err = verifyGit(obj, artifact, keys); err != nil {
+			r.failed(obj, gitsyncv1.VerificationFailedReason, err)
+			conditions.Delete(obj, gitsyncv1.ReconcilingCondition)
+			return ctrl.Result{RequeueAfter: r.withJitter(interval)}, nil
+		}
+	}
+
 	previous := obj.Status.Artifact
-	if previous == nil || previous.Revision != artifact.Revision || previous.Digest != artifact.Digest {
+	if previous == nil || previous.Revision != artifact.Revision || previous.Digest != artifact.Digest || previous.Signer != signer {
 		obj.Status.Artifact = &gitsyncv1.Artifact{
 			Revision:       artifact.Revision,
 			Digest:         artifact.Digest,
 			LastUpdateTime: metav1.NewTime(r.now()),
+			Signer:         signer,
 		}
 		log.Info("new artifact", "revision", artifact.Revision, "digest", artifact.Digest)
 		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "NewArtifact", "Fetch",

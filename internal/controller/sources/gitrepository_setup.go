@@ -18,7 +18,8 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/shard"
 )
 
-// gitRepositorySecretIndex indexes GitRepositories by the Secret their spec.secretRef names.
+// gitRepositorySecretIndex indexes GitRepositories by the Secrets their spec.secretRef and
+// spec.verify.secretRef name.
 const gitRepositorySecretIndex = ".spec.secretRef.name"
 
 // GitRepositoryOptions tunes the GitRepository controller (retries: after a failed poll).
@@ -33,8 +34,16 @@ func (r *GitRepositoryReconciler) SetupWithManager(mgr ctrl.Manager, opts GitRep
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
-	if err := indexSecretRef(mgr, &gitsyncv1.GitRepository{}, gitRepositorySecretIndex, func(o client.Object) *gitsyncv1.LocalObjectReference {
-		return o.(*gitsyncv1.GitRepository).Spec.SecretRef
+	if err := indexSecretRef(mgr, &gitsyncv1.GitRepository{}, gitRepositorySecretIndex, func(o client.Object) []string {
+		spec := o.(*gitsyncv1.GitRepository).Spec
+		var names []string
+		if spec.SecretRef != nil {
+			names = append(names, spec.SecretRef.Name)
+		}
+		if spec.Verify != nil {
+			names = append(names, spec.Verify.SecretRef.Name)
+		}
+		return names
 	}); err != nil {
 		return err
 	}
@@ -74,12 +83,7 @@ func sourcesForSecret(ctx context.Context, c client.Client, list client.ObjectLi
 	return reqs
 }
 
-// indexSecretRef indexes a source kind by the name of the Secret its spec.secretRef names.
-func indexSecretRef(mgr ctrl.Manager, obj client.Object, index string, ref func(client.Object) *gitsyncv1.LocalObjectReference) error {
-	return mgr.GetFieldIndexer().IndexField(context.Background(), obj, index, func(o client.Object) []string {
-		if r := ref(o); r != nil {
-			return []string{r.Name}
-		}
-		return nil
-	})
+// indexSecretRef indexes a source kind by the names of the Secrets it references.
+func indexSecretRef(mgr ctrl.Manager, obj client.Object, index string, names func(client.Object) []string) error {
+	return mgr.GetFieldIndexer().IndexField(context.Background(), obj, index, names)
 }

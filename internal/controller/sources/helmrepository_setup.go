@@ -35,8 +35,11 @@ func (r *HelmRepositoryReconciler) SetupWithManager(mgr ctrl.Manager, opts HelmR
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
-	if err := indexSecretRef(mgr, &gitsyncv1.HelmRepository{}, helmRepositorySecretIndex, func(o client.Object) *gitsyncv1.LocalObjectReference {
-		return o.(*gitsyncv1.HelmRepository).Spec.SecretRef
+	if err := indexSecretRef(mgr, &gitsyncv1.HelmRepository{}, helmRepositorySecretIndex, func(o client.Object) []string {
+		if ref := o.(*gitsyncv1.HelmRepository).Spec.SecretRef; ref != nil {
+			return []string{ref.Name}
+		}
+		return nil
 	}); err != nil {
 		return err
 	}
