@@ -42,7 +42,7 @@ func ParseGitKeys(data map[string][]byte) (*GitKeys, error) {
 	for _, name := range names {
 		v := data[name]
 		if bytes.Contains(v, []byte(pgpPublicKeyBlock)) {
-			list, err := openpgp.ReadArmoredKeyRing(bytes.NewReader(v))
+			list, err := readArmoredKeys(v)
 			if err != nil {
 				return nil, fmt.Errorf("reading OpenPGP keys in %q: %w", name, err)
 			}

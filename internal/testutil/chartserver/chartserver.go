@@ -61,6 +61,7 @@ func PackageRaw(t testing.TB, prefix string, files map[string]string) []byte {
 type version struct {
 	name, version string
 	archive       []byte
+	prov          []byte // served at <archive URL>.prov when set
 }
 
 // Repo is a chart repository over HTTPS.
@@ -96,6 +97,18 @@ func (r *Repo) Add(name, ver string, archive []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.versions = append(r.versions, version{name: name, version: ver, archive: archive})
+}
+
+// AddProvenance serves prov as the provenance file (<archive URL>.prov) of a version
+// already added.
+func (r *Repo) AddProvenance(name, ver string, prov []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range r.versions {
+		if r.versions[i].name == name && r.versions[i].version == ver {
+			r.versions[i].prov = prov
+		}
+	}
 }
 
 // Fail makes every request answer code (0: serve normally again).
@@ -164,6 +177,10 @@ func (r *Repo) serve(w http.ResponseWriter, req *http.Request) {
 			if req.URL.Path == fmt.Sprintf("/charts/%s-%s.tgz", v.name, v.version) {
 				r.ChartDownloads.Add(1)
 				_, _ = w.Write(v.archive)
+				return
+			}
+			if v.prov != nil && req.URL.Path == fmt.Sprintf("/charts/%s-%s.tgz.prov", v.name, v.version) {
+				_, _ = w.Write(v.prov)
 				return
 			}
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
 	"github.com/hiddeco/sshsig"
 	"golang.org/x/crypto/ssh"
+	"helm.sh/helm/v4/pkg/provenance"
 )
 
 // Key signs Git payloads; Public is what a verification Secret holds for it (an armored
@@ -47,7 +48,7 @@ func OpenPGP(t testing.TB, name, email string) *Key {
 		t.Fatal(err)
 	}
 	return &Key{
-		Public:      pub.Bytes(),
+		Public:      append(pub.Bytes(), '\n'),
 		Fingerprint: fmt.Sprintf("%X", e.PrimaryKey.Fingerprint),
 		Entity:      e,
 		Sign: func(payload []byte) (string, error) {
@@ -88,4 +89,19 @@ func SSH(t testing.TB, principal string) *Key {
 func readAll(r io.Reader) []byte {
 	b, _ := io.ReadAll(r)
 	return b
+}
+
+// Provenance is the clear-signed provenance file (as `helm package --sign` writes it) of
+// the chart archive named filename whose Chart.yaml is chartYAML, signed by key (an
+// OpenPGP one).
+func Provenance(t testing.TB, key *Key, archive []byte, filename, chartYAML string) []byte {
+	t.Helper()
+	if key.Entity == nil {
+		t.Fatal("signing: Helm provenance needs an OpenPGP key")
+	}
+	prov, err := (&provenance.Signatory{Entity: key.Entity}).ClearSign(archive, filename, []byte(chartYAML))
+	if err != nil {
+		t.Fatalf("signing: provenance of %s: %v", filename, err)
+	}
+	return []byte(prov)
 }
