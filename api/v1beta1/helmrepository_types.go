@@ -23,6 +23,7 @@ const (
 )
 
 // HelmRepositorySpec names a Helm chart repository.
+// +kubebuilder:validation:XValidation:rule="!has(self.verify) || !self.url.startsWith('oci://')",message="verify (Helm provenance files) applies to http(s) chart repositories only"
 type HelmRepositorySpec struct {
 	// url of the repository: https:// (or http://) for a chart repository with an
 	// index.yaml, oci:// for charts in an OCI registry (oci://host/path; a chart is the
@@ -54,6 +55,29 @@ type HelmRepositorySpec struct {
 	// suspend stops polling while true.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
+
+	// verify requires every chart an Application renders from this repository to come
+	// with a provenance file (`<chart URL>.prov`, as `helm package --sign` writes it)
+	// signed by a key of the Secret and stating the archive's digest. A chart that does
+	// not verify is not rendered (the Application's Ready=False, reason
+	// VerificationFailed; what it applied before stays). Chart dependencies fetched from
+	// a repository are not verified.
+	// +optional
+	Verify *HelmRepositoryVerification `json:"verify,omitempty"`
+}
+
+// HelmRepositoryVerification says how the charts of a HelmRepository must be signed.
+type HelmRepositoryVerification struct {
+	// provider: `helm`, provenance files checked against an OpenPGP keyring.
+	// +optional
+	// +kubebuilder:default=helm
+	// +kubebuilder:validation:Enum=helm
+	Provider string `json:"provider,omitempty"`
+
+	// secretRef names a Secret in the same namespace whose values are armored OpenPGP
+	// public keys (the keyring; `gpg --export --armor`).
+	// +required
+	SecretRef LocalObjectReference `json:"secretRef"`
 }
 
 // HelmRepositoryStatus is the observed state of a HelmRepository.

@@ -116,7 +116,12 @@ func (r *Reconciler) reconcileChartSource(ctx context.Context, s *syncRun) outco
 		return waitFor(0, "", "")
 	}
 	if path, ok := r.Charts.CachedVersion(sourceid.ChartKey(loc.repo), loc.version); ok {
-		s.dir = path // a resync: no download, and no read of the repository's Secret
+		// A resync: no download, and no read of the repository's Secret (its keyring's,
+		// when it verifies).
+		if out, ok := r.verifyChart(ctx, s, loc, path); !ok {
+			return out
+		}
+		s.dir = path
 		return done()
 	}
 	src, err := r.helmSource(ctx, app, loc.repo)
@@ -134,6 +139,9 @@ func (r *Reconciler) reconcileChartSource(ctx context.Context, s *syncRun) outco
 		return r.revisionStalled(s, gitsyncv1.ChartPullFailedReason, fmt.Sprintf("pulling chart %s: %v", loc.revision, err))
 	default:
 		return revisionRetry(gitsyncv1.ChartPullFailedReason, fmt.Errorf("pulling chart %s: %w", loc.revision, err))
+	}
+	if out, ok := r.verifyChart(ctx, s, loc, path); !ok {
+		return out
 	}
 	s.dir = path
 	return done()

@@ -14,16 +14,13 @@ import (
 )
 
 // gitVerifyKeys reads the keys spec.verify.secretRef names (nil, "" and nil without
-// spec.verify). A Secret that cannot be read gives SecretNotFound (or AccessDenied in
-// tenant mode); keys that cannot be parsed give VerificationFailed. Error texts name the
-// Secret, never its values.
+// spec.verify; CheckGitRepository checked the tenant's access to it). A Secret that
+// cannot be read gives SecretNotFound; keys that cannot be parsed give
+// VerificationFailed. Error texts name the Secret, never its values.
 func (r *GitRepositoryReconciler) gitVerifyKeys(ctx context.Context, obj *gitsyncv1.GitRepository) (*verify.GitKeys, string, error) {
 	v := obj.Spec.Verify
 	if v == nil {
 		return nil, "", nil
-	}
-	if err := r.SecretAccess.Check(ctx, obj.Namespace, v.SecretRef.Name); err != nil {
-		return nil, gitsyncv1.AccessDeniedReason, err
 	}
 	key := types.NamespacedName{Namespace: obj.Namespace, Name: v.SecretRef.Name}
 	secret := &corev1.Secret{}

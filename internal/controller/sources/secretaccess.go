@@ -74,22 +74,38 @@ func (a *SecretAccess) CheckSecret(ctx context.Context, namespace, name string) 
 	return a.Check(ctx, namespace, name)
 }
 
-// CheckGitRepository is Check of the Secret a GitRepository's spec.secretRef names (its
-// credentials, sent to spec.url). The GitRepository reconciler calls it before
-// sourceid.GitRequest reads that Secret.
+// CheckGitRepository is Check of the Secrets a GitRepository's spec.secretRef (its
+// credentials, sent to spec.url) and spec.verify.secretRef (its signers' keys) name. The
+// GitRepository reconciler calls it before it reads them.
 func (a *SecretAccess) CheckGitRepository(ctx context.Context, obj *gitsyncv1.GitRepository) error {
-	if a == nil || obj.Spec.SecretRef == nil {
+	if a == nil {
 		return nil
 	}
-	return a.Check(ctx, obj.Namespace, obj.Spec.SecretRef.Name)
+	var creds, keys string
+	if obj.Spec.SecretRef != nil {
+		creds = obj.Spec.SecretRef.Name
+	}
+	if obj.Spec.Verify != nil {
+		keys = obj.Spec.Verify.SecretRef.Name
+	}
+	return a.Check(ctx, obj.Namespace, creds, keys)
 }
 
 // CheckHelmRepository is Check of the Secret a HelmRepository's spec.secretRef names (its
 // credentials, sent to spec.url): the HelmRepository reconciler's poll, and an
 // Application's chart download from that repository, call it before reading the Secret.
+//
+// It checks spec.verify.secretRef (the keyring) too.
 func (a *SecretAccess) CheckHelmRepository(ctx context.Context, obj *gitsyncv1.HelmRepository) error {
-	if a == nil || obj.Spec.SecretRef == nil {
+	if a == nil {
 		return nil
 	}
-	return a.Check(ctx, obj.Namespace, obj.Spec.SecretRef.Name)
+	var creds, keys string
+	if obj.Spec.SecretRef != nil {
+		creds = obj.Spec.SecretRef.Name
+	}
+	if obj.Spec.Verify != nil {
+		keys = obj.Spec.Verify.SecretRef.Name
+	}
+	return a.Check(ctx, obj.Namespace, creds, keys)
 }
