@@ -6,7 +6,16 @@
 //
 //	ParseGitKeys(data) (*GitKeys, error)
 //	Git(objects GitObjects, mode Mode, keys *GitKeys) ([]Signer, error)
-//	Provenance(chart, prov []byte, keyring map[string][]byte) (Signer, error)
+//	ParseKeyring(data) (openpgp.EntityList, error)
+//	Provenance(archive []byte, filename string, prov []byte, keyring) (Signer, error)
+//	OCI(ctx, ref name.Digest, provider string, keys map[string][]byte, opts ...remote.Option) (Signer, error)
+//
+// OCI is what an OCI source calls after resolving its tag to a digest and before using
+// anything it pulled: provider "cosign" checks the signatures cosign writes with a key
+// pair (classic layout, `<repo>:sha256-<hex>.sig`) against the Secret's PEM public keys;
+// pass the same remote.Options (credentials, transport behind the egress guard) as for
+// the pull. Keyless cosign, Sigstore bundles and notation are not verified yet: "notation"
+// fails closed.
 //
 // Every function fails closed: an unsigned object, a signature by a key that is not
 // given, a signature that does not match, or input it cannot read is an error, and no
