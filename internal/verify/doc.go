@@ -13,9 +13,10 @@
 // OCI is what an OCI source calls after resolving its tag to a digest and before using
 // anything it pulled: provider "cosign" checks the signatures cosign writes with a key
 // pair (classic layout, `<repo>:sha256-<hex>.sig`) against the Secret's PEM public keys;
-// pass the same remote.Options (credentials, transport behind the egress guard) as for
-// the pull. Keyless cosign, Sigstore bundles and notation are not verified yet: "notation"
-// fails closed.
+// "notation" the notation signatures among the artifact's referrers against the Secret's
+// PEM CA certificates. Pass the same remote.Options (credentials, transport behind the
+// egress guard) as for the pull. Keyless cosign and Sigstore bundles are not verified
+// yet.
 //
 // Every function fails closed: an unsigned object, a signature by a key that is not
 // given, a signature that does not match, or input it cannot read is an error, and no

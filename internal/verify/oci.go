@@ -23,7 +23,10 @@ const (
 //     classic layout: the image `<repository>:sha256-<hex>.sig`, one simple-signing
 //     payload per layer); keys are PEM public keys (`cosign.pub`, ECDSA, RSA or
 //     Ed25519). The payload must name ref's digest.
-//   - notation: not verified yet; it fails closed.
+//   - notation: the signatures notation attaches as referrers (JWS or COSE envelopes);
+//     keys are PEM CA certificates (a "ca" trust store; any identity they certify is
+//     trusted), notation's strict level without revocation checks (no OCSP or CRL address
+//     from a signer's certificate is dialled).
 //
 // Everything read from the registry is bounded (MaxSignatures layers of at most
 // MaxPayloadSize bytes each).
@@ -32,7 +35,7 @@ func OCI(ctx context.Context, ref name.Digest, provider string, keys map[string]
 	case ProviderCosign, "":
 		return cosignClassic(ctx, ref, keys, opts...)
 	case ProviderNotation:
-		return Signer{}, fmt.Errorf("%w: %s: notation signatures are not verified by this version of gitsync", ErrUnverified, ref)
+		return notationVerify(ctx, ref, keys, opts...)
 	default:
 		return Signer{}, fmt.Errorf("unknown signature provider %q (cosign or notation)", provider)
 	}
