@@ -25,7 +25,7 @@ const (
 )
 
 // HelmRepositorySpec names a Helm chart repository.
-// +kubebuilder:validation:XValidation:rule="!has(self.verify) || !self.url.startsWith('oci://')",message="verify (Helm provenance files) applies to http(s) chart repositories only"
+// +kubebuilder:validation:XValidation:rule="!has(self.verify) || self.url.startsWith('oci://') == (has(self.verify.provider) && self.verify.provider != 'helm')",message="verify.provider helm (provenance files) is for http(s) repositories, cosign and notation for oci:// ones"
 type HelmRepositorySpec struct {
 	// url of the repository: https:// (or http://) for a chart repository with an
 	// index.yaml, oci:// for charts in an OCI registry (oci://host/path; a chart is the
@@ -58,10 +58,11 @@ type HelmRepositorySpec struct {
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
 
-	// verify requires every chart an Application renders from this repository to come
-	// with a provenance file (`<chart URL>.prov`, as `helm package --sign` writes it)
-	// signed by a key of the Secret and stating the archive's digest. A chart that does
-	// not verify is not rendered (the Application's Ready=False, reason
+	// verify requires every chart an Application renders from this repository to be
+	// signed by a key of the Secret: for http(s) repositories a provenance file
+	// (`<chart URL>.prov`, as `helm package --sign` writes it) stating the archive's
+	// digest, for oci:// ones a cosign or notation signature of the chart's manifest. A
+	// chart that does not verify is not rendered (the Application's Ready=False, reason
 	// VerificationFailed; what it applied before stays). Chart dependencies fetched from
 	// a repository are not verified.
 	// +optional
@@ -70,14 +71,17 @@ type HelmRepositorySpec struct {
 
 // HelmRepositoryVerification says how the charts of a HelmRepository must be signed.
 type HelmRepositoryVerification struct {
-	// provider: `helm`, provenance files checked against an OpenPGP keyring.
+	// provider: `helm` (http(s) repositories), provenance files checked against an
+	// OpenPGP keyring; `cosign` or `notation` (oci:// repositories), signatures of the
+	// chart's manifest.
 	// +optional
 	// +kubebuilder:default=helm
-	// +kubebuilder:validation:Enum=helm
+	// +kubebuilder:validation:Enum=helm;cosign;notation
 	Provider string `json:"provider,omitempty"`
 
-	// secretRef names a Secret in the same namespace whose values are armored OpenPGP
-	// public keys (the keyring; `gpg --export --armor`).
+	// secretRef names a Secret in the same namespace: for `helm`, armored OpenPGP public
+	// keys (the keyring; `gpg --export --armor`); for `cosign`, PEM public keys
+	// (`cosign.pub`); for `notation`, PEM CA certificates.
 	// +required
 	SecretRef LocalObjectReference `json:"secretRef"`
 }

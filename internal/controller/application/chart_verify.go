@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -14,10 +16,10 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/verify"
 )
 
-// verifyChart checks the chart archive at path against its provenance file and the
-// keyring of the HelmRepository's spec.verify, and records the signer for history. Fails
-// closed: no provenance file, another key or another digest stop the steps before the
-// render (Ready=False VerificationFailed, stalled until the index or the spec changes;
+// verifyChart checks the chart archive at path as the HelmRepository's spec.verify says
+// (its provenance file against the keyring, or the cosign or notation signature of its
+// OCI manifest) and records the signer for history. Fails closed: no signature, another
+// key or another digest stop the steps before the render (Ready=False VerificationFailed, stalled until the index or the spec changes;
 // what was applied before stays). ok is true when the steps go on.
 func (r *Reconciler) verifyChart(ctx context.Context, s *syncRun, loc *chartLocation, path string) (out outcome, ok bool) {
 	v := loc.repo.Spec.Verify
@@ -32,6 +34,9 @@ func (r *Reconciler) verifyChart(ctx context.Context, s *syncRun, loc *chartLoca
 	secret := &corev1.Secret{}
 	if err := r.APIReader.Get(ctx, key, secret); err != nil {
 		return revisionRetry(gitsyncv1.SecretNotFoundReason, fmt.Errorf("reading keyring secret %s: %w", key, err)), false
+	}
+	if chartrepo.IsOCI(loc.repo.Spec.URL) {
+		return r.verifyOCIChart(ctx, s, loc, src, path, v.Provider, secret.Data)
 	}
 	ring, err := verify.ParseKeyring(secret.Data)
 	if err != nil {
@@ -53,5 +58,24 @@ func (r *Reconciler) verifyChart(ctx context.Context, s *syncRun, loc *chartLoca
 		return r.revisionStalled(s, gitsyncv1.VerificationFailedReason, fmt.Sprintf("verifying chart %s: %v", loc.revision, err)), false
 	}
 	s.signer = signer.String()
+	return done(), true
+}
+
+// verifyOCIChart checks the cosign or notation signature of the manifest that holds the
+// chart archive at path. A signature that does not verify stalls the revision; a registry
+// that cannot be read is retried.
+func (r *Reconciler) verifyOCIChart(ctx context.Context, s *syncRun, loc *chartLocation, src chartrepo.Source, path, provider string,
+	keys map[string][]byte) (outcome, bool) {
+	signer, err := r.Charts.VerifyOCI(ctx, src, loc.version, path, func(ctx context.Context, ref name.Digest, opts ...remote.Option) (string, error) {
+		signer, err := verify.OCI(ctx, ref, provider, keys, opts...)
+		return signer.String(), err
+	})
+	switch {
+	case errors.Is(err, verify.ErrUnverified):
+		return r.revisionStalled(s, gitsyncv1.VerificationFailedReason, fmt.Sprintf("verifying chart %s: %v", loc.revision, err)), false
+	case err != nil:
+		return revisionRetry(gitsyncv1.VerificationFailedReason, fmt.Errorf("verifying chart %s: %w", loc.revision, err)), false
+	}
+	s.signer = signer
 	return done(), true
 }
