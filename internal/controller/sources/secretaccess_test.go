@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -234,5 +235,35 @@ func TestGitRepositorySecretRefNeedsTheTenantsRight(t *testing.T) {
 	defer mu.Unlock()
 	if len(seen) == 0 || seen[0] != "s3cr3t-of-the-admin" {
 		t.Fatalf("after the grant the server received %q, want the Secret's password", seen)
+	}
+}
+
+// TestGitRepositoryVerifySecretNeedsTheTenantsRight: in tenant mode the Secret that
+// spec.verify names is read only when the namespace's account may get it.
+func TestGitRepositoryVerifySecretNeedsTheTenantsRight(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	createSecret(t, ns, "admin-keys", map[string]string{"allowed_signers": "admin@example.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"})
+	repo := &gitsyncv1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "verified"},
+		Spec: gitsyncv1.GitRepositorySpec{URL: "https://git.example.invalid/app.git",
+			Verify: &gitsyncv1.GitRepositoryVerification{Mode: gitsyncv1.VerifyModeHEAD, SecretRef: gitsyncv1.LocalObjectReference{Name: "admin-keys"}}}}
+	if err := env.Client.Create(ctx, repo); err != nil {
+		t.Fatal(err)
+	}
+	fetcher, err := source.NewFetcherWithOptions(t.TempDir(), source.FetcherOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &GitRepositoryReconciler{Client: env.Client, APIReader: env.Client, Fetcher: fetcher, Recorder: discard{},
+		SecretAccess: NewSecretAccess(env.Client, tenantAccount, true)}
+	key := types.NamespacedName{Namespace: ns, Name: "verified"}
+	_, _ = r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
+	got := &gitsyncv1.GitRepository{}
+	if err := env.Client.Get(ctx, key, got); err != nil {
+		t.Fatal(err)
+	}
+	c := conditions.Get(got, gitsyncv1.ReadyCondition)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != gitsyncv1.AccessDeniedReason || !strings.Contains(c.Message, "admin-keys") {
+		t.Fatalf("Ready = %+v, want False/%s naming the Secret", c, gitsyncv1.AccessDeniedReason)
 	}
 }
