@@ -116,8 +116,8 @@ func (r *Reconciler) reconcileChartSource(ctx context.Context, s *syncRun) outco
 		return waitFor(0, "", "")
 	}
 	if path, ok := r.Charts.CachedVersion(sourceid.ChartKey(loc.repo), loc.version); ok {
-		// A resync: no download, and no read of the repository's Secret (its keyring's,
-		// when it verifies).
+		// A resync: no download, and no read of the repository's Secrets unless it
+		// verifies (then its signature is checked again, with fresh keys).
 		if out, ok := r.verifyChart(ctx, s, loc, path); !ok {
 			return out
 		}

@@ -19,8 +19,9 @@ import (
 // verifyChart checks the chart archive at path as the HelmRepository's spec.verify says
 // (its provenance file against the keyring, or the cosign or notation signature of its
 // OCI manifest) and records the signer for history. Fails closed: no signature, another
-// key or another digest stop the steps before the render (Ready=False VerificationFailed, stalled until the index or the spec changes;
-// what was applied before stays). ok is true when the steps go on.
+// key or another digest stop the steps before the render (Ready=False
+// VerificationFailed, stalled until the index or the spec changes; what was applied
+// before stays). ok is true when the steps go on.
 func (r *Reconciler) verifyChart(ctx context.Context, s *syncRun, loc *chartLocation, path string) (out outcome, ok bool) {
 	v := loc.repo.Spec.Verify
 	if v == nil {
