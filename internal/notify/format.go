@@ -9,18 +9,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/forge"
 )
 
-// Commit status states (GitHub's and Gitea's names; GitLab's "failed" is mapped).
+// Commit status states (forge's).
 const (
-	StatePending = "pending"
-	StateSuccess = "success"
-	StateFailure = "failure"
-	StateError   = "error"
+	StatePending = forge.StatePending
+	StateSuccess = forge.StateSuccess
+	StateFailure = forge.StateFailure
+	StateError   = forge.StateError
 )
 
 // Message is one notification, ready to format for a provider. Secret values are
@@ -267,13 +267,7 @@ func genericBody(m Message) GenericPayload {
 	}
 }
 
-// statusRequest sets a commit status on the revision's commit:
-//   - GitHub: POST {api}/repos/{owner}/{repo}/statuses/{sha}
-//     (https://docs.github.com/rest/commits/statuses#create-a-commit-status)
-//   - GitLab: POST {url}/api/v4/projects/{url-encoded path}/statuses/{sha}
-//     (https://docs.gitlab.com/api/commits/#set-the-pipeline-status-of-a-commit)
-//   - Gitea:  POST {url}/api/v1/repos/{owner}/{repo}/statuses/{sha}
-//     (https://gitea.com/api/swagger#/repository/repoCreateStatus)
+// statusRequest sets a commit status on the revision's commit (forge.StatusRequest).
 func statusRequest(ctx context.Context, t Target, m Message) (*http.Request, error) {
 	sha := Commit(m.Event.Revision)
 	if sha == "" {
@@ -287,58 +281,8 @@ func statusRequest(ctx context.Context, t Target, m Message) (*http.Request, err
 	if m.Summary != "" {
 		desc = m.Summary + " " + desc
 	}
-	desc = truncate(desc, 140) // GitHub's limit
-	header := http.Header{}
-	var (
-		endpoint string
-		body     map[string]any
-	)
-	base := strings.TrimSuffix(t.Address, "/")
-	switch t.Type {
-	case gitsyncv1.ProviderGitHub:
-		if base == "" {
-			base = "https://api.github.com"
-		}
-		endpoint = fmt.Sprintf("%s/repos/%s/%s/statuses/%s", base, repo.Owner(), repo.Name(), sha)
-		body = map[string]any{"state": m.State, "context": m.Context, "description": desc}
-		header.Set("Accept", "application/vnd.github+json")
-		header.Set("X-GitHub-Api-Version", "2022-11-28")
-		header.Set("Authorization", "Bearer "+t.Token)
-	case gitsyncv1.ProviderGitLab:
-		if base == "" {
-			base = "https://gitlab.com"
-		}
-		endpoint = fmt.Sprintf("%s/api/v4/projects/%s/statuses/%s", base, url.PathEscape(repo.Path), sha)
-		state := m.State
-		if state == StateFailure || state == StateError {
-			state = "failed"
-		}
-		body = map[string]any{"state": state, "name": m.Context, "description": desc}
-		header.Set("PRIVATE-TOKEN", t.Token)
-	case gitsyncv1.ProviderGitea:
-		if base == "" {
-			return nil, fmt.Errorf("gitea provider needs an address (the server's URL)")
-		}
-		endpoint = fmt.Sprintf("%s/api/v1/repos/%s/%s/statuses/%s", base, repo.Owner(), repo.Name(), sha)
-		body = map[string]any{"state": m.State, "context": m.Context, "description": desc}
-		header.Set("Authorization", "token "+t.Token)
-	}
-	if m.CommitURL != "" && t.Type != gitsyncv1.ProviderGitLab {
-		body["target_url"] = m.CommitURL
-	}
-	data, err := json.Marshal(body)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the commit status: %w", err)
-	}
-	req, err := newRequest(ctx, endpoint, data, header, t.Headers)
-	if err != nil {
-		return nil, err
-	}
-	// GitLab's API encodes the project path in one segment: keep %2F as sent.
-	if t.Type == gitsyncv1.ProviderGitLab {
-		req.URL.RawPath = req.URL.EscapedPath()
-	}
-	return req, nil
+	ft := forge.Target{Type: t.Type, Address: t.Address, Token: t.Token, Headers: t.Headers, UserAgent: "gitsync-notification"}
+	return forge.StatusRequest(ctx, ft, repo, sha, forge.Status{State: m.State, Context: m.Context, Description: desc, TargetURL: m.CommitURL})
 }
 
 // slackEscape makes Git's text (commit messages, errors, names) plain text in Slack: the
@@ -386,11 +330,4 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
 }

@@ -2,8 +2,6 @@ package notify
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +19,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/egress"
+	"github.com/gitsync-dev/gitsync/internal/forge"
 )
 
 // worker delivers one Provider's messages in order, from a bounded queue.
@@ -295,29 +294,8 @@ func redact(s string, values []string) string {
 	return s
 }
 
-// httpClient is the client of one delivery: the Provider's timeout and proxy, and the
-// Secret's CA bundle added to the system roots, dialling through guard (nil: no guard);
-// a redirect is checked by the guard and loses the credentials and the tenant's headers
-// when it leaves the address's scheme, host or port. One transport per delivery: nothing
-// keyed by a tenant's CA bundle is cached.
+// httpClient is the client of one delivery (forge.HTTPClient: the Provider's timeout,
+// proxy and CA bundle, dialling through guard).
 func httpClient(p *gitsyncv1.Provider, ca []byte, guard *egress.Guard) (*http.Client, error) {
-	transport := guard.Transport()
-	if p.Spec.Proxy != "" {
-		proxy, err := url.Parse(p.Spec.Proxy)
-		if err != nil {
-			return nil, fmt.Errorf("parsing spec.proxy: %w", err)
-		}
-		transport.Proxy = http.ProxyURL(proxy)
-	}
-	if len(ca) > 0 {
-		pool, err := x509.SystemCertPool()
-		if err != nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(ca) {
-			return nil, fmt.Errorf("the Secret's ca.crt holds no PEM certificate")
-		}
-		transport.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-	}
-	return guard.Client(transport, p.GetTimeout().Duration), nil
+	return forge.HTTPClient(p, ca, guard)
 }
