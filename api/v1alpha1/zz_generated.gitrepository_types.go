@@ -83,6 +83,33 @@ type GitRepositorySpec struct {
 	// VerificationFailed; the previous artifact stays).
 	// +optional
 	Verify *GitRepositoryVerification `json:"verify,omitempty"`
+
+	// preview, when set, makes every pull (merge) request webhook of this repository
+	// that targets one of targetBranches show, in one comment on the pull request, what
+	// the head commit would change in the cluster for each Application of this source
+	// (a server-side dry-run with the Application's identity; nothing is written), and
+	// set the commit status gitsync/preview on the head commit.
+	// +optional
+	Preview *GitRepositoryPreview `json:"preview,omitempty"`
+}
+
+// GitRepositoryPreview configures pull-request previews (plan before merge).
+type GitRepositoryPreview struct {
+	// providerRef names a Provider (type github, gitlab or gitea) in the same namespace:
+	// its address and its Secret's token are used to comment and set commit statuses.
+	// +required
+	ProviderRef LocalObjectReference `json:"providerRef"`
+
+	// targetBranches are the base branches whose pull requests are previewed (default:
+	// the branch spec.ref follows, or the remote's default branch when it follows none).
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	TargetBranches []string `json:"targetBranches,omitempty"`
+
+	// forks allows previews of pull requests whose head is in another repository (a
+	// fork). Off by default: a fork's author is often not trusted with a render.
+	// +optional
+	Forks bool `json:"forks,omitempty"`
 }
 
 // GitRepositoryVerification says which Git objects must be signed, and by whom.
