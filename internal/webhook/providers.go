@@ -43,6 +43,7 @@ const (
 	eventPing                     // a ping or test: 200, nothing woken
 	eventOther                    // any other event (issues, pull requests, …): 200, nothing woken
 	eventMissing                  // no event header: 400
+	eventPull                     // a pull (merge) request: verify, hand to the Previewer (pull.go)
 )
 
 // provider describes one /hook/<name> endpoint.
@@ -54,6 +55,8 @@ type provider struct {
 	signature func(h http.Header, body []byte) (signature, bool)
 	// parse decodes a push delivery.
 	parse func(h http.Header, body []byte) (push, error)
+	// parsePull decodes a pull request delivery (nil: the provider has none).
+	parsePull func(h http.Header, body []byte) (pull, error)
 }
 
 // providers are the endpoints, by the last path element.
@@ -68,6 +71,8 @@ var providers = map[string]provider{
 				return eventPush
 			case "ping":
 				return eventPing
+			case "pull_request":
+				return eventPull
 			}
 			return eventOther
 		},
@@ -82,6 +87,13 @@ var providers = map[string]provider{
 			}
 			return parseGitHub(js)
 		},
+		parsePull: func(h http.Header, body []byte) (pull, error) {
+			js, err := formPayload(h, body)
+			if err != nil {
+				return pull{}, err
+			}
+			return parseGitHubPull(js)
+		},
 	},
 	"gitlab": {
 		name: "gitlab",
@@ -91,6 +103,8 @@ var providers = map[string]provider{
 				return eventMissing
 			case "Push Hook", "Tag Push Hook":
 				return eventPush
+			case "Merge Request Hook":
+				return eventPull
 			}
 			// GitLab has no ping: its "Test" button sends a sample Push Hook.
 			return eventOther
@@ -99,7 +113,8 @@ var providers = map[string]provider{
 			v := h.Get("X-Gitlab-Token")
 			return tokenSignature(v), v != ""
 		},
-		parse: func(_ http.Header, body []byte) (push, error) { return parseGitLab(body) },
+		parse:     func(_ http.Header, body []byte) (push, error) { return parseGitLab(body) },
+		parsePull: func(_ http.Header, body []byte) (pull, error) { return parseGitLabMerge(body) },
 	},
 	"gitea": {
 		name: "gitea",
@@ -111,6 +126,8 @@ var providers = map[string]provider{
 				return eventMissing
 			case "push": // also what Gitea's "Test Delivery" sends
 				return eventPush
+			case "pull_request", "pull_request_sync":
+				return eventPull
 			}
 			return eventOther
 		},
@@ -128,6 +145,13 @@ var providers = map[string]provider{
 				return push{}, err
 			}
 			return parseGitea(js)
+		},
+		parsePull: func(h http.Header, body []byte) (pull, error) {
+			js, err := formPayload(h, body)
+			if err != nil {
+				return pull{}, err
+			}
+			return parseGitHubPull(js)
 		},
 	},
 	"bitbucket": {

@@ -12,7 +12,10 @@
 //  2. body over Options.MaxBodyBytes: 413.
 //  3. no event header: 400; a ping or test event: 200; any other non-push
 //     event: 200. Nothing is woken and no signature is needed: these answers
-//     say nothing about the cluster.
+//     say nothing about the cluster. A pull (merge) request event of GitHub,
+//     GitLab or Gitea, when Options.Previewer is set, goes through steps 4 to 7
+//     too, and is handed to the Previewer for each repository it verified for
+//     instead of waking it (pull.go).
 //  4. no signature header: 401, before the body is even parsed.
 //  5. malformed body, or no repository URL or ref in it: 400.
 //  6. candidates = every GitRepository, in any namespace, whose spec.url
@@ -120,6 +123,10 @@ type Options struct {
 	// MaxConcurrent caps the deliveries handled at once; past it the answer
 	// is 503 with Retry-After. 0 means DefaultMaxConcurrent.
 	MaxConcurrent int
+	// Previewer, when set, receives the pull (merge) request events of GitHub, GitLab
+	// and Gitea, verified as pushes are (pull.go); nil: they are answered 200 as any
+	// other event.
+	Previewer Previewer
 }
 
 // DefaultMaxConcurrent is Options.MaxConcurrent's default: enough for the
@@ -144,14 +151,15 @@ func NewHandler(c Cluster, opts Options) http.Handler {
 	if s := secretKey(opts.SharedSecret); s != nil {
 		shared = append([]byte(nil), s...)
 	}
-	return &handler{cluster: c, shared: shared, maxBody: opts.MaxBodyBytes,
+	return &handler{cluster: c, shared: shared, maxBody: opts.MaxBodyBytes, previewer: opts.Previewer,
 		slots: make(chan struct{}, opts.MaxConcurrent), replays: newReplays()}
 }
 
 type handler struct {
-	cluster Cluster
-	shared  []byte
-	maxBody int64
+	cluster   Cluster
+	previewer Previewer
+	shared    []byte
+	maxBody   int64
 	// replays remembers which bodies recently woke which repository (replay.go).
 	replays *replays
 	// slots holds one token per delivery in progress (a semaphore).
@@ -217,14 +225,20 @@ func (h *handler) handle(w http.ResponseWriter, r *http.Request, p provider) (in
 		return reject(http.StatusBadRequest, "reading body failed")
 	}
 
-	switch p.event(r.Header) {
+	kind := p.event(r.Header)
+	if kind == eventPull && (h.previewer == nil || p.parsePull == nil) {
+		kind = eventOther
+	}
+	switch kind {
+	case eventPull:
+		return h.handlePull(r, p, body, log)
 	case eventMissing:
 		return reject(http.StatusBadRequest, "no event header")
 	case eventPing:
 		log.V(1).Info("ping received")
 		return http.StatusOK, 0
 	case eventOther:
-		log.V(1).Info("event ignored: not a push")
+		log.V(1).Info("event ignored: not a push, nor a pull request with previews")
 		return http.StatusOK, 0
 	}
 
@@ -305,31 +319,10 @@ var decoyKey = []byte("gitsync webhook: no candidate")
 // decide returns the repositories a delivery wakes, and whether it is
 // authenticated at all (step 6 and 7 of the package comment).
 func decide(repos []Repository, ev push, sig signature, shared []byte) ([]Repository, bool) {
-	sharedOK := shared != nil && sig.verify(shared)
-	cands := candidates(repos, ev.urls)
-	if len(cands) == 0 {
-		_ = sig.verify(decoyKey)
-	}
-	// One verification per distinct secret: a tenant often has several
-	// GitRepositories of one URL (branches, tags) under one secret.
-	verified := make(map[string]bool, len(cands))
-	authenticated := sharedOK
+	verified, authenticated := verify(candidates(repos, ev.urls), sig, shared)
 	var wake []Repository
-	seen := make(map[[2]string]bool, len(cands))
-	for _, c := range cands {
-		ok := sharedOK
-		if key := secretKey(c.Secret); key != nil {
-			v, done := verified[string(key)]
-			if !done {
-				v = sig.verify(key)
-				verified[string(key)] = v
-			}
-			ok = ok || v
-		}
-		authenticated = authenticated || ok
-		id := [2]string{c.Namespace, c.Name}
-		if ok && !seen[id] && wants(c, ev.refs, ev.defaultBranch) {
-			seen[id] = true
+	for _, c := range verified {
+		if wants(c, ev.refs, ev.defaultBranch) {
 			wake = append(wake, c)
 		}
 	}
