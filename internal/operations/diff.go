@@ -28,16 +28,25 @@ type Outcome struct {
 	Fields []drift.Field
 	// Diff is a unified diff from live to Git (not masked: see Diff.Report).
 	Diff string
+	// Err is why the API server refused the object's dry-run (Action Failed; CompareEach).
+	Err string
+	// Forbidden: the refusal was RBAC's (the Application's identity may not do it).
+	Forbidden bool
 }
 
 // Encrypted is the Action of an object left SOPS-encrypted and not compared.
 const Encrypted = "encrypted"
+
+// Failed is the Action of an object whose dry-run the API server refused (CompareEach).
+const Failed = "failed"
 
 // Diff is what the next sync of an Application would change.
 type Diff struct {
 	App      *gitsyncv1.Application
 	Rendered *Rendered
 	Outcomes []Outcome
+	// Hooks name the hooks a sync would run, "Phase Kind/namespace/name" (DiffAppsAt).
+	Hooks []string
 }
 
 // DiffOptions say what a diff renders: Revision (see RenderAtRevision; "": the source's
@@ -83,8 +92,20 @@ func DiffRendered(ctx context.Context, c client.Client, app *gitsyncv1.Applicati
 
 // Compare dry-runs each object (as the Application's sync would, with its owner labels)
 // and diffs it with the live one through drift.CompareObject, the drift detector's
-// engine; the inventory's entries a sync would prune come last.
+// engine; the inventory's entries a sync would prune come last. The first object the
+// API server refuses fails the whole compare.
 func Compare(ctx context.Context, c client.Client, app *gitsyncv1.Application, objs []*unstructured.Unstructured) ([]Outcome, error) {
+	return compare(ctx, c, app, objs, false)
+}
+
+// CompareEach is Compare that goes on past an object the API server refuses (schema,
+// admission, RBAC): that object's Outcome is Failed with the refusal in Err. A preview
+// reports every refusal at once.
+func CompareEach(ctx context.Context, c client.Client, app *gitsyncv1.Application, objs []*unstructured.Unstructured) ([]Outcome, error) {
+	return compare(ctx, c, app, objs, true)
+}
+
+func compare(ctx context.Context, c client.Client, app *gitsyncv1.Application, objs []*unstructured.Unstructured, each bool) ([]Outcome, error) {
 	manager := apply.New(c, c, apply.Owner{Name: app.Name, Namespace: app.Namespace})
 	var out []Outcome
 	for _, obj := range objs {
@@ -99,6 +120,10 @@ func Compare(ctx context.Context, c client.Client, app *gitsyncv1.Application, o
 		if err != nil {
 			if dependsOnCreated(obj, objs, err) {
 				out = append(out, Outcome{Subject: subject, Action: drift.Created})
+				continue
+			}
+			if each && ctx.Err() == nil {
+				out = append(out, Outcome{Subject: subject, Action: Failed, Err: err.Error(), Forbidden: apierrors.IsForbidden(err)})
 				continue
 			}
 			if apierrors.IsForbidden(err) {
@@ -168,6 +193,8 @@ func (d *Diff) Report() string {
 			fmt.Fprintf(&w, "%-10s %s\n", o.Action, o.Subject)
 		case Encrypted:
 			fmt.Fprintf(&w, "%-10s %s (SOPS-encrypted, not compared: --decrypt)\n", o.Action, o.Subject)
+		case Failed:
+			fmt.Fprintf(&w, "%-10s %s: %s\n", o.Action, o.Subject, o.Err)
 		case drift.Configured:
 			fmt.Fprintf(&w, "%-10s %s\n", o.Action, o.Subject)
 			for _, f := range o.Fields {
@@ -179,6 +206,9 @@ func (d *Diff) Report() string {
 				}
 			}
 		}
+	}
+	if counts[Failed] > 0 {
+		fmt.Fprintf(&w, "%d refused by the API server\n", counts[Failed])
 	}
 	if !d.Changes() {
 		fmt.Fprintf(&w, "no changes (%d unchanged)\n", counts[drift.Unchanged])

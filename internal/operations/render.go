@@ -117,19 +117,7 @@ func RenderAtRevision(ctx context.Context, c client.Client, app *gitsyncv1.Appli
 		return nil, fmt.Errorf("revision %q: a HelmRepository chart renders at the version spec.helm.version selects", revision)
 	}
 	return renderGitRef(ctx, c, app, cluster, decrypt, func(repo *gitsyncv1.GitRepository) (source.Ref, string, error) {
-		revision := strings.TrimSpace(revision)
-		ref := source.Ref{Branch: revision}
-		if commit := source.CommitOf(revision); commit != "" {
-			// The fetch checks that the commit is in the branch: the one the revision
-			// names, else the one the GitRepository follows (else the default branch).
-			ref = source.Ref{Commit: commit}
-			if branch, _, ok := strings.Cut(revision, "@"); ok && branch != "" {
-				ref.Branch = branch
-			} else if repo.Spec.Ref != nil {
-				ref.Branch = repo.Spec.Ref.Branch
-			}
-		}
-		return ref, "", nil
+		return RevisionRef(repo, revision), "", nil
 	})
 }
 

@@ -37,6 +37,7 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/impersonate"
 	"github.com/gitsync-dev/gitsync/internal/monitoring"
 	"github.com/gitsync-dev/gitsync/internal/notify"
+	"github.com/gitsync-dev/gitsync/internal/preview"
 	gitsyncscheme "github.com/gitsync-dev/gitsync/internal/scheme"
 	"github.com/gitsync-dev/gitsync/internal/shard"
 	"github.com/gitsync-dev/gitsync/internal/source"
@@ -185,9 +186,16 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		return nil, fmt.Errorf("setting up the HelmRepository controller: %w", err)
 	}
 	if opts.WebhookBindAddress != "" && opts.WebhookBindAddress != "0" {
+		// Pull-request previews: fetched as the sync fetches, rendered by its workers,
+		// dry-run as each Application's identity.
+		previews, err := newPreviews(mgr, &preview.Runner{ApplyFor: applyFor, Render: apps.Renderer, Egress: guard,
+			Fetch: source.FetcherOptions{Egress: guard, RefuseFileURLs: !opts.AllowFileURLs}, SecretAccess: previewSecrets(secretAccess)})
+		if err != nil {
+			return nil, err
+		}
 		receiver := webhook.NewHandler(&sources.WebhookCluster{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
 			SecretMetadata: mgr.GetCache()},
-			webhook.Options{SharedSecret: opts.WebhookSecret})
+			webhook.Options{SharedSecret: opts.WebhookSecret, Previewer: previews})
 		if err := mgr.Add(webhookServer(opts.WebhookBindAddress, receiver)); err != nil {
 			return nil, err
 		}

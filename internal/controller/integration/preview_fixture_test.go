@@ -1,0 +1,160 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/controller/sources"
+	"github.com/gitsync-dev/gitsync/internal/impersonate"
+	"github.com/gitsync-dev/gitsync/internal/preview"
+	"github.com/gitsync-dev/gitsync/internal/testutil/forgetest"
+	"github.com/gitsync-dev/gitsync/internal/testutil/gittest"
+	"github.com/gitsync-dev/gitsync/internal/webhook"
+)
+
+// previewFixture is a Git repository acme/app with a GitRepository that has
+// spec.preview, a Provider of type github served by the forge emulator, the runner and
+// the webhook receiver handing it pull request events (as the operator wires them).
+type previewFixture struct {
+	*appFixture
+	forge    *forgetest.Server
+	runner   *preview.Runner
+	receiver string
+	token    []byte
+	cloneURL string
+}
+
+// envAccess is what impersonate.New needs of a manager, from the test's API server.
+type envAccess struct{ hc *http.Client }
+
+func (envAccess) GetScheme() *runtime.Scheme     { return env.Scheme }
+func (envAccess) GetRESTMapper() meta.RESTMapper { return env.Client.RESTMapper() }
+func (a envAccess) GetHTTPClient() *http.Client  { return a.hc }
+func (p previewAdapter) Preview(_ context.Context, pr webhook.PullRequest) {
+	p.r.Preview(toRequest(pr))
+}
+
+// previewAdapter is internal/operator's previewer, for the test's receiver.
+type previewAdapter struct{ r *preview.Runner }
+
+func toRequest(pr webhook.PullRequest) preview.Request {
+	return preview.Request{Namespace: pr.Namespace, Name: pr.Name, Number: pr.Number, HeadBranch: pr.HeadBranch,
+		HeadSHA: pr.HeadSHA, BaseBranch: pr.BaseBranch, Fork: pr.Fork, Closed: pr.Action == webhook.PullClosed}
+}
+
+func newPreviewFixture(t *testing.T, files map[string]string) (*previewFixture, string) {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	srv := gittest.NewServer(t, gittest.Options{})
+	f := &previewFixture{appFixture: &appFixture{t: t, ns: ns, srv: srv, repo: srv.CreateRepo("acme/app")}}
+	sha := f.repo.Commit("main", "initial", files)
+	f.cloneURL = srv.HTTPURL("acme/app")
+	f.forge = forgetest.New(t, forgetest.GitHub, "forge-token")
+	f.token = []byte("hook-token-" + ns)
+	for _, s := range []*corev1.Secret{
+		{ObjectMeta: metav1.ObjectMeta{Name: "hook", Namespace: ns}, Data: map[string][]byte{"token": f.token}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "forge", Namespace: ns}, Data: map[string][]byte{"token": []byte("forge-token")}},
+	} {
+		g.Expect(env.Client.Create(ctx, s)).To(Succeed())
+	}
+	g.Expect(env.Client.Create(ctx, &gitsyncv1.Provider{ObjectMeta: metav1.ObjectMeta{Name: "github", Namespace: ns},
+		Spec: gitsyncv1.ProviderSpec{Type: gitsyncv1.ProviderGitHub, Address: f.forge.URL,
+			SecretRef: &gitsyncv1.LocalObjectReference{Name: "forge"}}})).To(Succeed())
+	newGitRepository(t, ns, "repo", f.cloneURL, &gitsyncv1.GitRepositoryRef{Branch: "main"}, "", func(r *gitsyncv1.GitRepository) {
+		r.Spec.Interval = &metav1.Duration{Duration: time.Hour}
+		r.Spec.WebhookSecretRef = &gitsyncv1.LocalObjectReference{Name: "hook"}
+		r.Spec.Preview = &gitsyncv1.GitRepositoryPreview{ProviderRef: gitsyncv1.LocalObjectReference{Name: "github"},
+			TargetBranches: []string{"main"}}
+	})
+
+	hc, err := rest.HTTPClientFor(env.Config)
+	g.Expect(err).NotTo(HaveOccurred())
+	applyFor, err := impersonate.New(env.Config, envAccess{hc})
+	g.Expect(err).NotTo(HaveOccurred())
+	f.runner = &preview.Runner{Client: env.Client, Secrets: env.Client, ApplyFor: applyFor, TempDir: t.TempDir()}
+	runCtx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = f.runner.Start(runCtx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	g.Eventually(f.runner.Running).Should(BeTrue())
+	receiver := httptest.NewServer(webhook.NewHandler(&sources.WebhookCluster{Client: env.Client, APIReader: env.Client},
+		webhook.Options{Previewer: previewAdapter{f.runner}}))
+	t.Cleanup(receiver.Close)
+	f.receiver = receiver.URL
+	return f, sha
+}
+
+// pullPayload is GitHub's pull_request event for this repository (the fields GitHub
+// documents around the ones gitsync reads).
+func (f *previewFixture) pullPayload(action string, number int, branch, sha, headRepo string) []byte {
+	return []byte(fmt.Sprintf(`{
+  "action": %q, "number": %d,
+  "pull_request": {"number": %d, "state": "open", "title": "change", "user": {"login": "dev"}, "labels": [],
+    "head": {"label": "acme:%s", "ref": %q, "sha": %q, "repo": {"full_name": %q, "clone_url": %q}},
+    "base": {"label": "acme:main", "ref": "main", "sha": "0000000000000000000000000000000000000000",
+      "repo": {"full_name": "acme/app", "clone_url": %q}}},
+  "repository": {"name": "app", "full_name": "acme/app", "clone_url": %q, "default_branch": "main"},
+  "sender": {"login": "dev"}
+}`, action, number, number, branch, branch, sha, headRepo, f.cloneURL, f.cloneURL, f.cloneURL))
+}
+
+// openPull delivers a signed pull_request event and waits for the preview it started
+// to finish.
+func (f *previewFixture) openPull(action string, number int, branch, sha, headRepo string) {
+	f.t.Helper()
+	g := NewWithT(f.t)
+	body := f.pullPayload(action, number, branch, sha, headRepo)
+	req, err := http.NewRequest(http.MethodPost, f.receiver+"/hook/github", bytes.NewReader(body))
+	g.Expect(err).NotTo(HaveOccurred())
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-GitHub-Event", "pull_request")
+	req.Header.Set("X-Hub-Signature-256", sign(f.token, body))
+	resp, err := http.DefaultClient.Do(req)
+	g.Expect(err).NotTo(HaveOccurred())
+	resp.Body.Close()
+	g.Expect(resp.StatusCode).To(Equal(http.StatusAccepted))
+	f.runner.Wait()
+}
+
+// statusOf is the last gitsync/preview status of sha.
+func (f *previewFixture) statusOf(sha string) *forgetest.Status {
+	var last *forgetest.Status
+	for _, s := range f.forge.Statuses() {
+		if s.SHA == sha && s.Context == preview.StatusContext {
+			last = &s
+		}
+	}
+	return last
+}
+
+// versions are the resourceVersions of the namespace's ConfigMaps, Secrets and
+// Deployments, by kind and name.
+func (f *previewFixture) versions(g Gomega) map[string]string {
+	out := map[string]string{}
+	for kind, list := range map[string]client.ObjectList{"ConfigMap": &corev1.ConfigMapList{}, "Secret": &corev1.SecretList{}} {
+		g.Expect(env.Client.List(context.Background(), list, client.InNamespace(f.ns))).To(Succeed())
+		items, err := meta.ExtractList(list)
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, it := range items {
+			o := it.(client.Object)
+			out[kind+"/"+o.GetName()] = o.GetResourceVersion()
+		}
+	}
+	return out
+}

@@ -1,0 +1,189 @@
+package preview
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/forge"
+	"github.com/gitsync-dev/gitsync/internal/operations"
+	"github.com/gitsync-dev/gitsync/internal/render"
+	"github.com/gitsync-dev/gitsync/internal/source"
+	"github.com/gitsync-dev/gitsync/internal/sourceid"
+)
+
+// StatusContext is the commit status a preview sets on the head commit.
+const StatusContext = "gitsync/preview"
+
+// Marker is the hidden line by which the preview finds its own comment again.
+const Marker = "<!-- gitsync-preview -->"
+
+// runOne previews req: the repository's spec.preview decides whether (target branch,
+// forks); then the head is fetched, each Application on the repository rendered and
+// dry-run as itself, and the comment and the commit status written. A cancelled run
+// (a newer push, a closed pull request) writes nothing more.
+func (r *Runner) runOne(ctx context.Context, req Request) {
+	key := types.NamespacedName{Namespace: req.Namespace, Name: req.Name}
+	log := r.Log.WithValues("repository", key, "number", req.Number)
+	repo := &gitsyncv1.GitRepository{}
+	if err := r.Client.Get(ctx, key, repo); err != nil {
+		log.Info("no preview: reading the GitRepository failed", "error", err.Error())
+		return
+	}
+	if reason := Wants(repo, req); reason != "" {
+		log.V(1).Info("no preview", "reason", reason)
+		return
+	}
+	fc, err := r.forgeClient(ctx, repo)
+	if err != nil {
+		log.Info("no preview: the Provider cannot be used", "error", err.Error())
+		return
+	}
+	frepo, err := forge.ParseRepo(repo.Spec.URL)
+	if err != nil {
+		log.Info("no preview: the repository URL names no forge repository", "error", err.Error())
+		return
+	}
+	status := func(state, desc string) {
+		if ctx.Err() != nil {
+			return
+		}
+		if err := fc.SetStatus(ctx, frepo, req.HeadSHA, forge.Status{State: state, Context: StatusContext, Description: desc}); err != nil {
+			log.Info("setting the preview's commit status failed", "error", err.Error())
+		}
+	}
+	status(forge.StatePending, "rendering and dry-running the head")
+
+	diffs, revision, err := r.diff(ctx, repo, req)
+	if ctx.Err() != nil {
+		log.Info("preview cancelled: a newer push or a closed pull request")
+		return
+	}
+	body := Comment(req, revision, diffs, err)
+	if _, cerr := fc.UpsertComment(ctx, frepo, req.Number, Marker, body); cerr != nil {
+		log.Info("writing the preview comment failed", "error", cerr.Error())
+	}
+	state, desc := Summary(diffs, err)
+	status(state, desc)
+	log.Info("preview posted", "state", state)
+}
+
+// Wants says why req gets no preview of repo ("" when it does): no spec.preview, a
+// target branch not listed, a fork without forks: true.
+func Wants(repo *gitsyncv1.GitRepository, req Request) string {
+	p := repo.Spec.Preview
+	if p == nil {
+		return "the GitRepository has no spec.preview"
+	}
+	targets := p.TargetBranches
+	if len(targets) == 0 && repo.Spec.Ref != nil && repo.Spec.Ref.Branch != "" {
+		targets = []string{repo.Spec.Ref.Branch}
+	}
+	if len(targets) > 0 && !slices.Contains(targets, req.BaseBranch) {
+		return fmt.Sprintf("target branch %q is not one of spec.preview.targetBranches", req.BaseBranch)
+	}
+	if req.Fork && !p.Forks {
+		return "the pull request comes from a fork and spec.preview.forks is false"
+	}
+	if source.CommitOf(req.HeadSHA) == "" {
+		return "the head names no commit"
+	}
+	return ""
+}
+
+// diff fetches the head (the repository's URL, credentials, ignore rules and timeout;
+// the sync's fetcher options) into a temporary directory and diffs every Application
+// on the repository.
+func (r *Runner) diff(ctx context.Context, repo *gitsyncv1.GitRepository, req Request) ([]operations.AppDiff, string, error) {
+	apps, err := operations.AppsOf(ctx, r.Client, client.ObjectKeyFromObject(repo))
+	if err != nil {
+		return nil, "", err
+	}
+	if repo.Spec.SecretRef != nil && r.SecretAccess != nil {
+		if err := r.SecretAccess.CheckSecret(ctx, repo.Namespace, repo.Spec.SecretRef.Name); err != nil {
+			return nil, "", fmt.Errorf("reading Secret %s: %w", repo.Spec.SecretRef.Name, err)
+		}
+	}
+	tmp, err := os.MkdirTemp(r.TempDir, "gitsync-preview-")
+	if err != nil {
+		return nil, "", fmt.Errorf("creating a temporary directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	fetcher, err := source.NewFetcherWithOptions(tmp, r.Fetch)
+	if err != nil {
+		return nil, "", err
+	}
+	ref := source.Ref{Branch: req.HeadBranch, Commit: source.CommitOf(req.HeadSHA)}
+	request, err := sourceid.GitRequest(ctx, r.Secrets, repo, ref)
+	if err != nil {
+		return nil, "", fmt.Errorf("reading the repository's credentials: %w", err)
+	}
+	artifact, err := fetcher.Fetch(ctx, request)
+	if err != nil {
+		return nil, "", fmt.Errorf("fetching %s: %w", ref, err)
+	}
+	diffs := operations.DiffAppsAt(ctx, apps, artifact.Dir, artifact.Revision, r.actor, r.Render)
+	return diffs, artifact.Revision, nil
+}
+
+// actor is who renders and dry-runs app: the Application's own identity (its service
+// account, impersonated), never with decryption keys.
+func (r *Runner) actor(app *gitsyncv1.Application) (operations.Actor, error) {
+	m, err := r.ApplyFor(app)
+	if err != nil {
+		return operations.Actor{}, err
+	}
+	c := m.Client()
+	return operations.Actor{Client: c, Cluster: render.ClusterOf(app.Namespace, c.RESTMapper(), func() (client.Client, error) { return c, nil }, false)}, nil
+}
+
+// forgeClient is the client of the repository's spec.preview.providerRef: a Provider of
+// type github, gitlab or gitea, its address, and its Secret's token, address, headers
+// and ca.crt, dialling through the egress guard.
+func (r *Runner) forgeClient(ctx context.Context, repo *gitsyncv1.GitRepository) (*forge.Client, error) {
+	p := &gitsyncv1.Provider{}
+	key := types.NamespacedName{Namespace: repo.Namespace, Name: repo.Spec.Preview.ProviderRef.Name}
+	if err := r.Client.Get(ctx, key, p); err != nil {
+		return nil, fmt.Errorf("reading Provider %s: %w", key.Name, err)
+	}
+	if !forge.IsForge(p.Spec.Type) {
+		return nil, fmt.Errorf("provider %s is of type %q, not github, gitlab or gitea", key.Name, p.Spec.Type)
+	}
+	target := forge.Target{Type: p.Spec.Type, Address: p.Spec.Address, UserAgent: "gitsync-preview"}
+	var data map[string][]byte
+	if p.Spec.SecretRef != nil {
+		name := p.Spec.SecretRef.Name
+		if r.SecretAccess != nil {
+			if err := r.SecretAccess.CheckSecret(ctx, p.Namespace, name); err != nil {
+				return nil, fmt.Errorf("reading Secret %s: %w", name, err)
+			}
+		}
+		s := &corev1.Secret{}
+		if err := r.Secrets.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: name}, s); err != nil {
+			return nil, fmt.Errorf("reading Secret %s: %w", name, err)
+		}
+		data = s.Data
+	}
+	if a := strings.TrimSpace(string(data["address"])); a != "" {
+		target.Address = a
+	}
+	target.Token = strings.TrimSpace(string(data["token"]))
+	if h := data["headers"]; len(h) > 0 {
+		if err := yaml.Unmarshal(h, &target.Headers); err != nil {
+			return nil, fmt.Errorf("the Secret's headers are not a YAML map of strings")
+		}
+	}
+	hc, err := forge.HTTPClient(p, data["ca.crt"], r.Egress)
+	if err != nil {
+		return nil, err
+	}
+	return forge.New(target, hc)
+}

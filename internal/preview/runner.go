@@ -1,0 +1,142 @@
+package preview
+
+import (
+	"context"
+	"sync"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/egress"
+	"github.com/gitsync-dev/gitsync/internal/render"
+	"github.com/gitsync-dev/gitsync/internal/source"
+)
+
+// Request is a pull request event for one GitRepository (the webhook receiver verified
+// its signature for that repository).
+type Request struct {
+	// Namespace and Name identify the GitRepository.
+	Namespace, Name string
+	// Number is the pull request's number (GitLab: the merge request's iid).
+	Number int
+	// HeadBranch and HeadSHA are the head; BaseBranch the branch it targets.
+	HeadBranch, HeadSHA, BaseBranch string
+	// Fork: the head is in another repository.
+	Fork bool
+	// Closed: the pull request was closed or merged; stop previewing it.
+	Closed bool
+}
+
+// SecretChecker tells whether the tenant of namespace may read the Secret name; an error
+// refuses (the operator's tenant mode).
+type SecretChecker interface {
+	CheckSecret(ctx context.Context, namespace, name string) error
+}
+
+// Runner runs previews: one at a time per repository, a newer request cancelling the
+// older one. Start it with the manager (it is a manager.Runnable); Preview never blocks.
+type Runner struct {
+	// Client reads GitRepositories, Applications and Providers (the manager's cache).
+	Client client.Client
+	// Secrets reads the Provider's and the repository's Secrets (uncached).
+	Secrets client.Reader
+	// ApplyFor is the Application's applier: its client dry-runs and reads as the
+	// Application's identity (impersonate.NewWith).
+	ApplyFor func(*gitsyncv1.Application) (*apply.Manager, error)
+	// Render renders as the sync does (the operator's render workers); nil: render.Render.
+	Render func(context.Context, *gitsyncv1.Application, render.Source, *render.Cluster) (*render.Result, error)
+	// Fetch are the fetcher options of the sync (egress guard, file URLs refused).
+	Fetch source.FetcherOptions
+	// TempDir holds each preview's checkout while it runs ("": the system's).
+	TempDir string
+	// Egress guards the forge's address.
+	Egress *egress.Guard
+	// SecretAccess, in tenant mode, is asked before a Secret is read with the
+	// operator's identity; nil: no check.
+	SecretAccess SecretChecker
+	Log          logr.Logger
+
+	mu   sync.Mutex
+	ctx  context.Context
+	runs map[types.NamespacedName]*run
+	wg   sync.WaitGroup
+}
+
+// run is one preview in progress.
+type run struct {
+	number int
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Start keeps the runner's context until ctx ends, then cancels and waits for the
+// previews in progress.
+func (r *Runner) Start(ctx context.Context) error {
+	r.mu.Lock()
+	r.ctx = ctx
+	r.mu.Unlock()
+	<-ctx.Done()
+	r.wg.Wait()
+	return nil
+}
+
+// NeedLeaderElection: only the leader comments, once per event.
+func (r *Runner) NeedLeaderElection() bool { return true }
+
+// Preview starts (or, for a closed pull request, stops) the preview of req in the
+// background. A preview in progress of the same repository is cancelled first, and the
+// new one waits for it to end: one at a time per repository.
+func (r *Runner) Preview(req Request) {
+	key := types.NamespacedName{Namespace: req.Namespace, Name: req.Name}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.runs == nil {
+		r.runs = map[types.NamespacedName]*run{}
+	}
+	prev := r.runs[key]
+	if req.Closed {
+		if prev != nil && prev.number == req.Number {
+			prev.cancel()
+			r.Log.Info("preview stopped: pull request closed", "repository", key, "number", req.Number)
+		}
+		return
+	}
+	if r.ctx == nil || r.ctx.Err() != nil {
+		r.Log.Info("preview not started: the runner is not running", "repository", key)
+		return
+	}
+	ctx, cancel := context.WithCancel(r.ctx)
+	cur := &run{number: req.Number, cancel: cancel, done: make(chan struct{})}
+	r.runs[key] = cur
+	if prev != nil {
+		prev.cancel()
+	}
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer close(cur.done)
+		defer cancel()
+		if prev != nil {
+			<-prev.done
+		}
+		r.runOne(ctx, req)
+		r.mu.Lock()
+		if r.runs[key] == cur {
+			delete(r.runs, key)
+		}
+		r.mu.Unlock()
+	}()
+}
+
+// Running tells whether Start has been called and its context has not ended.
+func (r *Runner) Running() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ctx != nil && r.ctx.Err() == nil
+}
+
+// Wait blocks until no preview is in progress (tests and benchmarks).
+func (r *Runner) Wait() { r.wg.Wait() }
