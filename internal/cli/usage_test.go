@@ -16,7 +16,7 @@ func TestArgumentErrorsShowUsageAndTheKindFirst(t *testing.T) {
 		code      int
 	}{
 		{"tree", "gitsync tree app NAME [--children] [-o json] [flags]", 1},
-		{"diff", "gitsync diff app NAME [--path DIR] [flags]", 2},
+		{"diff", "gitsync diff app NAME [--path DIR | --revision SHA|BRANCH] [flags]", 2},
 		{"wait", "gitsync wait app NAME --for synced|healthy|ready [--timeout D] [flags]", 1},
 		{"history", "gitsync history app NAME [-o table|json|yaml] [flags]", 1},
 		{"rollback", "gitsync rollback app NAME --to REVISION [flags]", 1},
