@@ -99,7 +99,7 @@ type GitRepositoryPreview struct {
 	ProviderRef LocalObjectReference `json:"providerRef"`
 
 	// targetBranches are the base branches whose pull requests are previewed (default:
-	// the branch spec.ref follows, or the remote's default branch when it follows none).
+	// the branch spec.ref follows; any branch when it follows none).
 	// +optional
 	// +kubebuilder:validation:MaxItems=32
 	TargetBranches []string `json:"targetBranches,omitempty"`
