@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,6 +37,8 @@ type previewFixture struct {
 	receiver string
 	token    []byte
 	cloneURL string
+	// kind is the forge: forgetest.GitHub, GitLab or Gitea.
+	kind string
 }
 
 // envAccess is what impersonate.New needs of a manager, from the test's API server.
@@ -58,14 +61,20 @@ func toRequest(pr webhook.PullRequest) preview.Request {
 
 func newPreviewFixture(t *testing.T, files map[string]string) (*previewFixture, string) {
 	t.Helper()
+	return newPreviewFixtureFor(t, forgetest.GitHub, files)
+}
+
+// newPreviewFixtureFor is newPreviewFixture with a forge of kind.
+func newPreviewFixtureFor(t *testing.T, kind string, files map[string]string) (*previewFixture, string) {
+	t.Helper()
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := env.Namespace(t)
 	srv := gittest.NewServer(t, gittest.Options{})
-	f := &previewFixture{appFixture: &appFixture{t: t, ns: ns, srv: srv, repo: srv.CreateRepo("acme/app")}}
+	f := &previewFixture{appFixture: &appFixture{t: t, ns: ns, srv: srv, repo: srv.CreateRepo("acme/app")}, kind: kind}
 	sha := f.repo.Commit("main", "initial", files)
 	f.cloneURL = srv.HTTPURL("acme/app")
-	f.forge = forgetest.New(t, forgetest.GitHub, "forge-token")
+	f.forge = forgetest.New(t, kind, "forge-token")
 	f.token = []byte("hook-token-" + ns)
 	for _, s := range []*corev1.Secret{
 		{ObjectMeta: metav1.ObjectMeta{Name: "hook", Namespace: ns}, Data: map[string][]byte{"token": f.token}},
@@ -73,13 +82,13 @@ func newPreviewFixture(t *testing.T, files map[string]string) (*previewFixture, 
 	} {
 		g.Expect(env.Client.Create(ctx, s)).To(Succeed())
 	}
-	g.Expect(env.Client.Create(ctx, &gitsyncv1.Provider{ObjectMeta: metav1.ObjectMeta{Name: "github", Namespace: ns},
-		Spec: gitsyncv1.ProviderSpec{Type: gitsyncv1.ProviderGitHub, Address: f.forge.URL,
+	g.Expect(env.Client.Create(ctx, &gitsyncv1.Provider{ObjectMeta: metav1.ObjectMeta{Name: "forge", Namespace: ns},
+		Spec: gitsyncv1.ProviderSpec{Type: kind, Address: f.forge.URL,
 			SecretRef: &gitsyncv1.LocalObjectReference{Name: "forge"}}})).To(Succeed())
 	newGitRepository(t, ns, "repo", f.cloneURL, &gitsyncv1.GitRepositoryRef{Branch: "main"}, "", func(r *gitsyncv1.GitRepository) {
 		r.Spec.Interval = &metav1.Duration{Duration: time.Hour}
 		r.Spec.WebhookSecretRef = &gitsyncv1.LocalObjectReference{Name: "hook"}
-		r.Spec.Preview = &gitsyncv1.GitRepositoryPreview{ProviderRef: gitsyncv1.LocalObjectReference{Name: "github"},
+		r.Spec.Preview = &gitsyncv1.GitRepositoryPreview{ProviderRef: gitsyncv1.LocalObjectReference{Name: "forge"},
 			TargetBranches: []string{"main"}}
 	})
 
@@ -100,9 +109,29 @@ func newPreviewFixture(t *testing.T, files map[string]string) (*previewFixture, 
 	return f, sha
 }
 
-// pullPayload is GitHub's pull_request event for this repository (the fields GitHub
-// documents around the ones gitsync reads).
+// pullPayload is the forge's pull request event for this repository (GitHub's and
+// Gitea's pull_request, GitLab's Merge Request Hook), with the fields the forges document
+// around the ones gitsync reads; action is GitHub's (opened, synchronize, closed).
 func (f *previewFixture) pullPayload(action string, number int, branch, sha, headRepo string) []byte {
+	if f.kind == forgetest.GitLab {
+		glAction, oldrev, source := map[string]string{"opened": "open", "synchronize": "update", "closed": "close"}[action], "", 1
+		if action == "synchronize" {
+			oldrev = `, "oldrev": "0000000000000000000000000000000000000001"`
+		}
+		if headRepo != "acme/app" {
+			source = 2
+		}
+		return []byte(fmt.Sprintf(`{
+  "object_kind": "merge_request", "event_type": "merge_request", "user": {"username": "dev"},
+  "project": {"id": 1, "path_with_namespace": "acme/app", "web_url": %q, "git_http_url": %q, "default_branch": "main"},
+  "object_attributes": {"iid": %d, "action": %q, "state": "opened", "source_branch": %q, "target_branch": "main",
+    "source_project_id": %d, "target_project_id": 1, "last_commit": {"id": %q}%s},
+  "labels": [], "changes": {}
+}`, f.cloneURL, f.cloneURL, number, glAction, branch, source, sha, oldrev))
+	}
+	if f.kind == forgetest.Gitea && action == "synchronize" {
+		action = "synchronized"
+	}
 	return []byte(fmt.Sprintf(`{
   "action": %q, "number": %d,
   "pull_request": {"number": %d, "state": "open", "title": "change", "user": {"login": "dev"}, "labels": [],
@@ -114,22 +143,37 @@ func (f *previewFixture) pullPayload(action string, number int, branch, sha, hea
 }`, action, number, number, branch, branch, sha, headRepo, f.cloneURL, f.cloneURL, f.cloneURL))
 }
 
-// openPull delivers a signed pull_request event and waits for the preview it started
+// openPull delivers a signed pull request event and waits for the preview it started
 // to finish.
 func (f *previewFixture) openPull(action string, number int, branch, sha, headRepo string) {
 	f.t.Helper()
+	f.deliver(action, number, branch, sha, headRepo)
+	f.runner.Wait()
+}
+
+// deliver posts a signed pull request event, signed as the forge signs it.
+func (f *previewFixture) deliver(action string, number int, branch, sha, headRepo string) {
+	f.t.Helper()
 	g := NewWithT(f.t)
 	body := f.pullPayload(action, number, branch, sha, headRepo)
-	req, err := http.NewRequest(http.MethodPost, f.receiver+"/hook/github", bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, f.receiver+"/hook/"+f.kind, bytes.NewReader(body))
 	g.Expect(err).NotTo(HaveOccurred())
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-GitHub-Event", "pull_request")
-	req.Header.Set("X-Hub-Signature-256", sign(f.token, body))
+	switch f.kind {
+	case forgetest.GitLab:
+		req.Header.Set("X-Gitlab-Event", "Merge Request Hook")
+		req.Header.Set("X-Gitlab-Token", string(f.token))
+	case forgetest.Gitea:
+		req.Header.Set("X-Gitea-Event", "pull_request")
+		req.Header.Set("X-Gitea-Signature", strings.TrimPrefix(sign(f.token, body), "sha256="))
+	default:
+		req.Header.Set("X-GitHub-Event", "pull_request")
+		req.Header.Set("X-Hub-Signature-256", sign(f.token, body))
+	}
 	resp, err := http.DefaultClient.Do(req)
 	g.Expect(err).NotTo(HaveOccurred())
 	resp.Body.Close()
 	g.Expect(resp.StatusCode).To(Equal(http.StatusAccepted))
-	f.runner.Wait()
 }
 
 // statusOf is the last gitsync/preview status of sha.

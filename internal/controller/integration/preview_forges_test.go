@@ -1,0 +1,75 @@
+package integration
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/testutil/forgetest"
+)
+
+// GitLab's merge request and Gitea's pull request events get the same comment and
+// status through their own APIs; a fork's merge request gets nothing.
+func TestPreviewOnGitLabAndGitea(t *testing.T) {
+	for _, kind := range []string{forgetest.GitLab, forgetest.Gitea} {
+		t.Run(kind, func(t *testing.T) {
+			g := NewWithT(t)
+			f, sha := newPreviewFixtureFor(t, kind, previewFiles("blue", "a", "old-s3cret-value"))
+			f.app("kust-app", func(a *gitsyncv1.Application) { a.Spec.Path = "overlay/prod" })
+			f.waitApplied("kust-app", sha)
+
+			head := f.repo.Commit("feature", "change", previewFiles("blue", "b", "old-s3cret-value"))
+			f.openPull("opened", 5, "feature", head, "acme/app")
+			st := f.statusOf(head)
+			g.Expect(st).NotTo(BeNil())
+			g.Expect(st.State).To(Equal("success"))
+			comments := f.forge.Comments("acme/app", 5)
+			g.Expect(comments).To(HaveLen(1))
+			g.Expect(comments[0].Body).To(ContainSubstring("configured `ConfigMap/" + f.ns + "/web-kust`: `/data/mode`"))
+
+			head2 := f.repo.Commit("feature", "again", previewFiles("blue", "c", "old-s3cret-value"))
+			f.openPull("synchronize", 5, "feature", head2, "acme/app")
+			comments = f.forge.Comments("acme/app", 5)
+			g.Expect(comments).To(HaveLen(1))
+			g.Expect(comments[0].Edits).To(Equal(1))
+			g.Expect(comments[0].Body).To(ContainSubstring("+  mode: c"))
+
+			fork := f.repo.Commit("fork", "fork", previewFiles("blue", "d", "x"))
+			f.openPull("opened", 6, "fork", fork, "mallory/app")
+			g.Expect(f.forge.Comments("acme/app", 6)).To(BeEmpty())
+			g.Expect(f.statusOf(fork)).To(BeNil())
+		})
+	}
+}
+
+// A newer push cancels the preview still fetching the older head: only the newer head
+// gets a final status, and the one comment describes it.
+func TestPreviewNewerPushCancelsOlder(t *testing.T) {
+	g := NewWithT(t)
+	f, sha := newPreviewFixture(t, previewFiles("blue", "a", "old-s3cret-value"))
+	f.app("chart-app", func(a *gitsyncv1.Application) { a.Spec.Path = "chart" })
+	f.waitApplied("chart-app", sha)
+
+	older := f.repo.Commit("feature", "one", previewFiles("green", "a", "old-s3cret-value"))
+	newer := f.repo.Commit("feature", "two", previewFiles("red", "a", "old-s3cret-value"))
+	f.srv.SetFetchDelay(2 * time.Second) // the older run is still fetching when the newer push comes
+	f.deliver("opened", 9, "feature", older, "acme/app")
+	f.deliver("synchronize", 9, "feature", newer, "acme/app")
+	f.runner.Wait()
+	f.srv.SetFetchDelay(0)
+
+	for _, s := range f.forge.Statuses() {
+		if s.SHA == older {
+			g.Expect(s.State).To(Equal("pending"))
+		}
+	}
+	g.Expect(f.statusOf(newer)).NotTo(BeNil())
+	g.Expect(f.statusOf(newer).State).To(Equal("success"))
+	comments := f.forge.Comments("acme/app", 9)
+	g.Expect(comments).To(HaveLen(1))
+	g.Expect(comments[0].Edits).To(Equal(0))
+	g.Expect(comments[0].Body).To(ContainSubstring(newer[:12]))
+	g.Expect(comments[0].Body).To(ContainSubstring("+  color: red"))
+}
