@@ -22,6 +22,7 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/controller/sources"
 	"github.com/gitsync-dev/gitsync/internal/impersonate"
 	"github.com/gitsync-dev/gitsync/internal/preview"
+	"github.com/gitsync-dev/gitsync/internal/testutil/apicount"
 	"github.com/gitsync-dev/gitsync/internal/testutil/forgetest"
 	"github.com/gitsync-dev/gitsync/internal/testutil/gittest"
 	"github.com/gitsync-dev/gitsync/internal/webhook"
@@ -31,7 +32,10 @@ import (
 // spec.preview, a Provider of type github served by the forge emulator, the runner and
 // the webhook receiver handing it pull request events (as the operator wires them).
 type previewFixture struct {
-	*appFixture
+	t        testing.TB
+	ns       string
+	srv      *gittest.Server
+	repo     *gittest.Repo
 	forge    *forgetest.Server
 	runner   *preview.Runner
 	receiver string
@@ -39,6 +43,8 @@ type previewFixture struct {
 	cloneURL string
 	// kind is the forge: forgetest.GitHub, GitLab or Gitea.
 	kind string
+	// api counts the runner's requests to the API server.
+	api *apicount.Counter
 }
 
 // envAccess is what impersonate.New needs of a manager, from the test's API server.
@@ -59,19 +65,19 @@ func toRequest(pr webhook.PullRequest) preview.Request {
 		HeadSHA: pr.HeadSHA, BaseBranch: pr.BaseBranch, Fork: pr.Fork, Closed: pr.Action == webhook.PullClosed}
 }
 
-func newPreviewFixture(t *testing.T, files map[string]string) (*previewFixture, string) {
+func newPreviewFixture(t testing.TB, files map[string]string) (*previewFixture, string) {
 	t.Helper()
 	return newPreviewFixtureFor(t, forgetest.GitHub, files)
 }
 
 // newPreviewFixtureFor is newPreviewFixture with a forge of kind.
-func newPreviewFixtureFor(t *testing.T, kind string, files map[string]string) (*previewFixture, string) {
+func newPreviewFixtureFor(t testing.TB, kind string, files map[string]string) (*previewFixture, string) {
 	t.Helper()
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := env.Namespace(t)
 	srv := gittest.NewServer(t, gittest.Options{})
-	f := &previewFixture{appFixture: &appFixture{t: t, ns: ns, srv: srv, repo: srv.CreateRepo("acme/app")}, kind: kind}
+	f := &previewFixture{t: t, ns: ns, srv: srv, repo: srv.CreateRepo("acme/app"), kind: kind, api: apicount.New()}
 	sha := f.repo.Commit("main", "initial", files)
 	f.cloneURL = srv.HTTPURL("acme/app")
 	f.forge = forgetest.New(t, kind, "forge-token")
@@ -85,18 +91,23 @@ func newPreviewFixtureFor(t *testing.T, kind string, files map[string]string) (*
 	g.Expect(env.Client.Create(ctx, &gitsyncv1.Provider{ObjectMeta: metav1.ObjectMeta{Name: "forge", Namespace: ns},
 		Spec: gitsyncv1.ProviderSpec{Type: kind, Address: f.forge.URL,
 			SecretRef: &gitsyncv1.LocalObjectReference{Name: "forge"}}})).To(Succeed())
-	newGitRepository(t, ns, "repo", f.cloneURL, &gitsyncv1.GitRepositoryRef{Branch: "main"}, "", func(r *gitsyncv1.GitRepository) {
-		r.Spec.Interval = &metav1.Duration{Duration: time.Hour}
-		r.Spec.WebhookSecretRef = &gitsyncv1.LocalObjectReference{Name: "hook"}
-		r.Spec.Preview = &gitsyncv1.GitRepositoryPreview{ProviderRef: gitsyncv1.LocalObjectReference{Name: "forge"},
-			TargetBranches: []string{"main"}}
-	})
+	g.Expect(env.Client.Create(ctx, &gitsyncv1.GitRepository{ObjectMeta: metav1.ObjectMeta{Name: "repo", Namespace: ns},
+		Spec: gitsyncv1.GitRepositorySpec{URL: f.cloneURL, Ref: &gitsyncv1.GitRepositoryRef{Branch: "main"},
+			Interval:         &metav1.Duration{Duration: time.Hour},
+			WebhookSecretRef: &gitsyncv1.LocalObjectReference{Name: "hook"},
+			Preview: &gitsyncv1.GitRepositoryPreview{ProviderRef: gitsyncv1.LocalObjectReference{Name: "forge"},
+				TargetBranches: []string{"main"}}}})).To(Succeed())
 
-	hc, err := rest.HTTPClientFor(env.Config)
+	// The runner's requests to the API server are counted (the benchmark reports them).
+	cfg := rest.CopyConfig(env.Config)
+	f.api.Wrap(cfg)
+	hc, err := rest.HTTPClientFor(cfg)
 	g.Expect(err).NotTo(HaveOccurred())
-	applyFor, err := impersonate.New(env.Config, envAccess{hc})
+	counted, err := client.New(cfg, client.Options{Scheme: env.Scheme, Mapper: env.Client.RESTMapper(), HTTPClient: hc})
 	g.Expect(err).NotTo(HaveOccurred())
-	f.runner = &preview.Runner{Client: env.Client, Secrets: env.Client, ApplyFor: applyFor, TempDir: t.TempDir()}
+	applyFor, err := impersonate.New(cfg, envAccess{hc})
+	g.Expect(err).NotTo(HaveOccurred())
+	f.runner = &preview.Runner{Client: counted, Secrets: counted, ApplyFor: applyFor, TempDir: t.TempDir()}
 	runCtx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = f.runner.Start(runCtx) }()
@@ -107,6 +118,26 @@ func newPreviewFixtureFor(t *testing.T, kind string, files map[string]string) (*
 	t.Cleanup(receiver.Close)
 	f.receiver = receiver.URL
 	return f, sha
+}
+
+// app creates an Application of the fixture's repository.
+func (f *previewFixture) app(name string, mutate func(*gitsyncv1.Application)) {
+	f.t.Helper()
+	app := &gitsyncv1.Application{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns},
+		Spec: gitsyncv1.ApplicationSpec{SourceRef: gitsyncv1.SourceReference{Kind: gitsyncv1.GitRepositoryKind, Name: "repo"}}}
+	mutate(app)
+	NewWithT(f.t).Expect(env.Client.Create(context.Background(), app)).To(Succeed())
+}
+
+// waitApplied waits until the Application is Ready at main@sha1:<sha>.
+func (f *previewFixture) waitApplied(name, sha string) {
+	f.t.Helper()
+	NewWithT(f.t).Eventually(func(g Gomega) {
+		app := &gitsyncv1.Application{}
+		g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: f.ns, Name: name}, app)).To(Succeed())
+		g.Expect(meta.IsStatusConditionTrue(app.Status.Conditions, gitsyncv1.ReadyCondition)).To(BeTrue())
+		g.Expect(app.Status.LastAppliedRevision).To(Equal("main@sha1:" + sha))
+	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
 }
 
 // pullPayload is the forge's pull request event for this repository (GitHub's and
