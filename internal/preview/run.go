@@ -62,7 +62,7 @@ func (r *Runner) runOne(ctx context.Context, req Request) {
 	}
 	status(forge.StatePending, "rendering and dry-running the head")
 
-	diffs, revision, err := r.diff(ctx, repo, req)
+	diffs, revision, err := r.diff(ctx, repo, req, fc.Target.Type)
 	if ctx.Err() != nil {
 		log.Info("preview cancelled: a newer push or a closed pull request")
 		return
@@ -102,7 +102,7 @@ func Wants(repo *gitsyncv1.GitRepository, req Request) string {
 // diff fetches the head (the repository's URL, credentials, ignore rules and timeout;
 // the sync's fetcher options) into a temporary directory and diffs every Application
 // on the repository.
-func (r *Runner) diff(ctx context.Context, repo *gitsyncv1.GitRepository, req Request) ([]operations.AppDiff, string, error) {
+func (r *Runner) diff(ctx context.Context, repo *gitsyncv1.GitRepository, req Request, forgeType string) ([]operations.AppDiff, string, error) {
 	apps, err := operations.AppsOf(ctx, r.Client, client.ObjectKeyFromObject(repo))
 	if err != nil {
 		return nil, "", err
@@ -122,6 +122,11 @@ func (r *Runner) diff(ctx context.Context, repo *gitsyncv1.GitRepository, req Re
 		return nil, "", err
 	}
 	ref := source.Ref{Branch: req.HeadBranch, Commit: source.CommitOf(req.HeadSHA)}
+	if req.Fork {
+		// A fork's branch is not in this repository: the forge keeps the head under a
+		// ref of its own in the base repository.
+		ref.Branch = PullRef(forgeType, req.Number)
+	}
 	request, err := sourceid.GitRequest(ctx, r.Secrets, repo, ref)
 	if err != nil {
 		return nil, "", fmt.Errorf("reading the repository's credentials: %w", err)
@@ -132,6 +137,15 @@ func (r *Runner) diff(ctx context.Context, repo *gitsyncv1.GitRepository, req Re
 	}
 	diffs := operations.DiffAppsAt(ctx, apps, artifact.Dir, artifact.Revision, r.actor, r.Render)
 	return diffs, artifact.Revision, nil
+}
+
+// PullRef is the ref under which a forge keeps pull request number's head in the base
+// repository: GitHub's and Gitea's refs/pull/N/head, GitLab's refs/merge-requests/N/head.
+func PullRef(forgeType string, number int) string {
+	if forgeType == gitsyncv1.ProviderGitLab {
+		return fmt.Sprintf("refs/merge-requests/%d/head", number)
+	}
+	return fmt.Sprintf("refs/pull/%d/head", number)
 }
 
 // actor is who renders and dry-runs app: the Application's own identity (its service

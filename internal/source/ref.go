@@ -15,7 +15,8 @@ import (
 // set; Commit may be combined with Branch (the commit must then be in that
 // branch's history). All empty means the remote's default branch (its HEAD).
 type Ref struct {
-	// Branch is a branch name, with or without "refs/heads/".
+	// Branch is a branch name, with or without "refs/heads/", or another full ref
+	// name (refs/pull/7/head: a pull request's head, see branchRefName).
 	Branch string
 	// Tag is a tag name, with or without "refs/tags/".
 	Tag string
@@ -154,7 +155,7 @@ func resolve(rr remoteRefs, ref Ref) (target, error) {
 	case ref.Commit != "":
 		return resolveCommit(rr, ref)
 	case ref.Branch != "":
-		h, ok := rr.refs[plumbing.NewBranchReferenceName(ref.Branch).String()]
+		h, ok := rr.refs[branchRefName(ref.Branch)]
 		if !ok {
 			return target{}, fmt.Errorf("%w: branch %q", ErrRefNotFound, ref.Branch)
 		}
@@ -178,6 +179,16 @@ func resolve(rr remoteRefs, ref Ref) (target, error) {
 	return target{name: name, want: rr.headID, commit: rr.headID, depth: 1}, nil
 }
 
+// branchRefName is the full name of a Ref's Branch: refs/heads/<branch>, or the name
+// itself when it is a full ref name other than a tag (a forge's pull request head,
+// refs/pull/N/head or refs/merge-requests/N/head, which a preview fetches).
+func branchRefName(branch string) string {
+	if strings.HasPrefix(branch, "refs/") && !strings.HasPrefix(branch, "refs/tags/") {
+		return branch
+	}
+	return plumbing.NewBranchReferenceName(branch).String()
+}
+
 func resolveTag(rr remoteRefs, tag string) (target, error) {
 	full := plumbing.NewTagReferenceName(tag).String()
 	h, ok := rr.refs[full]
@@ -195,7 +206,7 @@ func resolveCommit(rr remoteRefs, ref Ref) (target, error) {
 	commit := plumbing.NewHash(ref.Commit)
 	t := target{name: ref.Branch, commit: commit}
 	if ref.Branch != "" {
-		h, ok := rr.refs[plumbing.NewBranchReferenceName(ref.Branch).String()]
+		h, ok := rr.refs[branchRefName(ref.Branch)]
 		if !ok {
 			return target{}, fmt.Errorf("%w: branch %q", ErrRefNotFound, ref.Branch)
 		}

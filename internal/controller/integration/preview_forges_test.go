@@ -1,12 +1,16 @@
 package integration
 
 import (
+	"context"
+	"os/exec"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/preview"
 	"github.com/gitsync-dev/gitsync/internal/testutil/forgetest"
 )
 
@@ -72,4 +76,39 @@ func TestPreviewNewerPushCancelsOlder(t *testing.T) {
 	g.Expect(comments[0].Edits).To(Equal(0))
 	g.Expect(comments[0].Body).To(ContainSubstring(newer[:12]))
 	g.Expect(comments[0].Body).To(ContainSubstring("+  color: red"))
+}
+
+// With forks: true a fork's pull request is previewed from the ref the forge keeps its
+// head under in the base repository (GitHub refs/pull/N/head, GitLab
+// refs/merge-requests/N/head): the fork's branch is not in the base repository.
+func TestPreviewForkAllowed(t *testing.T) {
+	for _, kind := range []string{forgetest.GitHub, forgetest.GitLab} {
+		t.Run(kind, func(t *testing.T) {
+			g := NewWithT(t)
+			ctx := context.Background()
+			f, sha := newPreviewFixtureFor(t, kind, previewFiles("blue", "a", "old-s3cret-value"))
+			repo := &gitsyncv1.GitRepository{}
+			g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "repo"}, repo)).To(Succeed())
+			base := client.MergeFrom(repo.DeepCopy())
+			repo.Spec.Preview.Forks = true
+			g.Expect(env.Client.Patch(ctx, repo, base)).To(Succeed())
+			f.app("kust-app", func(a *gitsyncv1.Application) { a.Spec.Path = "overlay/prod" })
+			f.waitApplied("kust-app", sha)
+
+			head := f.repo.Commit("fork-src", "from a fork", previewFiles("blue", "forked", "old-s3cret-value"))
+			ref := preview.PullRef(kind, 11)
+			for _, args := range [][]string{{"update-ref", ref, head}, {"update-ref", "-d", "refs/heads/fork-src"}} {
+				out, err := exec.Command("git", append([]string{"--git-dir", f.repo.Path()}, args...)...).CombinedOutput()
+				g.Expect(err).NotTo(HaveOccurred(), string(out))
+			}
+			f.openPull("opened", 11, "fork-src", head, "mallory/app")
+			st := f.statusOf(head)
+			g.Expect(st).NotTo(BeNil())
+			g.Expect(st.State).To(Equal("success"), st.Description)
+			comments := f.forge.Comments("acme/app", 11)
+			g.Expect(comments).To(HaveLen(1))
+			g.Expect(comments[0].Body).To(ContainSubstring("Rendered at `" + ref + "@sha1:" + head + "`"))
+			g.Expect(comments[0].Body).To(ContainSubstring("+  mode: forked"))
+		})
+	}
 }
