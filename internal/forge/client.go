@@ -84,6 +84,15 @@ func (t Target) base() string {
 	return b + "/api/v1"
 }
 
+// Host is the host (and port) of the forge's API, for an egress check.
+func (t Target) Host() string {
+	u, err := url.Parse(t.base())
+	if err != nil {
+		return ""
+	}
+	return u.Host
+}
+
 // repoPath is the API path of a repository: /repos/{owner}/{repo}, or GitLab's
 // /projects/{url-encoded path}.
 func (t Target) repoPath(r Repo) string {

@@ -195,6 +195,10 @@ func (r *Runner) forgeClient(ctx context.Context, repo *gitsyncv1.GitRepository)
 			return nil, fmt.Errorf("the Secret's headers are not a YAML map of strings")
 		}
 	}
+	// Through a tenant's proxy only the proxy is dialled: check the forge's host too.
+	if err := r.Egress.CheckHost(target.Host()); err != nil {
+		return nil, fmt.Errorf("calling %s: %w", p.Spec.Type, err)
+	}
 	hc, err := forge.HTTPClient(p, data["ca.crt"], r.Egress)
 	if err != nil {
 		return nil, err

@@ -36,8 +36,8 @@ type SecretChecker interface {
 	CheckSecret(ctx context.Context, namespace, name string) error
 }
 
-// Runner runs previews: one at a time per repository, a newer request cancelling the
-// older one. Start it with the manager (it is a manager.Runnable); Preview never blocks.
+// Runner runs previews: one at a time per repository (in this replica), a newer request
+// cancelling the older one. Start it with the manager (it is a manager.Runnable); Preview never blocks.
 type Runner struct {
 	// Client reads GitRepositories, Applications and Providers (the manager's cache).
 	Client client.Client
@@ -83,8 +83,9 @@ func (r *Runner) Start(ctx context.Context) error {
 	return nil
 }
 
-// NeedLeaderElection: only the leader comments, once per event.
-func (r *Runner) NeedLeaderElection() bool { return true }
+// NeedLeaderElection: the runner runs on every replica, as the webhook receiver does; the
+// replica that receives a delivery previews it (each delivery reaches one replica).
+func (r *Runner) NeedLeaderElection() bool { return false }
 
 // Preview starts (or, for a closed pull request, stops) the preview of req in the
 // background. A preview in progress of the same repository is cancelled first, and the

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/egress"
 	"github.com/gitsync-dev/gitsync/internal/preview"
 	"github.com/gitsync-dev/gitsync/internal/testutil/forgetest"
 )
@@ -111,4 +112,19 @@ func TestPreviewForkAllowed(t *testing.T) {
 			g.Expect(comments[0].Body).To(ContainSubstring("+  mode: forked"))
 		})
 	}
+}
+
+// The forge's address goes through the operator's egress guard: a denied address gets
+// no request at all (not the comment, not the status).
+func TestPreviewForgeBehindEgressGuard(t *testing.T) {
+	g := NewWithT(t)
+	f, sha := newPreviewFixture(t, previewFiles("blue", "a", "old-s3cret-value"))
+	f.app("chart-app", func(a *gitsyncv1.Application) { a.Spec.Path = "chart" })
+	f.waitApplied("chart-app", sha)
+	deny, err := egress.ParseCIDRs("127.0.0.0/8")
+	g.Expect(err).NotTo(HaveOccurred())
+	f.runner.Egress = egress.New(deny)
+	head := f.repo.Commit("feature", "change", previewFiles("green", "a", "old-s3cret-value"))
+	f.openPull("opened", 4, "feature", head, "acme/app")
+	g.Expect(f.forge.Calls()).To(BeEmpty())
 }
