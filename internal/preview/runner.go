@@ -59,15 +59,23 @@ type Runner struct {
 	SecretAccess SecretChecker
 	Log          logr.Logger
 
-	mu   sync.Mutex
-	ctx  context.Context
-	runs map[types.NamespacedName]*run
-	wg   sync.WaitGroup
+	mu  sync.Mutex
+	ctx context.Context
+	// latest is each repository's newest run: the next one waits for it (one at a
+	// time per repository); byPull is each pull request's newest run, cancelled by the
+	// next push to it or its closing.
+	latest map[types.NamespacedName]*run
+	byPull map[pullKey]*run
+	wg     sync.WaitGroup
+}
+
+type pullKey struct {
+	repo   types.NamespacedName
+	number int
 }
 
 // run is one preview in progress.
 type run struct {
-	number int
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -88,21 +96,24 @@ func (r *Runner) Start(ctx context.Context) error {
 func (r *Runner) NeedLeaderElection() bool { return false }
 
 // Preview starts (or, for a closed pull request, stops) the preview of req in the
-// background. A preview in progress of the same repository is cancelled first, and the
-// new one waits for it to end: one at a time per repository.
+// background. A preview in progress of the same pull request is cancelled; the new one
+// starts when the repository's previous preview has ended: one at a time per repository.
 func (r *Runner) Preview(req Request) {
 	key := types.NamespacedName{Namespace: req.Namespace, Name: req.Name}
+	pk := pullKey{repo: key, number: req.Number}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.runs == nil {
-		r.runs = map[types.NamespacedName]*run{}
+	if r.latest == nil {
+		r.latest, r.byPull = map[types.NamespacedName]*run{}, map[pullKey]*run{}
 	}
-	prev := r.runs[key]
-	if req.Closed {
-		if prev != nil && prev.number == req.Number {
-			prev.cancel()
+	if old := r.byPull[pk]; old != nil {
+		old.cancel()
+		delete(r.byPull, pk)
+		if req.Closed {
 			r.Log.Info("preview stopped: pull request closed", "repository", key, "number", req.Number)
 		}
+	}
+	if req.Closed {
 		return
 	}
 	if r.ctx == nil || r.ctx.Err() != nil {
@@ -110,11 +121,9 @@ func (r *Runner) Preview(req Request) {
 		return
 	}
 	ctx, cancel := context.WithCancel(r.ctx)
-	cur := &run{number: req.Number, cancel: cancel, done: make(chan struct{})}
-	r.runs[key] = cur
-	if prev != nil {
-		prev.cancel()
-	}
+	cur := &run{cancel: cancel, done: make(chan struct{})}
+	prev := r.latest[key]
+	r.latest[key], r.byPull[pk] = cur, cur
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
@@ -123,10 +132,15 @@ func (r *Runner) Preview(req Request) {
 		if prev != nil {
 			<-prev.done
 		}
-		r.runOne(ctx, req)
+		if ctx.Err() == nil {
+			r.runOne(ctx, req)
+		}
 		r.mu.Lock()
-		if r.runs[key] == cur {
-			delete(r.runs, key)
+		if r.latest[key] == cur {
+			delete(r.latest, key)
+		}
+		if r.byPull[pk] == cur {
+			delete(r.byPull, pk)
 		}
 		r.mu.Unlock()
 	}()

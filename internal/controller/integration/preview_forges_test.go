@@ -77,6 +77,16 @@ func TestPreviewNewerPushCancelsOlder(t *testing.T) {
 	g.Expect(comments[0].Edits).To(Equal(0))
 	g.Expect(comments[0].Body).To(ContainSubstring(newer[:12]))
 	g.Expect(comments[0].Body).To(ContainSubstring("+  color: red"))
+
+	// Two pull requests of one repository: previewed one after the other, neither
+	// cancels the other.
+	f.srv.SetFetchDelay(time.Second)
+	f.deliver("opened", 21, "feature", newer, "acme/app")
+	f.deliver("opened", 22, "feature", newer, "acme/app")
+	f.runner.Wait()
+	f.srv.SetFetchDelay(0)
+	g.Expect(f.forge.Comments("acme/app", 21)).To(HaveLen(1))
+	g.Expect(f.forge.Comments("acme/app", 22)).To(HaveLen(1))
 }
 
 // With forks: true a fork's pull request is previewed from the ref the forge keeps its
