@@ -127,6 +127,13 @@ type SyncHistoryEntry struct {
 	Unchanged int `json:"unchanged,omitempty"`
 	// +optional
 	Pruned int `json:"pruned,omitempty"`
+
+	// attestation is the digest ("sha256:<hex>") of the signed attestation of this sync
+	// (an in-toto statement in a DSSE envelope, kept in the ConfigMap
+	// gitsync-attestations-<name>), when the operator signs syncs
+	// (gitsync run --attestation-key-secret). `gitsync verify app` checks it.
+	// +optional
+	Attestation string `json:"attestation,omitempty"`
 }
 
 // ApplicationStatus is the observed state of an Application.

@@ -78,6 +78,10 @@ const (
 	// OrphanedReason (a Warning event): on deletion, objects the Application's identity
 	// may no longer delete (its service account or RoleBinding is gone) were left in place.
 	OrphanedReason = "Orphaned"
+	// AttestationFailedReason (a Warning event): a sync succeeded but its signed
+	// attestation could not be made or kept (gitsync run --attestation-key-secret); the
+	// sync stands, and its history entry has no attestation.
+	AttestationFailedReason = "AttestationFailed"
 )
 
 // Annotations and labels.

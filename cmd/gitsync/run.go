@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -23,6 +24,7 @@ type runOptions struct {
 	kubeconfig        string
 	denyEgress        string
 	webhookSecretFile string
+	attestationKey    string
 	shard             string
 	operator          operator.Options
 	render            renderFlags
@@ -93,6 +95,8 @@ func newRunCommandWith(o *runOptions) *cobra.Command {
 	for _, name := range []string{"conversion-port", "conversion-cert-dir"} {
 		_ = f.MarkDeprecated(name, "it has no effect: the CRDs convert with strategy None, without a webhook")
 	}
+	f.StringVar(&o.attestationKey, "attestation-key-secret", "",
+		"NAMESPACE/NAME of a Secret holding a cosign key pair (cosign.key, cosign.password, cosign.pub): each successful sync is attested, signed with it (docs/guides/attestations.md); empty: no attestations")
 	f.StringVar(&o.webhookSecretFile, "webhook-secret-file", "", "file holding an operator-wide webhook secret that verifies deliveries for every repository")
 	return cmd
 }
@@ -110,6 +114,13 @@ func (o *runOptions) run(ctx context.Context) error {
 	o.operator.RenderLimits.Timeout = o.render.timeout
 	if o.operator.DenyEgress, err = egress.ParseCIDRs(o.denyEgress); err != nil {
 		return fmt.Errorf("--deny-egress: %w", err)
+	}
+	if o.attestationKey != "" {
+		ns, name, ok := strings.Cut(o.attestationKey, "/")
+		if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+			return fmt.Errorf("--attestation-key-secret: %q is not NAMESPACE/NAME", o.attestationKey)
+		}
+		o.operator.AttestationKeySecret = types.NamespacedName{Namespace: ns, Name: name}
 	}
 	cfg, err := o.restConfig()
 	if err != nil {

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/drift"
 )
 
@@ -28,6 +30,12 @@ const (
 func Record(obj *unstructured.Unstructured) (Object, error) {
 	gvk := obj.GroupVersionKind()
 	o := Object{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	if !appliedByGitsync(obj) {
+		// In the inventory without being applied (a chart's CRD under crds: Skip or an
+		// existing one under Create): attested by identity only.
+		o.Fields = []Field{}
+		return o, nil
+	}
 	fields, err := drift.AppliedFields(obj)
 	if err != nil {
 		return Object{}, fmt.Errorf("recording %s: %w", o.ID(), err)
@@ -37,6 +45,16 @@ func Record(obj *unstructured.Unstructured) (Object, error) {
 		o.Fields = append(o.Fields, Field{Path: f.Elements, Digest: fieldDigest(obj, f)})
 	}
 	return o, nil
+}
+
+// appliedByGitsync tells whether obj has gitsync's Apply entry in managedFields.
+func appliedByGitsync(obj *unstructured.Unstructured) bool {
+	for _, e := range obj.GetManagedFields() {
+		if e.Manager == gitsyncv1.FieldManager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // fieldDigest is the digest of f's value in obj (see the const block above).

@@ -48,6 +48,10 @@ func (k *KeySecret) Key(ctx context.Context) (*Key, error) {
 	return key, nil
 }
 
+// KeyFor returns the key that signs app's attestations: the Secret's, for every
+// Application (see the Application controller's AttestationKeys).
+func (k *KeySecret) KeyFor(ctx context.Context, _ client.Object) (*Key, error) { return k.Key(ctx) }
+
 // KeyFromSecret parses the private key of a key Secret (cosign.key, with
 // cosign.password when it is encrypted).
 func KeyFromSecret(s *corev1.Secret) (*Key, error) {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -120,10 +121,13 @@ func Find(cm *corev1.ConfigMap, digest string) ([]byte, error) {
 		}
 	}
 	if digest == "" {
-		return nil, fmt.Errorf("ConfigMap %s/%s holds no attestation", cm.Namespace, cm.Name)
+		return nil, fmt.Errorf("%w: ConfigMap %s/%s holds none", ErrNotFound, cm.Namespace, cm.Name)
 	}
-	return nil, fmt.Errorf("ConfigMap %s/%s holds no attestation with digest %s", cm.Namespace, cm.Name, digest)
+	return nil, fmt.Errorf("%w: ConfigMap %s/%s holds none with digest %s", ErrNotFound, cm.Namespace, cm.Name, digest)
 }
+
+// ErrNotFound is returned (wrapped) by Find when the envelope is not there.
+var ErrNotFound = errors.New("attestation not found")
 
 func inflate(b []byte) ([]byte, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(b))
@@ -141,12 +145,13 @@ func inflate(b []byte) ([]byte, error) {
 }
 
 // Write adds an envelope to the ConfigMap of app (created with an owner reference to
-// app, so that it goes with it), through c: the operator's own identity, since the
-// record is gitsync's, not the tenant's.
-func Write(ctx context.Context, c client.Client, app client.Object, owner metav1.OwnerReference, envelope []byte) error {
+// app, so that it goes with it): read through r (uncached: the operator caches
+// ConfigMaps as metadata only) and written through c, both the operator's own identity,
+// since the record is gitsync's, not the tenant's.
+func Write(ctx context.Context, r client.Reader, c client.Writer, app client.Object, owner metav1.OwnerReference, envelope []byte) error {
 	key := types.NamespacedName{Namespace: app.GetNamespace(), Name: ConfigMapName(app.GetName())}
 	cm := &corev1.ConfigMap{}
-	err := c.Get(ctx, key, cm)
+	err := r.Get(ctx, key, cm)
 	if apierrors.IsNotFound(err) {
 		cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name,
 			Annotations:     map[string]string{AnnotationFor: app.GetName()},

@@ -86,7 +86,7 @@ func NewRootCommand(streams Streams, tools []Tool, extra ...*cobra.Command) *cob
 		o.newGetCommand(), o.newDiffCommand(), o.newBuildCommand(),
 		o.newReconcileCommand(), o.newSyncCommand(), o.newSuspendCommand(true), o.newSuspendCommand(false),
 		o.newWaitCommand(), o.newHistoryCommand(), o.newEventsCommand(), o.newTreeCommand(),
-		o.newRollbackCommand(), o.newLogsCommand(), o.newInstallCommand(), o.newBootstrapCommand(), o.newUninstallCommand(), o.newVersionCommand(),
+		o.newRollbackCommand(), o.newVerifyCommand(), o.newLogsCommand(), o.newInstallCommand(), o.newBootstrapCommand(), o.newUninstallCommand(), o.newVersionCommand(),
 	} {
 		o.addKubeFlags(c)
 		root.AddCommand(c)

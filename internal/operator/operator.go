@@ -25,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
+	"github.com/gitsync-dev/gitsync/internal/attest"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
 	"github.com/gitsync-dev/gitsync/internal/controller/application"
 	"github.com/gitsync-dev/gitsync/internal/controller/applicationset"
@@ -164,6 +165,9 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		AllowCrossNamespaceRefs: opts.AllowCrossNamespaceRefs,
 		Shard:                   opts.Shard,
 		SecretAccess:            secretAccess,
+	}
+	if opts.AttestationKeySecret.Name != "" {
+		apps.Attestations = &attest.KeySecret{Reader: mgr.GetAPIReader(), Secret: opts.AttestationKeySecret}
 	}
 	if apps.Renderer, err = renderWorkers(mgr, opts.RenderWorkers); err != nil {
 		return nil, err

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/gitsync-dev/gitsync/internal/egress"
 	"github.com/gitsync-dev/gitsync/internal/helm"
 	"github.com/gitsync-dev/gitsync/internal/limits"
@@ -64,6 +66,9 @@ type Options struct {
 	// AllowCrossNamespaceRefs lets an Application's sourceRef and dependsOn name another
 	// namespace; refused (Ready=False, AccessDenied) when false.
 	AllowCrossNamespaceRefs bool
+	// AttestationKeySecret names the Secret (cosign.key, cosign.password, cosign.pub)
+	// whose key signs an attestation of each successful sync; the zero name: none.
+	AttestationKeySecret types.NamespacedName
 	// UIBindAddress serves the web UI read-only; "" or "0" (the default) turns it off.
 	UIBindAddress string
 	// DenyEgress are the address ranges never dialled for a tenant (HelmRepository,

@@ -92,6 +92,9 @@ type Reconciler struct {
 	// Renderer renders an Application as render.Render does; the operator sets its
 	// render worker pool (renders bounded in child processes). nil renders in process.
 	Renderer func(context.Context, *gitsyncv1.Application, render.Source, *render.Cluster) (*render.Result, error)
+	// Attestations, when set, gives the key that signs an attestation of each successful
+	// sync (gitsync run --attestation-key-secret: *attest.KeySecret; attest_step.go).
+	Attestations AttestationKeys
 	// WaitInWorker is how long an ordered sync waits for a hook or a wave in its
 	// worker before it yields and looks again later (2s when zero; see resume.go).
 	WaitInWorker time.Duration
@@ -193,6 +196,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		r.reconcileApply,        // apply_step.go
 		r.reconcilePrune,        // prune_step.go
 		r.reconcileHealth,       // health_step.go
+		r.reconcileAttestation,  // attest_step.go
 	} {
 		if out := step(ctx, s); out.kind != stepDone {
 			return s.finishOutcome(r, out)

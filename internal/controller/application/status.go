@@ -62,7 +62,7 @@ func (s *syncRun) finish(r *Reconciler, stopped, failed bool) {
 	// no-change resync writes nothing.
 	if s.attempted && (changed || failed || newRevision) {
 		entry := gitsyncv1.SyncHistoryEntry{Revision: s.revision, StartedAt: s.started, Result: gitsyncv1.SyncResultSucceeded,
-			Chart: s.chart, ChartVersion: s.chartVersion, Signer: s.signer}
+			Chart: s.chart, ChartVersion: s.chartVersion, Signer: s.signer, Attestation: s.attestation}
 		finished := metav1.NewTime(r.now())
 		entry.FinishedAt = &finished
 		if failed {

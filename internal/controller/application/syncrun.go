@@ -64,6 +64,8 @@ type applied struct {
 	// turned pruning off.
 	pruneSkipped []apply.Entry
 	health       *health.Summary
+	// attestation is the digest of the sync's signed attestation (attest_step.go).
+	attestation string
 }
 
 // inProgress is the state of a sync that may wait between reconciles (resume.go).

@@ -94,6 +94,7 @@ func runSuite(m *testing.M) int {
 		}
 		apps := &application.Reconciler{Client: mgr.GetClient(), Storage: fetcher, Charts: charts, Desired: drift.Desired, RetryInterval: 300 * time.Millisecond}
 		apps.Recorder = events
+		apps.Attestations = attestedInTests{} // attest_keys_test.go
 		if err := apps.SetupWithManager(mgr, application.Options{
 			MaxConcurrentReconciles: 4, MaxConcurrentPerNamespace: 2, // tenancy_waits_test.go
 			RetryBase: 100 * time.Millisecond,
