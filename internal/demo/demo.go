@@ -19,6 +19,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -167,6 +168,8 @@ func Run(ctx context.Context, o Options) (err error) {
 		AllowFileURLs: true,
 		DenyEgress:    operator.NoEgressGuard,
 		RenderWorkers: renderWorkers,
+		// Each sync is attested, signed with a key made now (attest.go).
+		AttestationKeySecret: types.NamespacedName{Namespace: Namespace, Name: attestationKeySecret},
 	})
 	if err != nil {
 		return err
@@ -190,6 +193,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	defer stopNotifications()
 	chartRepo, err := startChartRepo(mgrCtx)
 	if err != nil {
+		return err
+	}
+	if err := createAttestationKey(ctx, c); err != nil {
 		return err
 	}
 	if err := createObjects(ctx, c, repo, chartRepo); err != nil {

@@ -16,6 +16,7 @@ The demo runs until Ctrl-C. Try, in another shell:
   gitsync get apps -A
   gitsync tree app demo -n {ns}
   gitsync history app demo -n {ns}
+  gitsync verify app demo -n {ns} --key-secret {ns}/attestation-key   # the signed record of the last sync matches the cluster
   gitsync diff app hello -n {ns}                  # exit 0: the chart renders as the sync does (Capabilities, valuesFrom)
   gitsync logs app demo -n {ns} --file {log}      # the operator's lines about one Application
   kubectl get gitrepo,helmrepo,gsapp -n {ns}
@@ -52,6 +53,7 @@ The demo runs until Ctrl-C. Try, in another shell:
   kubectl patch gsapp demo -n {ns} --type merge -p '{"spec":{"selfHeal":false}}'   # report only
   kubectl set image deployment/web web=nginx:drifted -n demo-app
   kubectl get gsapp demo -n {ns} -o jsonpath='{.status.drift}{"\n"}'
+  gitsync verify app demo -n {ns} --key-secret {ns}/attestation-key   # exit 1: names the edited image and its writer
 
 (No kubelet runs here: the demo marks Deployments Available and hook Jobs Complete itself.)
 `

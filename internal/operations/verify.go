@@ -154,7 +154,7 @@ func liveObject(ctx context.Context, c client.Reader, rec attest.Object) (*unstr
 // field with its writers.
 func (v *Verification) Report() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "attestation %s of %s verified (key %s)\n", v.Digest, v.Application, shortKeyID(v.KeyID))
+	fmt.Fprintf(&b, "attestation %s of %s verified (key %s)\n", v.Digest, v.Application, v.KeyID)
 	fmt.Fprintf(&b, "  revision %s, synced %s", v.Revision, v.SyncedAt.UTC().Format(time.RFC3339))
 	if v.Signer != "" {
 		fmt.Fprintf(&b, ", source signed by %s", v.Signer)
@@ -186,11 +186,4 @@ func (v *Verification) Report() string {
 		}
 	}
 	return b.String()
-}
-
-func shortKeyID(id string) string {
-	if len(id) > 16 {
-		return id[:16]
-	}
-	return id
 }
