@@ -210,3 +210,50 @@ func TestConfigMapKeepsTheNewest(t *testing.T) {
 	g.Expect(Add(cm, huge)).To(MatchError(ContainSubstring("over the bound")))
 	g.Expect(len(ConfigMapName(string(make([]byte, 300))))).To(BeNumerically("<=", 253))
 }
+
+// An applied set too large to name every field within MaxEnvelope is attested with the
+// fields withheld: the subjects still cover them, and a changed object is still told.
+func TestLargeSetWithholdsFields(t *testing.T) {
+	g := NewWithT(t)
+	der, _ := x509.MarshalPKCS8PrivateKey(ecKey(t))
+	key, err := ParsePrivateKey(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	s := sync1(t)
+	random := func() string {
+		b := make([]byte, 16)
+		_, _ = rand.Read(b)
+		return fmt.Sprintf("sha256:%x", b)
+	}
+	for i := range 3000 {
+		o := Object{Version: "v1", Kind: "ConfigMap", Namespace: "team", Name: fmt.Sprintf("cm-%d", i)}
+		for j := range 8 {
+			o.Fields = append(o.Fields, Field{Path: []string{"f:data", fmt.Sprintf("f:k%d", j)}, Digest: random()})
+		}
+		s.Objects = append(s.Objects, o)
+	}
+	rec, err := Record(deployment("nginx:1", 2, ""))
+	g.Expect(err).NotTo(HaveOccurred())
+	s.Objects = append(s.Objects, rec)
+
+	env, _, err := Make(context.Background(), key, s)
+	g.Expect(err).NotTo(HaveOccurred())
+	cm := &corev1.ConfigMap{}
+	g.Expect(Add(cm, env)).To(Succeed())
+	got, err := Verify(context.Background(), key.PublicKey, env)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got.Predicate.FieldsWithheld).To(BeTrue())
+	g.Expect(got.Subjects).To(HaveLen(3001))
+	var web Object
+	for _, o := range got.Predicate.Objects {
+		g.Expect(o.Fields).To(BeEmpty())
+		if o.Kind == "Deployment" {
+			web = o
+		}
+	}
+	same, err := Compare(web, got.Subjects[web.ID()], deployment("nginx:1", 2, ""), true)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(same).To(BeNil())
+	changed, err := Compare(web, got.Subjects[web.ID()], deployment("nginx:2", 2, ""), true)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed.Unnamed).To(BeTrue())
+}
