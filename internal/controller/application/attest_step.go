@@ -26,9 +26,13 @@ type AttestationKeys interface {
 
 // reconcileAttestation signs an attestation of a successful sync that goes into history
 // (a new revision, or one that changed something): an in-toto statement of the objects
-// as the API server holds them now (read with the operator's identity: the record is
-// gitsync's) in a DSSE envelope, kept in the Application's attestations ConfigMap, its
-// digest in the history entry (see finish). A failure is a Warning event
+// as the API server holds them now (read with the operator's identity) in a DSSE
+// envelope, kept in the Application's attestations ConfigMap, its digest in the history
+// entry (see finish). The ConfigMap is written with the identity the sync applied with:
+// the operator's own, or in tenant mode the Application's service account, since the
+// operator's least-privilege role writes nothing but gitsync's kinds and events. Either
+// way, whoever may write ConfigMaps there could change it: `gitsync verify` trusts only
+// the signature and the digest in status (which only the operator writes). A failure is a Warning event
 // (AttestationFailed) and a history entry without attestation: the sync stands. It sets
 // no condition.
 func (r *Reconciler) reconcileAttestation(ctx context.Context, s *syncRun) outcome {
@@ -105,7 +109,7 @@ func (r *Reconciler) attest(ctx context.Context, s *syncRun, key *attest.Key) (s
 	}
 	// Owned by the Application (not its controller): deleted with it.
 	owner := metav1.OwnerReference{APIVersion: gitsyncv1.GroupVersion.String(), Kind: gitsyncv1.ApplicationKind, Name: app.Name, UID: app.UID}
-	if err := attest.Write(ctx, r.APIReader, r.Client, app, owner, envelope); err != nil {
+	if err := attest.Write(ctx, s.manager.Client(), s.manager.Client(), app, owner, envelope); err != nil {
 		return "", err
 	}
 	return digest, nil

@@ -13,6 +13,8 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -166,4 +168,41 @@ func writeFile(t *testing.T, name string, b []byte) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// In tenant mode the record is written as the Application's service account (the
+// operator's least-privilege role writes no ConfigMaps): one that may apply Secrets but
+// not write ConfigMaps syncs, and its attestation fails, saying so.
+func TestAttestationWrittenAsTheApplicationsIdentity(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	newKeySecret(t, ns, "attest-key")
+	f, sha := newAppFixtureIn(t, ns, map[string]string{"s.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  k: v\n"})
+	for _, obj := range []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "deployer", Namespace: ns}},
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "deployer", Namespace: ns}, Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "deployer", Namespace: ns},
+			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "deployer"},
+			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "deployer", Namespace: ns}}},
+	} {
+		g.Expect(env.Client.Create(ctx, obj)).To(Succeed())
+	}
+	f.app("app", func(a *gitsyncv1.Application) {
+		a.Annotations = map[string]string{attestKeyAnnotation: "attest-key"}
+		a.Spec.ServiceAccountName = "deployer"
+	})
+	app := f.waitApplied("app", sha)
+	g.Expect(app.Status.History[0].Attestation).To(BeEmpty())
+	g.Eventually(func(g Gomega) []string {
+		var notes []string
+		for _, e := range eventsFor(g, ns, "app") {
+			if e.Reason == gitsyncv1.AttestationFailedReason {
+				notes = append(notes, e.Note)
+			}
+		}
+		return notes
+	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(ContainElement(
+		ContainSubstring("system:serviceaccount:" + ns + ":deployer")))
 }
