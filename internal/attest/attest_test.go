@@ -49,7 +49,7 @@ func deployment(image string, replicas int64, editor string) *unstructured.Unstr
 
 func sync1(t *testing.T, objs ...*unstructured.Unstructured) Sync {
 	s := Sync{Application: Ref{Namespace: "team", Name: "web"}, Source: SourceRef{Kind: "GitRepository", Namespace: "team", Name: "repo"},
-		Revision: "main@sha1:0123456789012345678901234567890123456789", Chart: &Chart{Name: "web", Version: "1.0.0", ValuesDigest: "sha256:00"},
+		Revision: "main@sha1:0123456789012345678901234567890123456789", Signer: "openpgp:3AA5C34371567BD2", Chart: &Chart{Name: "web", Version: "1.0.0", ValuesDigest: "sha256:00"},
 		SyncedAt: time.Date(2026, 11, 29, 6, 0, 0, 0, time.UTC)}
 	for _, o := range objs {
 		rec, err := Record(o)
@@ -84,6 +84,7 @@ func TestSignVerifyRoundTrip(t *testing.T) {
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(got.Predicate.Revision).To(Equal("main@sha1:0123456789012345678901234567890123456789"))
 			g.Expect(got.Predicate.Chart.Version).To(Equal("1.0.0"))
+			g.Expect(got.Predicate.Signer).To(Equal("openpgp:3AA5C34371567BD2"))
 			g.Expect(got.Predicate.Objects).To(HaveLen(1))
 			g.Expect(got.Subjects).To(HaveKeyWithValue("apps/v1/Deployment/team/web", got.Predicate.Objects[0].Digest()))
 
