@@ -200,5 +200,9 @@ type ApplicationStatus struct {
 	// +optional
 	ServiceAccount string `json:"serviceAccount,omitempty"`
 
+	// syncWindow is what spec.syncWindows say now (unset without windows).
+	// +optional
+	SyncWindow *SyncWindowStatus `json:"syncWindow,omitempty"`
+
 	ReconcileRequestStatus `json:",inline"`
 }

@@ -141,6 +141,14 @@ type ApplicationSpec struct {
 	// commonMetadata adds labels and annotations to every rendered object.
 	// +optional
 	CommonMetadata *CommonMetadata `json:"commonMetadata,omitempty"`
+
+	// syncWindows say when new revisions are applied: outside every allow window (when
+	// there is one) or inside any deny window, a new revision waits (Ready=False, reason
+	// SyncWindowClosed) until the window's end. Drift of the applied revision is still
+	// reported and corrected as selfHeal says.
+	// +optional
+	// +kubebuilder:validation:MaxItems=20
+	SyncWindows []SyncWindow `json:"syncWindows,omitempty"`
 }
 
 // SourceReference names the source of an Application.
@@ -207,6 +215,7 @@ type IgnoreDifference struct {
 // +kubebuilder:printcolumn:name="Sync",type=string,JSONPath=`.status.sync.status`
 // +kubebuilder:printcolumn:name="Health",type=string,JSONPath=`.status.health.status`
 // +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.lastAppliedRevision`
+// +kubebuilder:printcolumn:name="Window",type=string,JSONPath=`.status.syncWindow.state`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 // +kubebuilder:printcolumn:name="Pinned",type=string,JSONPath=`.spec.pinnedRevision`,priority=1

@@ -75,6 +75,14 @@ const (
 	// a dependency (dependsOn[].namespace) in another namespace, and the operator does
 	// not allow cross-namespace references (gitsync run --allow-cross-namespace-refs).
 	AccessDeniedReason = "AccessDenied"
+	// SyncWindowClosedReason: spec.syncWindows hold a new revision back (outside every
+	// allow window, or inside a deny window), or refused a requested sync (no window
+	// that closes the Application has manualSync); status.syncWindow says until when.
+	// Also the Warning event sent when a window first holds a revision.
+	SyncWindowClosedReason = "SyncWindowClosed"
+	// SyncWindowInvalidReason: an entry of spec.syncWindows does not parse (schedule,
+	// duration or timeZone); new revisions wait until it is fixed.
+	SyncWindowInvalidReason = "SyncWindowInvalid"
 	// OrphanedReason (a Warning event): on deletion, objects the Application's identity
 	// may no longer delete (its service account or RoleBinding is gone) were left in place.
 	OrphanedReason = "Orphaned"
