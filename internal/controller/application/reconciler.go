@@ -191,6 +191,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		r.reconcileRestore,      // restore.go
 		r.reconcileDependencies, // dependencies_step.go
 		r.reconcileSource,       // source_step.go (chart.go, pin.go)
+		r.reconcileWindow,       // window_step.go
 		r.reconcileBackstop,     // backstop_step.go
 		r.reconcileBuild,        // build_step.go
 		r.reconcileApply,        // apply_step.go

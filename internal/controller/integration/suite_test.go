@@ -92,7 +92,8 @@ func runSuite(m *testing.M) int {
 		if err != nil {
 			return nil, err
 		}
-		apps := &application.Reconciler{Client: mgr.GetClient(), Storage: fetcher, Charts: charts, Desired: drift.Desired, RetryInterval: 300 * time.Millisecond}
+		apps := &application.Reconciler{Client: mgr.GetClient(), Storage: fetcher, Charts: charts, Desired: drift.Desired, RetryInterval: 300 * time.Millisecond,
+			Now: clock.Now}
 		apps.Recorder = events
 		apps.Attestations = attestedInTests{} // attest_keys_test.go
 		if err := apps.SetupWithManager(mgr, application.Options{
