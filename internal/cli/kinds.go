@@ -117,11 +117,13 @@ func items(list client.ObjectList) []client.Object {
 // row is what `get` shows of one object.
 type row struct {
 	Namespace, Name, Ready, Sync, Health, Revision, Age, Message string
-	Suspended                                                    bool
+	// Window is the sync windows' state (windowCell); "-" without windows.
+	Window    string
+	Suspended bool
 }
 
 func rowOf(obj client.Object, now time.Time) row {
-	r := row{Namespace: obj.GetNamespace(), Name: obj.GetName(), Ready: "Unknown", Sync: "-", Health: "-", Revision: "-"}
+	r := row{Namespace: obj.GetNamespace(), Name: obj.GetName(), Ready: "Unknown", Sync: "-", Health: "-", Revision: "-", Window: "-"}
 	if c := operations.Ready(obj); c != nil {
 		r.Ready, r.Message = string(c.Status), c.Message
 	}
@@ -146,6 +148,7 @@ func rowOf(obj client.Object, now time.Time) row {
 		if o.Status.LastAppliedRevision != "" {
 			r.Revision = o.Status.LastAppliedRevision
 		}
+		r.Window = windowCell(o.Status.SyncWindow, now)
 		if pin := pinnedRevision(o); pin != "" {
 			r.Message = "pinned to " + pin + " (gitsync resume to follow the source); " + r.Message
 		}

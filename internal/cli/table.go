@@ -7,6 +7,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/duration"
+
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
@@ -47,14 +49,20 @@ func wideColumns(obj client.Object) (source, target string) {
 // sources have neither, and a listing of `sources` names each row KIND/NAME
 // (gitrepository/NAME, helmrepository/NAME, as kubectl and flux name them) since it
 // holds two kinds.
+//
+// A WINDOW column (after REVISION) is there when one of the Applications has
+// spec.syncWindows.
 func printTable(w io.Writer, k kind, objs []client.Object, header, withNamespace, wide bool, now time.Time) {
 	app := k == kindApp
+	windows := app && hasWindows(objs)
 	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
 	if header {
 		if withNamespace {
 			fmt.Fprint(tw, "NAMESPACE\t")
 		}
-		if app {
+		if windows {
+			fmt.Fprint(tw, "NAME\tREADY\tSYNC\tHEALTH\tREVISION\tWINDOW\tAGE\t")
+		} else if app {
 			fmt.Fprint(tw, "NAME\tREADY\tSYNC\tHEALTH\tREVISION\tAGE\t")
 		} else {
 			fmt.Fprint(tw, "NAME\tREADY\tREVISION\tAGE\t")
@@ -71,7 +79,9 @@ func printTable(w io.Writer, k kind, objs []client.Object, header, withNamespace
 		if withNamespace {
 			fmt.Fprintf(tw, "%s\t", r.Namespace)
 		}
-		if app {
+		if windows {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t", r.Name, r.Ready, r.Sync, r.Health, r.Revision, r.Window, r.Age)
+		} else if app {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t", r.Name, r.Ready, r.Sync, r.Health, r.Revision, r.Age)
 		} else {
 			fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t", k.namePrefix(obj), r.Name, r.Ready, r.Revision, r.Age)
@@ -95,4 +105,26 @@ func sortRows(k kind, objs []client.Object) {
 		}
 		return k.namePrefix(a)+a.GetName() < k.namePrefix(b)+b.GetName()
 	})
+}
+
+// hasWindows tells whether one of the listed Applications has sync windows.
+func hasWindows(objs []client.Object) bool {
+	for _, obj := range objs {
+		if a, ok := obj.(*gitsyncv1.Application); ok && (len(a.Spec.SyncWindows) > 0 || a.Status.SyncWindow != nil) {
+			return true
+		}
+	}
+	return false
+}
+
+// windowCell is the WINDOW column: Open or Closed, and for how long more ("Closed(47m)"),
+// "-" without windows.
+func windowCell(w *gitsyncv1.SyncWindowStatus, now time.Time) string {
+	if w == nil {
+		return "-"
+	}
+	if w.Until == nil || !w.Until.After(now) {
+		return w.State
+	}
+	return w.State + "(" + duration.HumanDuration(w.Until.Sub(now)) + ")"
 }

@@ -22,6 +22,7 @@ var transientReasons = map[string]bool{
 	gitsyncv1.ProgressingReason:        true,
 	gitsyncv1.DependencyNotReadyReason: true,
 	gitsyncv1.ArtifactNotReadyReason:   true,
+	gitsyncv1.SyncWindowClosedReason:   true, // the revision waits for the window's end
 }
 
 func (o *options) newWaitCommand() *cobra.Command {
