@@ -136,6 +136,19 @@ type SyncHistoryEntry struct {
 	Attestation string `json:"attestation,omitempty"`
 }
 
+// SelectiveSyncStatus records a selective sync (gitsync sync app NAME --resource …).
+type SelectiveSyncStatus struct {
+	// revision the objects were applied from.
+	Revision string `json:"revision"`
+
+	// objects applied, as `<Kind>/<namespace>/<name>`.
+	// +kubebuilder:validation:MaxItems=100
+	Objects []string `json:"objects"`
+
+	// syncedAt is when they were applied.
+	SyncedAt metav1.Time `json:"syncedAt"`
+}
+
 // ApplicationStatus is the observed state of an Application.
 type ApplicationStatus struct {
 	// observedGeneration is the last generation reconciled.
@@ -197,6 +210,11 @@ type ApplicationStatus struct {
 	// "operator" when the operator's own identity applied (neither is set).
 	// +optional
 	ServiceAccount string `json:"serviceAccount,omitempty"`
+
+	// selectiveSync names the objects the last selective sync applied, and at which
+	// revision; cleared by the next full sync.
+	// +optional
+	SelectiveSync *SelectiveSyncStatus `json:"selectiveSync,omitempty"`
 
 	// syncWindow is what spec.syncWindows say now (unset without windows).
 	// +optional

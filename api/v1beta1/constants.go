@@ -80,6 +80,9 @@ const (
 	// that closes the Application has manualSync); status.syncWindow says until when.
 	// Also the Warning event sent when a window first holds a revision.
 	SyncWindowClosedReason = "SyncWindowClosed"
+	// PartiallySyncedReason: a selective sync applied some objects of the revision
+	// (status.selectiveSync names them); the rest waits for a full sync.
+	PartiallySyncedReason = "PartiallySynced"
 	// SyncWindowInvalidReason: an entry of spec.syncWindows does not parse (schedule,
 	// duration or timeZone); new revisions wait until it is fixed.
 	SyncWindowInvalidReason = "SyncWindowInvalid"
@@ -105,6 +108,12 @@ const (
 	// reconcile app NAME --prune=true|false`, the UI's sync option); later syncs follow
 	// spec.prune again.
 	SyncPruneAnnotation = "gitsync.dev/sync-prune"
+	// SyncResourcesAnnotation: "<selector>,<selector>…@<requested-at>" makes the sync
+	// requested at that value a selective sync: after a dry-run of the whole revision,
+	// only the objects the selectors ([GROUP/]KIND[/NAMESPACE]/NAME) name are applied,
+	// nothing is pruned, and the Application stays OutOfSync for the rest
+	// (`gitsync sync app NAME --resource …`).
+	SyncResourcesAnnotation = "gitsync.dev/sync-resources"
 	// ApplicationLabel names the Application that manages an object.
 	ApplicationLabel = "gitsync.dev/application"
 	// ApplicationNamespaceLabel is the namespace of the Application that manages an object.

@@ -41,7 +41,8 @@ func (in *Application) IgnorePointers(obj *unstructured.Unstructured) []string {
 // ReportedOnly tells whether a Ready=False reason is a state the Application reports but
 // does not change by itself, and that no sync failed for: drift left alone (selfHeal off,
 // or a fight's backoff) and objects that left Git which a sync request kept from the
-// prune. A wait waits through it; a sync request is not failed by it.
+// prune, and a selective sync that left the rest of a revision for a full sync. A wait
+// waits through it; a sync request is not failed by it.
 func ReportedOnly(reason string) bool {
-	return reason == DriftDetectedReason || reason == PruneSkippedReason
+	return reason == DriftDetectedReason || reason == PruneSkippedReason || reason == PartiallySyncedReason
 }
