@@ -21,6 +21,15 @@ import (
 // Sets Ready=False/ApplyFailed or PruneFailed on failure.
 func (r *Reconciler) reconcileApply(ctx context.Context, s *syncRun) outcome {
 	app := s.app
+	selectors, err := app.RequestedResources()
+	if err != nil {
+		s.applyTried = true // a request that does not parse is used up
+		return stalled(gitsyncv1.ApplyFailedReason, err.Error())
+	}
+	if selectors != nil {
+		return r.reconcileSelective(ctx, s, selectors) // selective.go
+	}
+	app.Status.SelectiveSync = nil // a full sync supersedes it
 	previous := s.previous
 	s.prune = app.RequestedPrune() // a resumed run takes its own from status.syncProgress (applyPlan)
 	if app.RefusesEmpty(len(s.objects), len(previous)) {

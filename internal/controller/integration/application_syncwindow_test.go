@@ -64,7 +64,7 @@ func TestSyncWindowHoldsNewRevisions(t *testing.T) {
 	g.Expect(window.Until.Time).To(BeTemporally("~", clock.Now().Truncate(time.Minute).Add(time.Hour), time.Minute))
 	g.Expect(f.configMap(g, "a").Data["value"]).To(Equal("1"))
 	g.Eventually(func(g Gomega) []string { return f.windowEvents(g) }).WithTimeout(waitTimeout).WithPolling(pollInterval).
-		Should(ContainElement(And(HavePrefix("Normal: revision main@sha1:"+sha2+" waits until"))))
+		Should(ContainElement(HavePrefix("Normal: revision main@sha1:" + sha2 + " waits until")))
 
 	// Drift of the applied revision is still corrected.
 	cm := f.configMap(g, "a")
