@@ -17,8 +17,10 @@ type reconcileOptions struct {
 	// hooks asks the Application's sync to run its hooks again (gitsync.dev/run-hooks).
 	hooks bool
 	// prune, when set, overrides spec.prune for the requested sync (gitsync.dev/sync-prune).
-	prune   *bool
-	timeout time.Duration
+	prune *bool
+	// resources makes an Application's sync a selective one (gitsync.dev/sync-resources).
+	resources []string
+	timeout   time.Duration
 }
 
 func (o *options) newReconcileCommand() *cobra.Command {
@@ -46,6 +48,7 @@ func (r *reconcileOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&r.withSource, "with-source", false, "reconcile the Application's source first, so that a new commit (GitRepository) or chart version (HelmRepository) is fetched")
 	cmd.Flags().BoolVar(&r.hooks, "hooks", false, "run the Application's hooks again (without it, hooks run once per revision)")
 	cmd.Flags().Bool("prune", false, "--prune=true prunes what left Git in this sync even when spec.prune is false; --prune=false keeps it this once (default: spec.prune)")
+	cmd.Flags().StringArrayVar(&r.resources, "resource", nil, "sync only this object of the revision, [GROUP/]KIND[/NAMESPACE]/NAME (repeatable): the whole revision is dry-run, only these are applied, nothing is pruned, and the Application stays OutOfSync for the rest")
 	cmd.Flags().DurationVar(&r.timeout, "timeout", 5*time.Minute, "how long to wait for the outcome")
 }
 
@@ -61,6 +64,9 @@ func (r *reconcileOptions) run(ctx context.Context, args []string) error {
 	k, name, err := r.objectArgs("reconcile", args)
 	if err != nil {
 		return err
+	}
+	if len(r.resources) > 0 && k != kindApp {
+		return fmt.Errorf("--resource selects objects of an Application: gitsync sync app NAME --resource KIND/NAME")
 	}
 	c, err := r.client()
 	if err != nil {
@@ -79,7 +85,7 @@ func (r *reconcileOptions) reconcileObject(ctx context.Context, c client.WithWat
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	return operations.Reconcile(ctx, c, operations.Kind(k), key,
-		operations.SyncOptions{WithSource: r.withSource, Hooks: r.hooks, Prune: r.prune}, r.printStep)
+		operations.SyncOptions{WithSource: r.withSource, Hooks: r.hooks, Prune: r.prune, Resources: r.resources}, r.printStep)
 }
 
 // printStep prints one step of a reconcile as a line.
@@ -156,8 +162,10 @@ func (o *options) patchSuspend(ctx context.Context, c client.Client, k kind, key
 func (o *options) newSyncCommand() *cobra.Command {
 	r := &reconcileOptions{options: o}
 	cmd := &cobra.Command{
-		Use:               "sync app NAME",
-		Short:             "Argo CD's habit: the same as `gitsync reconcile app NAME`",
+		Use:   "sync app NAME",
+		Short: "Argo CD's habit: the same as `gitsync reconcile app NAME`",
+		Example: `  gitsync sync app web
+  gitsync sync app web --resource apps/Deployment/web --resource ConfigMap/team-a/settings`,
 		Args:              cobra.ExactArgs(2),
 		ValidArgsFunction: o.completeAppName,
 		RunE: func(cmd *cobra.Command, args []string) error {

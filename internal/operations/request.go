@@ -22,6 +22,10 @@ type SyncOptions struct {
 	Hooks bool
 	// Prune, when set, prunes (or not) in this sync only, whatever spec.prune says.
 	Prune *bool
+	// Resources, when set, makes the sync a selective one: after a dry-run of the whole
+	// revision only these objects ([GROUP/]KIND[/NAMESPACE]/NAME) are applied, and
+	// nothing is pruned (gitsync.dev/sync-resources).
+	Resources []string
 }
 
 // SuspendedError refuses a request of a suspended object: the request left behind would
@@ -71,6 +75,14 @@ func notFoundOr(err error, k Kind, key client.ObjectKey) error {
 // patched and the request's value, which status.lastHandledReconcileAt takes when it
 // has been handled. A suspended object is refused (SuspendedError).
 func Request(ctx context.Context, c client.Client, k Kind, key client.ObjectKey, opts SyncOptions) (client.Object, string, error) {
+	for _, r := range opts.Resources {
+		if _, err := gitsyncv1.ParseResourceSelector(r); err != nil {
+			return nil, "", err
+		}
+	}
+	if len(opts.Resources) > gitsyncv1.MaxSyncResources {
+		return nil, "", fmt.Errorf("a selective sync names at most %d resources", gitsyncv1.MaxSyncResources)
+	}
 	obj, err := Get(ctx, c, k, key)
 	if err != nil {
 		return nil, "", err
@@ -82,6 +94,9 @@ func Request(ctx context.Context, c client.Client, k Kind, key client.ObjectKey,
 	var requested string
 	if app, ok := obj.(*gitsyncv1.Application); ok {
 		requested = app.RequestSync(time.Now(), opts.Hooks, opts.Prune)
+		if len(opts.Resources) > 0 {
+			app.Annotations[gitsyncv1.SyncResourcesAnnotation] = gitsyncv1.ResourcesRequest(opts.Resources, requested)
+		}
 	} else {
 		requested = gitsyncv1.RequestReconcile(obj, time.Now())
 	}
