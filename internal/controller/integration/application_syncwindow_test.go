@@ -128,3 +128,17 @@ func (f *appFixture) windowEvents(g Gomega) []string {
 	}
 	return out
 }
+
+// An Alert routes the event of a window holding a revision back: here the first
+// revision of an Application created inside a deny window.
+func TestSyncWindowNotifies(t *testing.T) {
+	f := newNotifyFixture(t)
+	f.provider("p", "generic", "/hook", nil)
+	f.alert("a", "p")
+	f.app("app", func(a *gitsyncv1.Application) { a.Spec.SyncWindows = []gitsyncv1.SyncWindow{denyNow(false)} })
+	sha := f.start(map[string]string{"cm.yaml": configMapYAML("cm", "v1")})
+	f.waitRequest("/hook", `"reason":"SyncWindowClosed"`, "main@sha1:"+sha, "waits until")
+	g := NewWithT(t)
+	g.Expect(f.exists(g, &corev1.ConfigMap{}, "cm")).To(BeFalse())
+	g.Expect(f.get(g, "app").Status.SyncWindow).To(HaveField("HeldRevision", "main@sha1:"+sha))
+}
