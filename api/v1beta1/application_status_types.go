@@ -118,6 +118,11 @@ type SyncHistoryEntry struct {
 	// +optional
 	Signer string `json:"signer,omitempty"`
 
+	// valuesRevisions are the revisions of the sources of spec.helm.valuesFilesFrom,
+	// as `GitRepository/<name>@<revision>`.
+	// +optional
+	ValuesRevisions []string `json:"valuesRevisions,omitempty"`
+
 	// created, configured, unchanged and pruned count the objects of each outcome.
 	// +optional
 	Created int `json:"created,omitempty"`
@@ -210,6 +215,11 @@ type ApplicationStatus struct {
 	// "operator" when the operator's own identity applied (neither is set).
 	// +optional
 	ServiceAccount string `json:"serviceAccount,omitempty"`
+
+	// valuesRevisions are the revisions of the sources of spec.helm.valuesFilesFrom that
+	// the last applied sync read, as `GitRepository/<name>@<revision>`.
+	// +optional
+	ValuesRevisions []string `json:"valuesRevisions,omitempty"`
 
 	// selectiveSync names the objects the last selective sync applied, and at which
 	// revision; cleared by the next full sync.

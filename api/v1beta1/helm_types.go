@@ -35,6 +35,15 @@ type HelmSpec struct {
 	// +optional
 	ValuesFiles []string `json:"valuesFiles,omitempty"`
 
+	// valuesFilesFrom are values files kept in another source than the chart's (a
+	// GitRepository in the Application's namespace), merged in order over valuesFiles and
+	// under valuesFrom. The Application follows those sources too: a new commit of one
+	// renders the chart again, and status.valuesRevisions and history record their
+	// revisions.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	ValuesFilesFrom []ValuesFileReference `json:"valuesFilesFrom,omitempty"`
+
 	// valuesFrom are keys of ConfigMaps or Secrets in the Application's namespace,
 	// merged in order over valuesFiles. They are read with the Application's identity.
 	// +optional
@@ -47,6 +56,35 @@ type HelmSpec struct {
 	// +kubebuilder:default=Create
 	CRDs string `json:"crds,omitempty"`
 }
+
+// ValuesFileReference is a values file in another source.
+type ValuesFileReference struct {
+	// sourceRef names the GitRepository, in the Application's namespace, that holds the file.
+	// +required
+	SourceRef ValuesSourceReference `json:"sourceRef"`
+
+	// path of the file, relative to the root of the source's checkout.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Path string `json:"path"`
+}
+
+// ValuesSourceReference names the source of a values file.
+type ValuesSourceReference struct {
+	// kind of the source: GitRepository.
+	// +required
+	// +kubebuilder:validation:Enum=GitRepository
+	Kind string `json:"kind"`
+
+	// name of the GitRepository.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+}
+
+// Key is how the render names the source's checkout: "GitRepository/<name>".
+func (in ValuesSourceReference) Key() string { return in.Kind + "/" + in.Name }
 
 // ValuesReference names a key of a ConfigMap or Secret that holds Helm values.
 type ValuesReference struct {
