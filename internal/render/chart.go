@@ -39,6 +39,28 @@ type chartSource struct {
 	load func() (*chart.Chart, error)
 	// valuesFile reads one of spec.helm.valuesFiles, unparsed.
 	valuesFile func(c *chart.Chart, name string) ([]byte, error)
+	// valuesRoots are the checkouts of spec.helm.valuesFilesFrom's sources (Source.ValuesRoots).
+	valuesRoots map[string]string
+}
+
+// from gives the chart the checkouts of spec.helm.valuesFilesFrom's sources.
+func (c chartSource) from(roots map[string]string) chartSource {
+	c.valuesRoots = roots
+	return c
+}
+
+// valuesFileFrom reads one of spec.helm.valuesFilesFrom, unparsed, confined to its
+// source's checkout.
+func (c chartSource) valuesFileFrom(ref gitsyncv1.ValuesFileReference) ([]byte, error) {
+	root, ok := c.valuesRoots[ref.SourceRef.Key()]
+	if !ok {
+		return nil, &ValuesError{fmt.Errorf("values file %s of %s: the source's checkout is not available", ref.Path, ref.SourceRef.Key())}
+	}
+	data, err := helm.ReadValuesData(root, root, ref.Path)
+	if err != nil {
+		return nil, &ValuesError{fmt.Errorf("%s: %w", ref.SourceRef.Key(), err)}
+	}
+	return data, nil
 }
 
 // dirChart is the chart in chartDir, confined to the checkout at root.
@@ -97,6 +119,21 @@ func renderChart(ctx context.Context, app *gitsyncv1.Application, src chartSourc
 			return nil, none, err
 		}
 		v, err := helm.ParseValues(f, data)
+		if err != nil {
+			return nil, none, err
+		}
+		values = append(values, v)
+	}
+	for _, ref := range spec.ValuesFilesFrom {
+		name := ref.SourceRef.Key() + ":" + ref.Path
+		data, err := src.valuesFileFrom(ref)
+		if err != nil {
+			return nil, none, err
+		}
+		if data, err = filter(ref.Path, data); err != nil {
+			return nil, none, err
+		}
+		v, err := helm.ParseValues(name, data)
 		if err != nil {
 			return nil, none, err
 		}

@@ -66,6 +66,9 @@ type Source struct {
 	// SOPS-encrypted files and documents are left as they are and Result.Encrypted
 	// names them.
 	KeepEncrypted bool
+	// ValuesRoots are the checkouts of the sources of spec.helm.valuesFilesFrom, by
+	// ValuesSourceReference.Key; each file is read confined to its checkout.
+	ValuesRoots map[string]string
 }
 
 // Result is what an Application renders to.
@@ -140,9 +143,9 @@ func Render(ctx context.Context, app *gitsyncv1.Application, src Source, cluster
 	}
 	switch {
 	case src.Archive != "":
-		out.Objects, out.Chart, err = renderChart(ctx, app, archiveChart(src.Archive), c, filter)
+		out.Objects, out.Chart, err = renderChart(ctx, app, archiveChart(src.Archive).from(src.ValuesRoots), c, filter)
 	case helm.IsChart(filepath.Join(src.Root, pathOr(src.Path))):
-		out.Objects, out.Chart, err = renderChart(ctx, app, dirChart(src.Root, filepath.Join(src.Root, pathOr(src.Path))), c, filter)
+		out.Objects, out.Chart, err = renderChart(ctx, app, dirChart(src.Root, filepath.Join(src.Root, pathOr(src.Path))).from(src.ValuesRoots), c, filter)
 	default:
 		out.Objects, err = build.BuildWith(src.Root, pathOr(src.Path), build.Options{Filter: filter})
 	}
