@@ -16,7 +16,7 @@ import (
 func (r *Reconciler) reconcileBackstop(ctx context.Context, s *syncRun) outcome {
 	app := s.app
 	key := client.ObjectKeyFromObject(app)
-	quiet := !r.refsChanged.take(key) && r.Desired != nil && r.Desired.Tracked(key) && settled(app, s.revision)
+	quiet := !r.refsChanged.take(key) && r.Desired != nil && r.Desired.Tracked(key) && settled(app, s.revision) && !s.values.changed(app)
 	if !quiet {
 		return done()
 	}

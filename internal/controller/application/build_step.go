@@ -18,7 +18,8 @@ func (r *Reconciler) reconcileBuild(ctx context.Context, s *syncRun) outcome {
 	s.app.Status.LastAttemptedRevision = s.revision
 	release := r.Storage.Acquire(s.dir) // checkout GC keeps it while the build reads it
 	defer release()
-	res, err := r.render(ctx, s.dir, s.app)
+	defer s.values.acquire(r.Storage)()
+	res, err := r.renderFrom(ctx, s.dir, s.values.roots, s.app)
 	if render.IsRetryable(err) {
 		return revisionRetry(gitsyncv1.ArtifactNotReadyReason, fmt.Errorf("rendering chart %s at %s: %w", pathOf(s.app), s.revision, err))
 	}
@@ -44,14 +45,21 @@ func (r *Reconciler) reconcileBuild(ctx context.Context, s *syncRun) outcome {
 }
 
 // render renders the Application from a checkout (or, with a HelmRepository source,
-// the chart archive at dir) as its sync does (see cluster).
+// the chart archive at dir) as its sync does (see cluster), with the values sources at
+// their current artifacts.
 func (r *Reconciler) render(ctx context.Context, dir string, app *gitsyncv1.Application) (*render.Result, error) {
+	values, _ := r.valuesSourcesOf(ctx, app) // one that is missing fails the render
+	return r.renderFrom(ctx, dir, values.roots, app)
+}
+
+// renderFrom is render with the checkouts of the values sources given.
+func (r *Reconciler) renderFrom(ctx context.Context, dir string, valuesRoots map[string]string, app *gitsyncv1.Application) (*render.Result, error) {
 	if err := r.checkAccess(app); err != nil { // every render passes the one access check
 		return nil, err
 	}
-	src := render.Source{Root: dir, Path: pathOf(app)}
+	src := render.Source{Root: dir, Path: pathOf(app), ValuesRoots: valuesRoots}
 	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
-		src = render.Source{Archive: dir}
+		src = render.Source{Archive: dir, ValuesRoots: valuesRoots}
 	}
 	if r.Renderer != nil {
 		return r.Renderer(ctx, app, src, r.cluster(app))

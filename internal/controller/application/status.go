@@ -30,6 +30,7 @@ func (s *syncRun) finish(r *Reconciler, stopped, failed bool) {
 	} else {
 		app.Status.Sync = &gitsyncv1.SyncInfo{Status: gitsyncv1.SyncStatusSynced, Revision: s.revision, Chart: s.chart, ChartVersion: s.chartVersion}
 		app.Status.LastAppliedRevision = s.revision
+		app.Status.ValuesRevisions = s.values.revisions
 		// Every object was just applied from Git: nothing is drifted any more.
 		app.Status.Drift = nil
 		conditions.Delete(app, gitsyncv1.ReconcilingCondition)
@@ -62,7 +63,8 @@ func (s *syncRun) finish(r *Reconciler, stopped, failed bool) {
 	// no-change resync writes nothing.
 	if s.attempted && (changed || failed || newRevision) {
 		entry := gitsyncv1.SyncHistoryEntry{Revision: s.revision, StartedAt: s.started, Result: gitsyncv1.SyncResultSucceeded,
-			Chart: s.chart, ChartVersion: s.chartVersion, Signer: s.signer, Attestation: s.attestation}
+			Chart: s.chart, ChartVersion: s.chartVersion, Signer: s.signer, ValuesRevisions: s.values.revisions,
+			Attestation: s.attestation}
 		finished := metav1.NewTime(r.now())
 		entry.FinishedAt = &finished
 		if failed {

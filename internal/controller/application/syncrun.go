@@ -30,6 +30,8 @@ type syncRun struct {
 	previous []apply.Entry
 	// dir is the checkout (or chart archive) the revision renders from.
 	dir string
+	// values are the checkouts of spec.helm.valuesFilesFrom's sources (sources.go).
+	values valuesSources
 
 	rendered
 	applied

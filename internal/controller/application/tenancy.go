@@ -69,7 +69,7 @@ func (r *Reconciler) sourceIndexKeys(app *gitsyncv1.Application) []string {
 	if ns := app.Spec.SourceRef.Namespace; ns != "" && ns != app.Namespace && !r.AllowCrossNamespaceRefs {
 		return nil
 	}
-	return []string{kit.SourceIndexKey(app)}
+	return append([]string{kit.SourceIndexKey(app)}, valuesSourceKeys(app)...)
 }
 
 // refreshAsked is a request to a source to fetch a missing checkout again.

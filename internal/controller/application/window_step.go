@@ -61,7 +61,7 @@ func (r *Reconciler) reconcileWindow(_ context.Context, s *syncRun) outcome {
 			r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, gitsyncv1.SyncWindowClosedReason, "Sync", "%s", msg)
 		}
 		return r.windowWait(s, now, d.Until, msg)
-	case s.revision == app.Status.LastAppliedRevision || resumable(s) != nil:
+	case (s.revision == app.Status.LastAppliedRevision && !s.values.changed(app)) || resumable(s) != nil:
 		return done()
 	}
 	status.HeldRevision = s.revision
