@@ -32,9 +32,17 @@ func (v valuesSources) changed(app *gitsyncv1.Application) bool {
 // artifact, or whose checkout is not in storage yet: Ready=False/ArtifactNotReady (its
 // watch wakes the Application when it comes). A new revision of one of them renders the
 // Application again, as a new revision of its own source does.
+// With autoSync off, a new revision of a values source waits for a sync request (sync
+// OutOfSync) as a new revision of the Application's own source does.
 func (r *Reconciler) reconcileValuesSources(ctx context.Context, s *syncRun) outcome {
 	v, out := r.valuesSourcesOf(ctx, s.app)
 	s.values = v
+	app := s.app
+	if out.kind == stepDone && !autoSync(app) && s.revision == app.Status.LastAppliedRevision && v.changed(app) &&
+		app.Generation == app.Status.ObservedGeneration && app.PendingRequest() == "" && resumable(s) == nil {
+		app.Status.Sync = &gitsyncv1.SyncInfo{Status: gitsyncv1.SyncStatusOutOfSync, Revision: s.revision}
+		return waitFor(0, "", "")
+	}
 	return out
 }
 
