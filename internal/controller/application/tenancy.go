@@ -64,7 +64,8 @@ func (r *Reconciler) refusedReference(app *gitsyncv1.Application) string {
 }
 
 // sourceIndexKeys are the values of kit.ApplicationSourceIndex for an Application: its
-// source, unless the reference is refused (then no source's event enqueues it).
+// source, unless the reference is refused (then no source's event enqueues it), and the
+// GitRepositories of its helm.valuesFilesFrom (sources.go).
 func (r *Reconciler) sourceIndexKeys(app *gitsyncv1.Application) []string {
 	if ns := app.Spec.SourceRef.Namespace; ns != "" && ns != app.Namespace && !r.AllowCrossNamespaceRefs {
 		return nil
