@@ -13,11 +13,12 @@ type ApplicationSpec struct {
 	// +required
 	SourceRef SourceReference `json:"sourceRef"`
 
-	// cluster names a Cluster in the Application's namespace whose API server the
-	// Application renders for, applies to, prunes from and watches. Unset: the cluster
-	// gitsync runs in.
+	// cluster names a Cluster (in the Application's namespace unless
+	// cluster.namespace says otherwise, which gitsync run --allow-cross-namespace-refs
+	// must allow) whose API server the Application renders for, applies to, prunes from
+	// and watches. Unset: the cluster gitsync runs in.
 	// +optional
-	Cluster *LocalObjectReference `json:"cluster,omitempty"`
+	Cluster *ClusterReference `json:"cluster,omitempty"`
 
 	// path inside the checkout to build: a kustomization, or a directory of YAML/JSON files.
 	// +optional
@@ -179,6 +180,19 @@ type DependencyReference struct {
 	Name string `json:"name"`
 
 	// namespace of the Application; default: this Application's namespace.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// ClusterReference names a Cluster.
+type ClusterReference struct {
+	// name of the Cluster.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+
+	// namespace of the Cluster; default: the Application's namespace. Another namespace
+	// is refused (AccessDenied) unless gitsync run --allow-cross-namespace-refs.
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
 }

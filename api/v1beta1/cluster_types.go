@@ -6,6 +6,24 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// ClusterKind is the kind of Cluster objects.
+const ClusterKind = "Cluster"
+
+// Reasons of a Cluster's Ready condition and of an Application that targets one.
+const (
+	// ClusterUnreachableReason: the Cluster's API server did not answer (or refused the
+	// connection); an Application on it prunes nothing and its health is Unknown.
+	ClusterUnreachableReason = "ClusterUnreachable"
+	// ClusterNotReadyReason: an Application's Cluster is missing, suspended, not probed
+	// yet, or its kubeconfig is refused; the Application waits.
+	ClusterNotReadyReason = "ClusterNotReady"
+	// KubeConfigInvalidReason: the Cluster's kubeconfig Secret is missing or its
+	// kubeconfig is refused (exec plugins, auth providers, files, a non-http(s) server).
+	KubeConfigInvalidReason = "KubeConfigInvalid"
+	// ClusterReachableReason: the API server answered /version with the credentials.
+	ClusterReachableReason = "ClusterReachable"
+)
+
 // DefaultKubeConfigKey is the Secret key a Cluster's kubeconfig is read from when
 // spec.kubeConfig.secretRef.key is unset.
 const DefaultKubeConfigKey = "value"

@@ -28,7 +28,7 @@ func TestTemplateMakesApplications(t *testing.T) {
 	set := templateSet("{{ .path.basename }}-{{ .name }}", gitsyncv1.ApplicationSpec{
 		SourceRef:       gitsyncv1.SourceReference{Kind: "GitRepository", Name: "repo"},
 		Path:            "{{ .path.path }}",
-		Cluster:         &gitsyncv1.LocalObjectReference{Name: "{{ .name }}"},
+		Cluster:         &gitsyncv1.ClusterReference{Name: "{{ .name }}"},
 		TargetNamespace: "{{ .path.basename }}",
 		Prune:           true,
 		PinnedRevision:  "main@sha1:whatever",
