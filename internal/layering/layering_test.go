@@ -24,7 +24,7 @@ type rule struct {
 }
 
 // controllerKinds are the controllers, one package per kind; kit is their shared runtime.
-var controllerKinds = []string{"internal/controller/application", "internal/controller/sources", "internal/controller/selfheal", "internal/controller/notification", "internal/controller/applicationset"}
+var controllerKinds = []string{"internal/controller/application", "internal/controller/sources", "internal/controller/selfheal", "internal/controller/notification", "internal/controller/applicationset", "internal/controller/cluster"}
 
 // rules are the design's arrows that must never point the other way.
 var rules = []rule{
@@ -88,6 +88,9 @@ var rules = []rule{
 	{from: []string{"internal/impersonate/..."},
 		to:  []string{"internal/controller/...", "internal/render/...", "internal/cli/...", "internal/ui/...", "internal/operator/...", "internal/desired/..."},
 		why: "who an Application applies as (impersonate) is below the controllers that share it"},
+	{from: []string{"internal/cluster/..."},
+		to:  []string{"internal/controller/...", "internal/render/...", "internal/apply/...", "internal/desired/...", "internal/operations/...", "internal/cli/...", "internal/ui/...", "internal/mcp/...", "internal/operator/..."},
+		why: "reaching another cluster (internal/cluster) is below the controllers and the people's tools that share it"},
 	{from: []string{"internal/desired/..."},
 		to:  []string{"internal/controller/...", "internal/render/...", "internal/cli/...", "internal/ui/...", "internal/operator/..."},
 		why: "the desired state is below the controllers it links"},
