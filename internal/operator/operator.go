@@ -27,8 +27,10 @@ import (
 
 	"github.com/gitsync-dev/gitsync/internal/attest"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
+	"github.com/gitsync-dev/gitsync/internal/cluster"
 	"github.com/gitsync-dev/gitsync/internal/controller/application"
 	"github.com/gitsync-dev/gitsync/internal/controller/applicationset"
+	clustercontroller "github.com/gitsync-dev/gitsync/internal/controller/cluster"
 	"github.com/gitsync-dev/gitsync/internal/controller/kit"
 	"github.com/gitsync-dev/gitsync/internal/controller/notification"
 	selfheal "github.com/gitsync-dev/gitsync/internal/controller/selfheal"
@@ -152,14 +154,21 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	if err != nil {
 		return nil, err
 	}
+	// One cache of remote clients for the Cluster and Application controllers.
+	clusters := &cluster.Clients{Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Egress: guard}
+	probes := &clustercontroller.Reconciler{Client: mgr.GetClient(), Clients: clusters, Recorder: events}
+	if err := probes.SetupWithManager(mgr, kit.Options{MaxConcurrentReconciles: opts.Concurrent, SharedQueue: opts.SharedQueue}); err != nil {
+		return nil, fmt.Errorf("setting up the Cluster controller: %w", err)
+	}
 	apps := &application.Reconciler{
-		Client:  mgr.GetClient(),
-		Storage: fetcher,
-		Charts:  charts,
-		Desired: store,
-		Applier: applyFor,
-		Jitter:  kit.Jitter(0.1),
-		Caps:    opts.Caps,
+		Clusters: clusters,
+		Client:   mgr.GetClient(),
+		Storage:  fetcher,
+		Charts:   charts,
+		Desired:  store,
+		Applier:  applyFor,
+		Jitter:   kit.Jitter(0.1),
+		Caps:     opts.Caps,
 
 		DefaultServiceAccount:   opts.DefaultServiceAccount,
 		AllowCrossNamespaceRefs: opts.AllowCrossNamespaceRefs,
