@@ -58,10 +58,15 @@ func (r *Reconciler) reconcileApply(ctx context.Context, s *syncRun) outcome {
 		s.objects = s.plan.Objects()
 	}
 	who := impersonate.Identity(app, r.DefaultServiceAccount)
+	if isRemote(app) { // cluster_step.go
+		if t, err := r.targetOf(ctx, app); err == nil {
+			who = remoteIdentity(t, app)
+		}
+	}
 	app.Status.ServiceAccount = who
 
 	s.markProgress(ctx, "applying revision %s", s.revision)
-	if r.Desired != nil {
+	if r.Desired != nil && !isRemote(app) { // a remote Application's watches: cluster_drift.go
 		r.Desired.Prepare(ctx, client.ObjectKeyFromObject(app), s.chartCRDs.Watched(s.objects))
 	}
 	// An ordered run bounds its own waits (spec.timeout from its start, and it yields
@@ -106,6 +111,9 @@ func (r *Reconciler) reconcileApply(ctx context.Context, s *syncRun) outcome {
 // over the new one. The desired state switches before the prune, so that the deletions
 // it makes are not taken for drift and undone.
 func (r *Reconciler) applyLocked(ctx context.Context, s *syncRun, opts apply.Options) (*apply.Result, error) {
+	if isRemote(s.app) { // its watches are on its cluster: cluster_drift.go
+		return r.applyRemote(ctx, s, opts)
+	}
 	if r.Desired == nil {
 		return r.applyPlan(ctx, s, s.manager, opts)
 	}

@@ -26,6 +26,7 @@ func (r *Reconciler) finalize(ctx context.Context, app *gitsyncv1.Application) e
 		return nil
 	}
 	r.refreshDone(client.ObjectKeyFromObject(app))
+	r.forgetRemote(client.ObjectKeyFromObject(app)) // cluster_drift.go: before the prune
 	if r.Desired != nil {
 		// Before the prune: its deletions are not drift.
 		r.Desired.Forget(ctx, client.ObjectKeyFromObject(app))

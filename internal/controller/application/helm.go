@@ -19,7 +19,7 @@ import (
 // RESTMapper.
 func (r *Reconciler) cluster(app *gitsyncv1.Application) *render.Cluster {
 	c := render.ClusterOf(app.Namespace, r.Mapper, func() (client.Client, error) {
-		manager, err := r.Applier(app)
+		manager, err := r.localApplier(app) // references are read here, not on spec.cluster
 		if err != nil {
 			return nil, err
 		}
@@ -36,5 +36,6 @@ func (r *Reconciler) cluster(app *gitsyncv1.Application) *render.Cluster {
 		}
 		c.Lookup = r.lookups.Provider(r.Config, r.Mapper, user)
 	}
+	r.onCluster(app, c) // cluster_step.go: spec.cluster's discovery and lookup
 	return c
 }

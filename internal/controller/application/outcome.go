@@ -81,6 +81,7 @@ func revisionRetry(reason string, err error) outcome {
 // records the sync itself (sync status, history, events).
 func (s *syncRun) finishOutcome(r *Reconciler, out outcome) (ctrl.Result, error) {
 	app := s.app
+	out = r.clusterOutcome(s, out) // cluster_step.go: a remote cluster that did not answer
 	if out.revisionFailed {
 		if !conditions.IsFalse(app, gitsyncv1.ReadyCondition) || conditions.GetReason(app, gitsyncv1.ReadyCondition) != out.reason ||
 			conditions.GetMessage(app, gitsyncv1.ReadyCondition) != out.message {

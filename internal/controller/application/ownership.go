@@ -89,7 +89,7 @@ func (r *Reconciler) pruneOptions(app *gitsyncv1.Application) apply.PruneOptions
 		kindsErr  error
 	)
 	namespacedKinds := func(ctx context.Context) ([]schema.GroupVersionKind, error) {
-		kindsOnce.Do(func() { kinds, kindsErr = r.namespacedKinds(ctx) })
+		kindsOnce.Do(func() { kinds, kindsErr = r.namespacedKinds(ctx, r.discoveryOf(app)) })
 		return kinds, kindsErr
 	}
 	return apply.PruneOptions{CRDs: app.Spec.PruneCRDs, NamespacedKinds: namespacedKinds, Claimed: func(ctx context.Context, id string) (bool, error) {
@@ -203,11 +203,11 @@ func (r *Reconciler) renderCurrent(ctx context.Context, app *gitsyncv1.Applicati
 
 // namespacedKinds lists the namespaced kinds the cluster serves that can be listed, for
 // the prune's check of what a Namespace holds (see apply.PruneOptions.NamespacedKinds).
-func (r *Reconciler) namespacedKinds(ctx context.Context) ([]schema.GroupVersionKind, error) {
-	if r.Discovery == nil {
+func (r *Reconciler) namespacedKinds(ctx context.Context, dc discovery.DiscoveryInterface) ([]schema.GroupVersionKind, error) {
+	if dc == nil {
 		return nil, fmt.Errorf("no discovery client")
 	}
-	lists, err := discovery.ServerPreferredNamespacedResources(r.Discovery)
+	lists, err := discovery.ServerPreferredNamespacedResources(dc)
 	if err != nil {
 		return nil, fmt.Errorf("discovering namespaced kinds: %w", err)
 	}

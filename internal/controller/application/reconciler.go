@@ -24,6 +24,7 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
+	"github.com/gitsync-dev/gitsync/internal/cluster"
 	"github.com/gitsync-dev/gitsync/internal/controller/kit"
 	"github.com/gitsync-dev/gitsync/internal/desired"
 	"github.com/gitsync-dev/gitsync/internal/limits"
@@ -95,6 +96,14 @@ type Reconciler struct {
 	// Attestations, when set, gives the key that signs an attestation of each successful
 	// sync (gitsync run --attestation-key-secret: *attest.KeySecret; attest_step.go).
 	Attestations AttestationKeys
+	// Clusters reaches the Clusters that Applications name in spec.cluster (the operator
+	// shares it with the Cluster controller); SetupWithManager makes one when nil.
+	Clusters *cluster.Clients
+	// localApply is the Applier of this cluster (Applier itself sends an Application
+	// with spec.cluster to its Cluster: see setupClusters).
+	localApply func(*gitsyncv1.Application) (*apply.Manager, error)
+	// remote watches the objects of Applications on other clusters (cluster_drift.go).
+	remote *remoteDrift
 	// WaitInWorker is how long an ordered sync waits for a hook or a wave in its
 	// worker before it yields and looks again later (2s when zero; see resume.go).
 	WaitInWorker time.Duration
@@ -133,6 +142,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err := r.Get(ctx, req.NamespacedName, app); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.written.Forget(req.NamespacedName)
+			r.forgetRemote(req.NamespacedName) // cluster_drift.go
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -161,6 +171,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 	if app.Spec.Suspend {
 		ctrl.LoggerFrom(ctx).V(1).Info("suspended, skipping")
+		r.forgetRemote(req.NamespacedName) // cluster_drift.go
 		if r.Desired != nil {
 			r.Desired.Forget(ctx, req.NamespacedName)
 		}
@@ -187,18 +198,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}()
 
 	for _, step := range []func(context.Context, *syncRun) outcome{
-		r.reconcileAccess,        // tenancy.go
-		r.reconcileRestore,       // restore.go
-		r.reconcileDependencies,  // dependencies_step.go
-		r.reconcileSource,        // source_step.go (chart.go, pin.go)
-		r.reconcileValuesSources, // sources.go
-		r.reconcileWindow,        // window_step.go
-		r.reconcileBackstop,      // backstop_step.go
-		r.reconcileBuild,         // build_step.go
-		r.reconcileApply,         // apply_step.go
-		r.reconcilePrune,         // prune_step.go
-		r.reconcileHealth,        // health_step.go
-		r.reconcileAttestation,   // attest_step.go
+		r.reconcileAccess,         // tenancy.go
+		r.reconcileCluster,        // cluster_step.go: spec.cluster
+		r.reconcileRestore,        // restore.go
+		r.reconcileDependencies,   // dependencies_step.go
+		r.reconcileSource,         // source_step.go (chart.go, pin.go)
+		r.reconcileValuesSources,  // sources.go
+		r.reconcileWindow,         // window_step.go
+		r.reconcileRemoteBackstop, // cluster_drift.go: spec.cluster
+		r.reconcileBackstop,       // backstop_step.go
+		r.reconcileBuild,          // build_step.go
+		r.reconcileApply,          // apply_step.go
+		r.reconcilePrune,          // prune_step.go
+		r.reconcileHealth,         // health_step.go
+		r.reconcileAttestation,    // attest_step.go
 	} {
 		if out := step(ctx, s); out.kind != stepDone {
 			return s.finishOutcome(r, out)

@@ -26,7 +26,7 @@ import (
 func (r *Reconciler) reconcileRestore(ctx context.Context, s *syncRun) outcome {
 	app := s.app
 	key := client.ObjectKeyFromObject(app)
-	if r.Desired == nil || app.Status.LastAppliedRevision == "" || r.Desired.Tracked(key) {
+	if r.Desired == nil || isRemote(app) || app.Status.LastAppliedRevision == "" || r.Desired.Tracked(key) {
 		return done()
 	}
 	dir, ok := r.lastAppliedAtHand(ctx, app)

@@ -50,6 +50,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		}
 		r.Applier = applier
 	}
+	if err := r.setupClusters(mgr); err != nil { // cluster_setup.go
+		return err
+	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &gitsyncv1.Application{}, kit.ApplicationSourceIndex,
 		func(o client.Object) []string {
 			return r.sourceIndexKeys(o.(*gitsyncv1.Application))
@@ -65,6 +68,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		Watches(&gitsyncv1.HelmRepository{}, kit.NewRevisionFirst(handler.EnqueueRequestsFromMapFunc(r.applicationsForSource)),
 			builder.WithPredicates(artifactChanged{}))
 	b = kit.RequestedNow(b, &gitsyncv1.Application{})
+	b = r.watchClusters(b) // cluster_setup.go
 	b, attachRefs, err := r.watchReferences(mgr, b)
 	if err != nil {
 		return err

@@ -50,6 +50,9 @@ func (r *Reconciler) refusedReference(app *gitsyncv1.Application) string {
 	if r.AllowCrossNamespaceRefs {
 		return ""
 	}
+	if msg := refusedCluster(app); msg != "" { // cluster_step.go
+		return msg
+	}
 	if ns := app.Spec.SourceRef.Namespace; ns != "" && ns != app.Namespace {
 		return fmt.Sprintf("sourceRef names %s %s/%s in another namespace: cross-namespace references are not allowed (gitsync run --allow-cross-namespace-refs)",
 			app.Spec.SourceRef.Kind, ns, app.Spec.SourceRef.Name)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gitsync-dev/gitsync/internal/controller/application"
 	"github.com/gitsync-dev/gitsync/internal/controller/applicationset"
+	clustercontroller "github.com/gitsync-dev/gitsync/internal/controller/cluster"
 	"github.com/gitsync-dev/gitsync/internal/controller/notification"
 	selfheal "github.com/gitsync-dev/gitsync/internal/controller/selfheal"
 	"github.com/gitsync-dev/gitsync/internal/controller/sources"
@@ -106,6 +107,11 @@ func runSuite(m *testing.M) int {
 		sets := &applicationset.Reconciler{Client: mgr.GetClient(), Storage: fetcher, Recorder: events}
 		if err := sets.SetupWithManager(mgr, applicationset.Options{MaxConcurrentReconciles: 2,
 			RetryBase: 100 * time.Millisecond, RetryMax: time.Second}); err != nil {
+			return nil, err
+		}
+		probes := &clustercontroller.Reconciler{Client: mgr.GetClient(), Clients: apps.Clusters, Recorder: events,
+			RetryBase: 200 * time.Millisecond, RetryMax: time.Second, Interval: 2 * time.Second}
+		if err := probes.SetupWithManager(mgr, application.Options{MaxConcurrentReconciles: 2}); err != nil {
 			return nil, err
 		}
 		helmRepos := &sources.HelmRepositoryReconciler{Client: mgr.GetClient(), Charts: charts}
