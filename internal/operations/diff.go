@@ -65,6 +65,11 @@ func DiffApp(ctx context.Context, cfg *rest.Config, c client.Client, key client.
 		return nil, err
 	}
 	cluster := Cluster(cfg, c, app, opts.Decrypt, opts.Lookup)
+	_, target, err := OnItsCluster(ctx, c, app) // cluster.go: spec.cluster
+	if err != nil {
+		return nil, err
+	}
+	onClusterRender(cluster, target)
 	var r *Rendered
 	if opts.Revision != "" {
 		r, err = RenderAtRevision(ctx, c, app, opts.Revision, cluster, opts.Decrypt)
@@ -77,10 +82,13 @@ func DiffApp(ctx context.Context, cfg *rest.Config, c client.Client, key client.
 	return DiffRendered(ctx, c, app, r)
 }
 
-// DiffRendered compares r, a render of app, with the cluster.
+// DiffRendered compares r, a render of app, with the cluster it syncs to.
 func DiffRendered(ctx context.Context, c client.Client, app *gitsyncv1.Application, r *Rendered) (*Diff, error) {
 	objs, err := render.MainSet(r.Objects)
 	if err != nil {
+		return nil, err
+	}
+	if c, _, err = OnItsCluster(ctx, c, app); err != nil { // cluster.go: spec.cluster
 		return nil, err
 	}
 	outcomes, err := Compare(ctx, c, app, objs)

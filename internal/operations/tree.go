@@ -9,10 +9,14 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/tree"
 )
 
-// Tree is app's inventory, one node per object sorted by kind then name, each with the
+// Tree is app's inventory (on its cluster, with spec.cluster), one node per object sorted by kind then name, each with the
 // health status.health gives it (CEL health checks included); children adds owned
 // children (Deployment → ReplicaSet → Pod), and the hooks of the last run are included.
 func Tree(ctx context.Context, c client.Client, app *gitsyncv1.Application, children bool) ([]*tree.Node, error) {
+	c, _, err := OnItsCluster(ctx, c, app) // cluster.go: spec.cluster
+	if err != nil {
+		return nil, err
+	}
 	nodes, _, err := tree.Build(ctx, c, app, tree.Options{Children: children, Hooks: true})
 	return nodes, err
 }
