@@ -5,12 +5,14 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
@@ -102,6 +104,15 @@ func TestClusterUnreachableNeverPrunesAndRecovers(t *testing.T) {
 	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(BeNil())
 	g.Expect(remote.configMap(g, f.ns, "one")).NotTo(BeNil())
 	g.Expect(f.get(g, "app").Status.Health.Status).To(Equal(gitsyncv1.HealthStatusHealthy))
+	// The Cluster's reachability changes were events (what Alerts route).
+	g.Eventually(func(g Gomega) []string {
+		var reasons []string
+		for _, e := range eventsFor(g, f.ns, "remote") {
+			reasons = append(reasons, e.Type+"/"+e.Reason)
+		}
+		return reasons
+	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(ContainElements(
+		"Warning/"+gitsyncv1.ClusterUnreachableReason, "Normal/"+gitsyncv1.ClusterReachableReason))
 }
 
 // A kubeconfig with an exec plugin is refused: its command never runs in the operator,
@@ -155,4 +166,29 @@ func TestClusterInAnotherNamespaceRefused(t *testing.T) {
 	msg := f.waitNotReady("app", gitsyncv1.AccessDeniedReason)
 	g.Expect(msg).To(ContainSubstring("cluster names Cluster " + other + "/theirs in another namespace"))
 	g.Expect(f.exists(g, &corev1.ConfigMap{}, "one")).To(BeFalse())
+}
+
+// With selfHeal off, drift on the remote cluster is reported, naming the writer, and
+// left as it is.
+func TestClusterDriftReportedWithSelfHealOff(t *testing.T) {
+	g := NewWithT(t)
+	remote := startRemote(t)
+	f, sha := newAppFixture(t, map[string]string{"one.yaml": configMapYAML("one", "1")})
+	remote.namespace(t, f.ns)
+	remote.register(t, f.ns, "remote")
+	f.app("app", onCluster("remote"), func(a *gitsyncv1.Application) { a.Spec.SelfHeal = ptr.To(false) })
+	f.waitApplied("app", sha)
+
+	one := remote.configMap(g, f.ns, "one")
+	one.Data["value"] = "edited by hand"
+	g.Expect(remote.client.Update(context.Background(), one, client.FieldOwner("kubectl-edit"))).To(Succeed())
+	msg := f.waitNotReady("app", gitsyncv1.DriftDetectedReason)
+	g.Expect(msg).To(ContainSubstring("on Cluster " + f.ns + "/remote: ConfigMap/" + f.ns + "/one changed by kubectl-edit"))
+	app := f.get(g, "app")
+	g.Expect(app.Status.Drift).To(HaveLen(1))
+	g.Expect(app.Status.Drift[0].Object).To(Equal("ConfigMap/" + f.ns + "/one"))
+	g.Expect(app.Status.Drift[0].Managers).To(ConsistOf("kubectl-edit"))
+	g.Consistently(func(g Gomega) string {
+		return remote.configMap(g, f.ns, "one").Data["value"]
+	}).WithTimeout(2 * time.Second).WithPolling(pollInterval).Should(Equal("edited by hand"))
 }
