@@ -22,7 +22,7 @@ type remoteCluster struct {
 	client client.Client
 }
 
-func startRemote(t *testing.T) *remoteCluster {
+func startRemote(t testing.TB) *remoteCluster {
 	t.Helper()
 	c, err := localcluster.Start()
 	if err != nil {
@@ -41,7 +41,7 @@ func startRemote(t *testing.T) *remoteCluster {
 }
 
 // namespace creates ns on the remote cluster.
-func (r *remoteCluster) namespace(t *testing.T, ns string) {
+func (r *remoteCluster) namespace(t testing.TB, ns string) {
 	t.Helper()
 	if err := r.client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
@@ -50,7 +50,7 @@ func (r *remoteCluster) namespace(t *testing.T, ns string) {
 
 // register makes a Secret holding the remote's admin kubeconfig and a Cluster named
 // name in ns, and waits until the Cluster is Ready.
-func (r *remoteCluster) register(t *testing.T, ns, name string) {
+func (r *remoteCluster) register(t testing.TB, ns, name string) {
 	t.Helper()
 	kubeconfig, err := r.KubeConfig()
 	if err != nil {
@@ -60,7 +60,7 @@ func (r *remoteCluster) register(t *testing.T, ns, name string) {
 	waitClusterReady(t, ns, name)
 }
 
-func createCluster(t *testing.T, ns, name string, kubeconfig []byte) {
+func createCluster(t testing.TB, ns, name string, kubeconfig []byte) {
 	t.Helper()
 	ctx := context.Background()
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-kubeconfig", Namespace: ns},
@@ -81,7 +81,7 @@ func getCluster(g Gomega, ns, name string) *gitsyncv1.Cluster {
 	return cl
 }
 
-func waitClusterReady(t *testing.T, ns, name string) {
+func waitClusterReady(t testing.TB, ns, name string) {
 	t.Helper()
 	NewWithT(t).Eventually(func(g Gomega) {
 		cl := getCluster(g, ns, name)
