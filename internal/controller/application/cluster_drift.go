@@ -50,6 +50,40 @@ type clusterWatches struct {
 	// drifted holds, per Application, its objects changed by others since its last
 	// sync, with the writer.
 	drifted map[types.NamespacedName]map[string]driftSeen
+	// corrections holds, per Application, when its recent drift corrections began.
+	corrections map[types.NamespacedName][]time.Time
+}
+
+// hotLoop bounds the corrections of one Application's drift on another cluster: more
+// than hotLoopCorrections within hotLoopWindow is a fight (another controller writing
+// back) or writes too frequent to follow, and the next correction waits for the window
+// to pass (DESIGN.md "Fights"; a person's occasional edits are each reverted at once).
+const (
+	hotLoopCorrections = 10
+	hotLoopWindow      = 10 * time.Second
+)
+
+// correcting records a correction of app's drift starting at now and returns how long
+// it must wait first (0: none).
+func (d *remoteDrift) correcting(key, app types.NamespacedName, now time.Time) time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	cw := d.clusters[key]
+	if cw == nil {
+		return 0
+	}
+	recent := cw.corrections[app][:0:0]
+	for _, at := range cw.corrections[app] {
+		if now.Sub(at) < hotLoopWindow {
+			recent = append(recent, at)
+		}
+	}
+	if len(recent) >= hotLoopCorrections {
+		cw.corrections[app] = recent
+		return hotLoopWindow - now.Sub(recent[0])
+	}
+	cw.corrections[app] = append(recent, now)
+	return 0
 }
 
 // driftSeen is one remote object changed by someone else.
@@ -75,7 +109,8 @@ func (d *remoteDrift) applied(ctx context.Context, t *cluster.Target, app types.
 	}
 	if cw == nil {
 		cw = &clusterWatches{target: t, watches: d.newWatches(t),
-			kinds: map[types.NamespacedName][]schema.GroupVersionKind{}, drifted: map[types.NamespacedName]map[string]driftSeen{}}
+			kinds: map[types.NamespacedName][]schema.GroupVersionKind{}, drifted: map[types.NamespacedName]map[string]driftSeen{},
+			corrections: map[types.NamespacedName][]time.Time{}}
 		d.clusters[t.Key] = cw
 	}
 	cw.kinds[app] = kinds
@@ -171,6 +206,7 @@ func (d *remoteDrift) dropElsewhere(keep types.NamespacedName, app types.Namespa
 		}
 		delete(cw.kinds, app)
 		delete(cw.drifted, app)
+		delete(cw.corrections, app)
 		if len(cw.kinds) == 0 {
 			cw.watches.Stop()
 			delete(d.clusters, key)
@@ -292,6 +328,13 @@ func (r *Reconciler) reconcileRemoteBackstop(ctx context.Context, s *syncRun) ou
 	}
 	summary := fmt.Sprintf("on Cluster %s: %s", key, strings.Join(lines, ", "))
 	if app.Spec.SelfHeal == nil || *app.Spec.SelfHeal {
+		if wait := r.remote.correcting(key, appKey, r.now()); wait > 0 {
+			msg := fmt.Sprintf("drift %s corrected %d times in %s: backing off for %s", summary, hotLoopCorrections, hotLoopWindow, wait.Round(time.Second))
+			if conditions.GetReason(app, gitsyncv1.ReadyCondition) != gitsyncv1.DriftDetectedReason {
+				r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, gitsyncv1.DriftDetectedReason, "Drift", "%s", msg)
+			}
+			return waitFor(wait, gitsyncv1.DriftDetectedReason, msg)
+		}
 		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "DriftCorrected", "Sync", "correcting drift %s", summary)
 		return done()
 	}
