@@ -44,7 +44,7 @@ func (e Event) Severity() string {
 // Subject names the object: `Application/ns/name`.
 func (e Event) Subject() string { return e.Kind + "/" + e.Namespace + "/" + e.Name }
 
-// FromObject copies an event of a GitRepository, HelmRepository or Application; ok is
+// FromObject copies an event of a GitRepository, HelmRepository, Application or Cluster; ok is
 // false for other objects (they are not routed).
 func FromObject(obj any, eventtype, reason, action, message string) (Event, bool) {
 	ev := Event{Type: eventtype, Reason: reason, Action: action, Message: message, Time: time.Now()}
@@ -71,6 +71,9 @@ func FromObject(obj any, eventtype, reason, action, message string) (Event, bool
 			ev.Revision = o.Status.LastAppliedRevision
 		}
 		ev.Chart, ev.ChartVersion = chartOf(o, ev.Revision)
+	case *gitsyncv1.Cluster: // reachability changes (controller/cluster)
+		ev.Kind, ev.Namespace, ev.Name = gitsyncv1.ClusterKind, o.Namespace, o.Name
+		ev.Labels = copyLabels(o.Labels)
 	default:
 		return Event{}, false
 	}

@@ -59,3 +59,15 @@ func TestFromObjectSources(t *testing.T) {
 		t.Error("an Alert of GitRepositories sends a HelmRepository's event")
 	}
 }
+
+// A Cluster's reachability events are routed by kind, name and labels.
+func TestFromObjectCluster(t *testing.T) {
+	cl := &gitsyncv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "prod", Labels: map[string]string{"env": "prod"}}}
+	ev, ok := FromObject(cl, corev1.EventTypeWarning, gitsyncv1.ClusterUnreachableReason, "Probe", "probing https://prod: connection refused")
+	if !ok {
+		t.Fatal("a Cluster's event is not routed")
+	}
+	if ev.Subject() != "Cluster/team/prod" || ev.Labels["env"] != "prod" || ev.Severity() != gitsyncv1.SeverityError || ev.Revision != "" {
+		t.Fatalf("event = %+v", ev)
+	}
+}
