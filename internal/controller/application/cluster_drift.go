@@ -278,12 +278,12 @@ func (r *Reconciler) applyRemote(ctx context.Context, s *syncRun, opts apply.Opt
 	return result, nil
 }
 
-// reconcileRemoteBackstop ends a remote Application's routine resync early, as
+// reconcileRemoteDrift ends a remote Application's routine resync early, as
 // reconcileBackstop does here: settled, its objects watched on its cluster, and nothing
 // seen drifted there, nothing is sent. Drift seen with selfHeal: the sync goes on (and
 // an event names the objects and writers). Without selfHeal: Ready=False/DriftDetected
 // and status.drift name them, nothing is written.
-func (r *Reconciler) reconcileRemoteBackstop(ctx context.Context, s *syncRun) outcome {
+func (r *Reconciler) reconcileRemoteDrift(ctx context.Context, s *syncRun) outcome {
 	app := s.app
 	key, ok := remoteCluster(app)
 	if !ok || r.remote == nil {

@@ -198,20 +198,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}()
 
 	for _, step := range []func(context.Context, *syncRun) outcome{
-		r.reconcileAccess,         // tenancy.go
-		r.reconcileCluster,        // cluster_step.go: spec.cluster
-		r.reconcileRestore,        // restore.go
-		r.reconcileDependencies,   // dependencies_step.go
-		r.reconcileSource,         // source_step.go (chart.go, pin.go)
-		r.reconcileValuesSources,  // sources.go
-		r.reconcileWindow,         // window_step.go
-		r.reconcileRemoteBackstop, // cluster_drift.go: spec.cluster
-		r.reconcileBackstop,       // backstop_step.go
-		r.reconcileBuild,          // build_step.go
-		r.reconcileApply,          // apply_step.go
-		r.reconcilePrune,          // prune_step.go
-		r.reconcileHealth,         // health_step.go
-		r.reconcileAttestation,    // attest_step.go
+		r.reconcileAccess,        // tenancy.go
+		r.reconcileCluster,       // cluster_step.go: spec.cluster
+		r.reconcileRestore,       // restore.go
+		r.reconcileDependencies,  // dependencies_step.go
+		r.reconcileSource,        // source_step.go (chart.go, pin.go)
+		r.reconcileValuesSources, // sources.go
+		r.reconcileWindow,        // window_step.go
+		r.reconcileRemoteDrift,   // cluster_drift.go: spec.cluster
+		r.reconcileBackstop,      // backstop_step.go
+		r.reconcileBuild,         // build_step.go
+		r.reconcileApply,         // apply_step.go
+		r.reconcilePrune,         // prune_step.go
+		r.reconcileHealth,        // health_step.go
+		r.reconcileAttestation,   // attest_step.go
 	} {
 		if out := step(ctx, s); out.kind != stepDone {
 			return s.finishOutcome(r, out)
