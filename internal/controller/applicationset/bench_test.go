@@ -148,7 +148,7 @@ func benchOnce(b *testing.B) {
 			Template: gitsyncv1.ApplicationSetTemplate{
 				Metadata: gitsyncv1.ApplicationSetTemplateMeta{Name: "{{ .app }}-{{ .name }}", Labels: map[string]string{"wave": "{{ .wave }}"}},
 				Spec: gitsyncv1.ApplicationSpec{SourceRef: gitsyncv1.SourceReference{Kind: gitsyncv1.GitRepositoryKind, Name: "repo"},
-					Cluster: &gitsyncv1.LocalObjectReference{Name: "{{ .name }}"}},
+					Cluster: &gitsyncv1.ClusterReference{Name: "{{ .name }}"}},
 			},
 			Strategy: strategy,
 		}}

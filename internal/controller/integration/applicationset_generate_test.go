@@ -89,7 +89,7 @@ func TestApplicationSetMatrixGitDirectoriesClusters(t *testing.T) {
 				Spec: gitsyncv1.ApplicationSpec{
 					SourceRef: gitsyncv1.SourceReference{Kind: gitsyncv1.GitRepositoryKind, Name: "repo"},
 					Path:      "{{ .path.path }}",
-					Cluster:   &gitsyncv1.LocalObjectReference{Name: "{{ .name }}"},
+					Cluster:   &gitsyncv1.ClusterReference{Name: "{{ .name }}"},
 					Suspend:   true, // the Clusters are not reachable here: only the generated objects are under test
 				},
 			},

@@ -90,7 +90,7 @@ func TestApplicationSetRollingSync(t *testing.T) {
 				Metadata: gitsyncv1.ApplicationSetTemplateMeta{Name: "{{ .app }}-{{ .name }}", Labels: map[string]string{"step": "{{ .step }}"}},
 				Spec: gitsyncv1.ApplicationSpec{
 					SourceRef: gitsyncv1.SourceReference{Kind: gitsyncv1.GitRepositoryKind, Name: "repo"},
-					Cluster:   &gitsyncv1.LocalObjectReference{Name: "{{ .name }}"},
+					Cluster:   &gitsyncv1.ClusterReference{Name: "{{ .name }}"},
 					Suspend:   true,
 				},
 			},
