@@ -15,7 +15,8 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/testutil/gittest"
 )
 
-// newCluster creates a Cluster (nothing probes it here) with labels and a reported version.
+// newCluster creates a Cluster (its probe fails: it has no kubeconfig Secret) with labels
+// and a reported version.
 func newCluster(t *testing.T, ns, name, version string, labels map[string]string) {
 	t.Helper()
 	ctx := context.Background()
@@ -24,8 +25,10 @@ func newCluster(t *testing.T, ns, name, version string, labels map[string]string
 	if err := env.Client.Create(ctx, c); err != nil {
 		t.Fatal(err)
 	}
+	// A merge patch: the Cluster controller may write its probe's status meanwhile.
+	base := client.MergeFrom(c.DeepCopy())
 	c.Status.KubernetesVersion = version
-	if err := env.Client.Status().Update(ctx, c); err != nil {
+	if err := env.Client.Status().Patch(ctx, c, base); err != nil {
 		t.Fatal(err)
 	}
 }
