@@ -52,8 +52,9 @@ func (v *Verification) OK() bool { return len(v.Drifted) == 0 }
 // VerifyApp loads the newest attestation in the Application's history from its
 // ConfigMap, checks its signature with the trusted key (nothing in the ConfigMap is
 // trusted before that), that it attests this Application at that revision, and that
-// each attested object in the cluster still holds the attested fields.
-func VerifyApp(ctx context.Context, c client.Reader, key types.NamespacedName, opts VerifyOptions) (*Verification, error) {
+// each attested object in the cluster still holds the attested fields (on the
+// Application's Cluster when spec.cluster names one).
+func VerifyApp(ctx context.Context, c client.Client, key types.NamespacedName, opts VerifyOptions) (*Verification, error) {
 	pub, err := trustedKey(ctx, c, opts)
 	if err != nil {
 		return nil, err
@@ -105,8 +106,14 @@ func VerifyApp(ctx context.Context, c client.Reader, key types.NamespacedName, o
 	}
 	v.Revision, v.Signer, v.SyncedAt, v.Objects = p.Revision, p.Signer, p.SyncedAt, len(p.Objects)
 	v.KeyID, _ = pub.KeyID()
+	// The objects are where the Application syncs them (its Cluster's API server with
+	// spec.cluster); the record and the key stay beside the Application.
+	objects, _, err := OnItsCluster(ctx, c, app)
+	if err != nil {
+		return nil, err
+	}
 	for _, rec := range p.Objects {
-		live, err := liveObject(ctx, c, rec)
+		live, err := liveObject(ctx, objects, rec)
 		if err != nil {
 			return nil, err
 		}

@@ -94,7 +94,9 @@ func (r *Reconciler) attest(ctx context.Context, s *syncRun, key *attest.Key) (s
 		}
 		obj := &unstructured.Unstructured{}
 		obj.SetGroupVersionKind(gvk)
-		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: m.Namespace, Name: m.Name}, obj); err != nil {
+		// Read where the sync applied it (another cluster's API server with spec.cluster),
+		// as the identity that applied it.
+		if err := s.manager.Client().Get(ctx, types.NamespacedName{Namespace: m.Namespace, Name: m.Name}, obj); err != nil {
 			return "", fmt.Errorf("reading %s: %w", e.Subject(), err)
 		}
 		rec, err := attest.Record(obj)
@@ -109,7 +111,13 @@ func (r *Reconciler) attest(ctx context.Context, s *syncRun, key *attest.Key) (s
 	}
 	// Owned by the Application (not its controller): deleted with it.
 	owner := metav1.OwnerReference{APIVersion: gitsyncv1.GroupVersion.String(), Kind: gitsyncv1.ApplicationKind, Name: app.Name, UID: app.UID}
-	if err := attest.Write(ctx, s.manager.Client(), s.manager.Client(), app, owner, envelope); err != nil {
+	// The record lives beside the Application (its owner), in this cluster, also when the
+	// objects are on another one.
+	store, err := r.localApplier(app)
+	if err != nil {
+		return "", err
+	}
+	if err := attest.Write(ctx, store.Client(), store.Client(), app, owner, envelope); err != nil {
 		return "", err
 	}
 	return digest, nil
