@@ -95,6 +95,18 @@ func (s *Server) AddPullRequest(pr PullRequest) {
 	s.pulls = append(s.pulls, pr)
 }
 
+// ClosePullRequest closes the open pull request number of repo: it is listed no more.
+func (s *Server) ClosePullRequest(repo string, number int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, pr := range s.pulls {
+		if pr.Repo == repo && pr.Number == number {
+			s.pulls = append(s.pulls[:i:i], s.pulls[i+1:]...)
+			return
+		}
+	}
+}
+
 // Calls returns the requests answered so far.
 func (s *Server) Calls() []Call {
 	s.mu.Lock()
