@@ -187,6 +187,11 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		return nil, fmt.Errorf("setting up the Application controller: %w", err)
 	}
 	sets := &applicationset.Reconciler{Client: mgr.GetClient(), Storage: fetcher, Recorder: events, Shard: opts.Shard}
+	pulls := &applicationset.PullRequestLister{Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Egress: guard}
+	if secretAccess != nil {
+		pulls.SecretAccess = secretAccess
+	}
+	sets.PullRequests = pulls.List
 	if err := sets.SetupWithManager(mgr, applicationset.Options{MaxConcurrentReconciles: opts.Concurrent, SharedQueue: opts.SharedQueue,
 		APIServer: apiServer}); err != nil {
 		return nil, fmt.Errorf("setting up the ApplicationSet controller: %w", err)

@@ -105,6 +105,7 @@ func runSuite(m *testing.M) int {
 			return nil, err
 		}
 		sets := &applicationset.Reconciler{Client: mgr.GetClient(), Storage: fetcher, Recorder: events}
+		sets.PullRequests = (&applicationset.PullRequestLister{Client: mgr.GetClient(), Secrets: mgr.GetAPIReader()}).List
 		if err := sets.SetupWithManager(mgr, applicationset.Options{MaxConcurrentReconciles: 2,
 			RetryBase: 100 * time.Millisecond, RetryMax: time.Second}); err != nil {
 			return nil, err

@@ -1,0 +1,171 @@
+package applicationset
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/appset"
+	"github.com/gitsync-dev/gitsync/internal/egress"
+	"github.com/gitsync-dev/gitsync/internal/forge"
+)
+
+// +kubebuilder:rbac:groups=gitsync.dev,resources=providers,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+
+// SecretChecker tells whether the tenant of namespace may read the Secret name; an error
+// refuses (the operator's tenant mode).
+type SecretChecker interface {
+	CheckSecret(ctx context.Context, namespace, name string) error
+}
+
+// PullRequestLister lists the open pull requests of a pullRequest generator through its
+// Provider (same namespace as the set): the Provider's type and address, its Secret's
+// token, address, headers and ca.crt, dialling through the egress guard. Its List is
+// the Reconciler's PullRequests.
+//
+// A list is kept for the set's interval: the status changes of the generated
+// Applications wake the set often, and each wake does not call the forge. The list is
+// read again when the interval has passed, when the set's spec changes (generation) and
+// when it is asked to reconcile (the requestedAt annotation, `gitsync reconcile appset`).
+type PullRequestLister struct {
+	// Client reads Providers (the manager's cache).
+	Client client.Reader
+	// Secrets reads the Provider's Secret (uncached).
+	Secrets client.Reader
+	// Egress guards the forge's address (nil: no guard).
+	Egress *egress.Guard
+	// SecretAccess, in tenant mode, is asked before the Provider's Secret is read with the
+	// operator's identity; nil: no check.
+	SecretAccess SecretChecker
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+
+	mu    sync.Mutex
+	lists map[string]listed
+}
+
+type listed struct {
+	at   time.Time
+	sets []appset.Params
+}
+
+// List returns one parameter set per open pull request of gen's repository that carries
+// all of gen's labels (forks left out), at most gitsyncv1.MaxGeneratedApplications.
+func (l *PullRequestLister) List(ctx context.Context, set *gitsyncv1.ApplicationSet, gen *gitsyncv1.PullRequestGenerator) ([]appset.Params, error) {
+	spec, err := json.Marshal(gen)
+	if err != nil {
+		return nil, fmt.Errorf("pullRequest: %w", err)
+	}
+	key := fmt.Sprintf("%s\x00%s\x00%d\x00%s\x00%s", set.Namespace, set.Name, set.Generation,
+		set.Annotations[gitsyncv1.RequestedAtAnnotation], spec)
+	now := l.now()
+	l.mu.Lock()
+	got, ok := l.lists[key]
+	l.mu.Unlock()
+	if ok && now.Sub(got.at) < set.GetInterval().Duration {
+		return append([]appset.Params(nil), got.sets...), nil
+	}
+	sets, err := l.list(ctx, set.Namespace, gen)
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	if l.lists == nil || len(l.lists) >= maxMemo {
+		l.lists = map[string]listed{}
+	}
+	l.lists[key] = listed{at: now, sets: sets}
+	l.mu.Unlock()
+	return append([]appset.Params(nil), sets...), nil
+}
+
+func (l *PullRequestLister) list(ctx context.Context, ns string, gen *gitsyncv1.PullRequestGenerator) ([]appset.Params, error) {
+	repo, err := parseRepository(gen.Repository)
+	if err != nil {
+		return nil, fmt.Errorf("pullRequest: %w", err)
+	}
+	c, err := l.client(ctx, ns, gen.ProviderRef.Name)
+	if err != nil {
+		return nil, fmt.Errorf("pullRequest: %w", err)
+	}
+	prs, err := c.ListPullRequests(ctx, repo, gen.Labels)
+	if err != nil {
+		return nil, fmt.Errorf("pullRequest: %s: %w", gen.Repository, err)
+	}
+	return appset.PullRequestParams(prs, gitsyncv1.MaxGeneratedApplications)
+}
+
+// parseRepository reads owner/name (GitLab: group/subgroup/project) without empty, "."
+// or ".." segments: it becomes a path of the forge's API.
+func parseRepository(s string) (forge.Repo, error) {
+	parts := strings.Split(s, "/")
+	if len(parts) < 2 {
+		return forge.Repo{}, fmt.Errorf("repository %q is not owner/name", s)
+	}
+	for _, p := range parts {
+		if p == "" || p == "." || p == ".." {
+			return forge.Repo{}, fmt.Errorf("repository %q is not owner/name", s)
+		}
+	}
+	return forge.Repo{Path: s}, nil
+}
+
+// client is the forge client of the Provider name in ns.
+func (l *PullRequestLister) client(ctx context.Context, ns, name string) (*forge.Client, error) {
+	p := &gitsyncv1.Provider{}
+	if err := l.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, p); err != nil {
+		return nil, fmt.Errorf("reading Provider %s: %w", name, err)
+	}
+	if !forge.IsForge(p.Spec.Type) {
+		return nil, fmt.Errorf("provider %s is of type %q, not github, gitlab or gitea", name, p.Spec.Type)
+	}
+	target := forge.Target{Type: p.Spec.Type, Address: p.Spec.Address, UserAgent: "gitsync-applicationset"}
+	var data map[string][]byte
+	if p.Spec.SecretRef != nil {
+		secret := p.Spec.SecretRef.Name
+		if l.SecretAccess != nil {
+			if err := l.SecretAccess.CheckSecret(ctx, ns, secret); err != nil {
+				return nil, fmt.Errorf("reading Secret %s: %w", secret, err)
+			}
+		}
+		s := &corev1.Secret{}
+		if err := l.Secrets.Get(ctx, types.NamespacedName{Namespace: ns, Name: secret}, s); err != nil {
+			return nil, fmt.Errorf("reading Secret %s: %w", secret, err)
+		}
+		data = s.Data
+	}
+	if a := strings.TrimSpace(string(data["address"])); a != "" {
+		target.Address = a
+	}
+	target.Token = strings.TrimSpace(string(data["token"]))
+	if h := data["headers"]; len(h) > 0 {
+		if err := yaml.Unmarshal(h, &target.Headers); err != nil {
+			return nil, fmt.Errorf("the Secret's headers are not a YAML map of strings")
+		}
+	}
+	// Through a tenant's proxy only the proxy is dialled: check the forge's host too.
+	if err := l.Egress.CheckHost(target.Host()); err != nil {
+		return nil, fmt.Errorf("calling %s: %w", p.Spec.Type, err)
+	}
+	hc, err := forge.HTTPClient(p, data["ca.crt"], l.Egress)
+	if err != nil {
+		return nil, err
+	}
+	return forge.New(target, hc)
+}
+
+func (l *PullRequestLister) now() time.Time {
+	if l.Now != nil {
+		return l.Now()
+	}
+	return time.Now()
+}

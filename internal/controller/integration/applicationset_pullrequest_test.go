@@ -1,0 +1,136 @@
+package integration
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/testutil/forgetest"
+	"github.com/gitsync-dev/gitsync/internal/testutil/gittest"
+)
+
+// An ApplicationSet with a pullRequest generator makes one Application per open pull
+// request that carries the generator's labels (not the unlabelled one, not the fork's);
+// each syncs its own environment from a real Git server. A pull request closed on the
+// forge deletes exactly its Application at the next listing (the set's interval), and
+// that Application's prune removes its objects; a pull request opened later is added.
+func TestApplicationSetPullRequestGenerator(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	f := &appFixture{t: t, ns: ns, srv: gittest.NewServer(t, gittest.Options{})}
+	f.repo = f.srv.CreateRepo("acme/app")
+	f.repo.Commit("main", "initial", map[string]string{
+		"deploy/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: preview-${PR}\ndata:\n  sha: 'commit-${SHA}'\n  branch: '${BRANCH}'\n",
+	})
+	newGitRepository(t, ns, "repo", f.srv.HTTPURL("acme/app"), nil, "")
+
+	forge := forgetest.New(t, forgetest.GitHub, "forge-token")
+	g.Expect(env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "forge", Namespace: ns},
+		Data: map[string][]byte{"token": []byte("forge-token")}})).To(Succeed())
+	g.Expect(env.Client.Create(ctx, &gitsyncv1.Provider{ObjectMeta: metav1.ObjectMeta{Name: "forge", Namespace: ns},
+		Spec: gitsyncv1.ProviderSpec{Type: gitsyncv1.ProviderGitHub, Address: forge.URL,
+			SecretRef: &gitsyncv1.LocalObjectReference{Name: "forge"}}})).To(Succeed())
+	for _, pr := range []forgetest.PullRequest{
+		{Repo: "acme/app", Number: 1, Branch: "feature/Login", SHA: "1111111111aaaaaaaaaa1111111111aaaaaaaaaa", TargetBranch: "main", Labels: []string{"preview"}},
+		{Repo: "acme/app", Number: 2, Branch: "fix_typo", SHA: "2222222222bbbbbbbbbb2222222222bbbbbbbbbb", TargetBranch: "main", Labels: []string{"team-a", "preview"}},
+		{Repo: "acme/app", Number: 3, Branch: "wip", SHA: "3333333333cccccccccc3333333333cccccccccc", TargetBranch: "main"},
+		{Repo: "acme/app", Number: 4, Branch: "main", SHA: "4444444444dddddddddd4444444444dddddddddd", TargetBranch: "main",
+			Labels: []string{"preview"}, ForkRepo: "mallory/app"},
+		{Repo: "acme/other", Number: 5, Branch: "elsewhere", SHA: "5555555555eeeeeeeeee5555555555eeeeeeeeee", TargetBranch: "main", Labels: []string{"preview"}},
+	} {
+		forge.AddPullRequest(pr)
+	}
+
+	set := &gitsyncv1.ApplicationSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "previews", Namespace: ns},
+		Spec: gitsyncv1.ApplicationSetSpec{
+			Interval: &metav1.Duration{Duration: time.Second},
+			Generators: []gitsyncv1.ApplicationSetGenerator{{ApplicationSetBaseGenerator: gitsyncv1.ApplicationSetBaseGenerator{
+				PullRequest: &gitsyncv1.PullRequestGenerator{ProviderRef: gitsyncv1.LocalObjectReference{Name: "forge"},
+					Repository: "acme/app", Labels: []string{"preview"}}}}},
+			Template: gitsyncv1.ApplicationSetTemplate{
+				Metadata: gitsyncv1.ApplicationSetTemplateMeta{Name: "pr-{{ .number }}-{{ .branch_slug }}",
+					Labels: map[string]string{"pull-request": "{{ .number }}", "target": "{{ .target_branch }}"}},
+				Spec: gitsyncv1.ApplicationSpec{
+					SourceRef: gitsyncv1.SourceReference{Kind: gitsyncv1.GitRepositoryKind, Name: "repo"},
+					Path:      "deploy", TargetNamespace: ns, Prune: true,
+					PostBuild: &gitsyncv1.PostBuild{Substitute: map[string]string{
+						"PR": "{{ .number }}", "SHA": "{{ .head_short_sha }}", "BRANCH": "{{ .branch }}"}},
+				},
+			},
+		},
+	}
+	g.Expect(env.Client.Create(ctx, set)).To(Succeed())
+
+	g.Eventually(func(g Gomega) []string { return keysOf(generatedApps(g, ns, "previews")) }).
+		WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Equal([]string{"pr-1-feature-login", "pr-2-fix-typo"}))
+	apps := generatedApps(g, ns, "previews")
+	g.Expect(apps["pr-2-fix-typo"].Labels).To(HaveKeyWithValue("pull-request", "2"))
+	g.Expect(apps["pr-2-fix-typo"].Labels).To(HaveKeyWithValue("target", "main"))
+	g.Eventually(func(g Gomega) map[string]string { return f.configMap(g, "preview-1").Data }).
+		WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Equal(map[string]string{"sha": "commit-11111111", "branch": "feature/Login"}))
+	g.Eventually(func(g Gomega) map[string]string { return f.configMap(g, "preview-2").Data }).
+		WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Equal(map[string]string{"sha": "commit-22222222", "branch": "fix_typo"}))
+	g.Eventually(func(g Gomega) metav1.ConditionStatus {
+		ready := apimeta.FindStatusCondition(getSet(g, ns, "previews").Status.Conditions, gitsyncv1.ReadyCondition)
+		g.Expect(ready).NotTo(BeNil())
+		return ready.Status
+	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Equal(metav1.ConditionTrue))
+
+	// Closing #1 deletes exactly its Application (and its prune its ConfigMap), at the next
+	// listing: nothing but the set's interval wakes the set here.
+	forge.ClosePullRequest("acme/app", 1)
+	g.Eventually(func(g Gomega) []string { return keysOf(generatedApps(g, ns, "previews")) }).
+		WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Equal([]string{"pr-2-fix-typo"}))
+	g.Expect(generatedApps(g, ns, "previews")["pr-2-fix-typo"].UID).To(Equal(apps["pr-2-fix-typo"].UID), "the other Application is not recreated")
+	g.Eventually(func(g Gomega) bool { return f.exists(g, &corev1.ConfigMap{}, "preview-1") }).
+		WithTimeout(waitTimeout).WithPolling(pollInterval).Should(BeFalse())
+	g.Expect(f.configMap(g, "preview-2").Data).To(HaveKeyWithValue("sha", "commit-22222222"))
+
+	// A pull request opened later, with the label, is added.
+	forge.AddPullRequest(forgetest.PullRequest{Repo: "acme/app", Number: 6, Branch: "Feature/Search", SHA: "6666666666ffffffffff6666666666ffffffffff",
+		TargetBranch: "main", Labels: []string{"preview"}})
+	g.Eventually(func(g Gomega) []string { return keysOf(generatedApps(g, ns, "previews")) }).
+		WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Equal([]string{"pr-2-fix-typo", "pr-6-feature-search"}))
+	g.Eventually(func(g Gomega) string { return f.configMap(g, "preview-6").Data["sha"] }).
+		WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Equal("commit-66666666"))
+}
+
+// A pullRequest generator whose Provider is missing, or is not a forge, fails the set
+// with the reason and deletes nothing it generated before.
+func TestApplicationSetPullRequestProviderRefused(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	g.Expect(env.Client.Create(ctx, &gitsyncv1.Provider{ObjectMeta: metav1.ObjectMeta{Name: "chat", Namespace: ns},
+		Spec: gitsyncv1.ProviderSpec{Type: gitsyncv1.ProviderGeneric, Address: "http://127.0.0.1:1/hook"}})).To(Succeed())
+	for name, provider := range map[string]string{"absent": "nowhere", "not-a-forge": "chat"} {
+		set := &gitsyncv1.ApplicationSet{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			Spec: gitsyncv1.ApplicationSetSpec{
+				Generators: []gitsyncv1.ApplicationSetGenerator{{ApplicationSetBaseGenerator: gitsyncv1.ApplicationSetBaseGenerator{
+					PullRequest: &gitsyncv1.PullRequestGenerator{ProviderRef: gitsyncv1.LocalObjectReference{Name: provider}, Repository: "acme/app"}}}},
+				Template: gitsyncv1.ApplicationSetTemplate{
+					Metadata: gitsyncv1.ApplicationSetTemplateMeta{Name: "pr-{{ .number }}"},
+					Spec:     gitsyncv1.ApplicationSpec{SourceRef: gitsyncv1.SourceReference{Kind: gitsyncv1.GitRepositoryKind, Name: "repo"}},
+				},
+			},
+		}
+		g.Expect(env.Client.Create(ctx, set)).To(Succeed())
+	}
+	for name, want := range map[string]string{"absent": "reading Provider nowhere", "not-a-forge": "not github, gitlab or gitea"} {
+		g.Eventually(func(g Gomega) string {
+			ready := apimeta.FindStatusCondition(getSet(g, ns, name).Status.Conditions, gitsyncv1.ReadyCondition)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Reason).To(Equal(gitsyncv1.GenerateFailedReason))
+			return ready.Message
+		}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(ContainSubstring(want))
+	}
+}
