@@ -36,7 +36,7 @@ type SecretChecker interface {
 // A list is kept for the set's interval: the status changes of the generated
 // Applications wake the set often, and each wake does not call the forge. The list is
 // read again when the interval has passed, when the set's spec changes (generation) and
-// when it is asked to reconcile (the requestedAt annotation, `gitsync reconcile appset`).
+// when the set's gitsync.dev/requested-at annotation changes.
 type PullRequestLister struct {
 	// Client reads Providers (the manager's cache).
 	Client client.Reader
