@@ -172,8 +172,8 @@ type ClustersGenerator struct {
 	Selector metav1.LabelSelector `json:"selector,omitempty"`
 }
 
-// PullRequestGenerator makes one parameter set per open pull request: number, branch,
-// headSHA, headShortSHA.
+// PullRequestGenerator makes one parameter set per open pull request (forks left out):
+// number, branch, branch_slug, head_sha, head_short_sha, target_branch, labels.
 type PullRequestGenerator struct {
 	// providerRef names a Provider (github, gitlab, gitea) whose address and token are used.
 	// +required
