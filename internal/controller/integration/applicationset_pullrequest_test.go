@@ -2,15 +2,22 @@ package integration
 
 import (
 	"context"
+	"errors"
+	"net/netip"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/appset"
+	"github.com/gitsync-dev/gitsync/internal/controller/applicationset"
+	"github.com/gitsync-dev/gitsync/internal/controller/sources"
+	"github.com/gitsync-dev/gitsync/internal/egress"
 	"github.com/gitsync-dev/gitsync/internal/testutil/forgetest"
 	"github.com/gitsync-dev/gitsync/internal/testutil/gittest"
 )
@@ -133,4 +140,91 @@ func TestApplicationSetPullRequestProviderRefused(t *testing.T) {
 			return ready.Message
 		}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(ContainSubstring(want))
 	}
+}
+
+// prForge starts a forge emulator of kind with a Provider "forge" (and its Secret
+// "forge-token") in ns.
+func prForge(t *testing.T, g Gomega, ns, kind string) *forgetest.Server {
+	t.Helper()
+	ctx := context.Background()
+	srv := forgetest.New(t, kind, "forge-token")
+	g.Expect(env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "forge-token", Namespace: ns},
+		Data: map[string][]byte{"token": []byte("forge-token")}})).To(Succeed())
+	g.Expect(env.Client.Create(ctx, &gitsyncv1.Provider{ObjectMeta: metav1.ObjectMeta{Name: "forge", Namespace: ns},
+		Spec: gitsyncv1.ProviderSpec{Type: kind, Address: srv.URL, SecretRef: &gitsyncv1.LocalObjectReference{Name: "forge-token"}}})).To(Succeed())
+	return srv
+}
+
+func prSet(ns string, labels ...string) *gitsyncv1.ApplicationSet {
+	set := &gitsyncv1.ApplicationSet{ObjectMeta: metav1.ObjectMeta{Name: "previews", Namespace: ns}}
+	set.Spec.Generators = []gitsyncv1.ApplicationSetGenerator{{ApplicationSetBaseGenerator: gitsyncv1.ApplicationSetBaseGenerator{
+		PullRequest: &gitsyncv1.PullRequestGenerator{ProviderRef: gitsyncv1.LocalObjectReference{Name: "forge"},
+			Repository: "acme/app", Labels: labels}}}}
+	return set
+}
+
+// The lister speaks to GitLab and Gitea as to GitHub: the label filter selects, a fork
+// is left out.
+func TestApplicationSetPullRequestForges(t *testing.T) {
+	for _, kind := range []string{forgetest.GitLab, forgetest.Gitea} {
+		t.Run(kind, func(t *testing.T) {
+			g := NewWithT(t)
+			ns := env.Namespace(t)
+			srv := prForge(t, g, ns, kind)
+			srv.AddPullRequest(forgetest.PullRequest{Repo: "acme/app", Number: 7, Branch: "feat/A", SHA: "77777777aaaa", TargetBranch: "main", Labels: []string{"preview", "x"}})
+			srv.AddPullRequest(forgetest.PullRequest{Repo: "acme/app", Number: 8, Branch: "feat/b", SHA: "88888888bbbb", TargetBranch: "main"})
+			srv.AddPullRequest(forgetest.PullRequest{Repo: "acme/app", Number: 9, Branch: "main", SHA: "99999999cccc", TargetBranch: "main",
+				Labels: []string{"preview"}, ForkRepo: "mallory/app"})
+			lister := &applicationset.PullRequestLister{Client: env.Client, Secrets: env.Client}
+			set := prSet(ns, "preview")
+			sets, err := lister.List(context.Background(), set, set.Spec.Generators[0].PullRequest)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(sets).To(HaveLen(1))
+			g.Expect(appset.Flatten(sets[0])).To(Equal([]string{"branch=feat/A", "branch_slug=feat-a", "head_sha=77777777aaaa",
+				"head_short_sha=77777777", "labels.0=preview", "labels.1=x", "number=7", "target_branch=main"}))
+			all := prSet(ns)
+			sets, err = lister.List(context.Background(), all, all.Spec.Generators[0].PullRequest)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(sets).To(HaveLen(2), "without labels: every open pull request but the fork's")
+		})
+	}
+}
+
+// Tenant mode: a tenant who may create Providers and ApplicationSets but not read the
+// namespace's Secrets names one as a Provider's secretRef: the lister asks first whether
+// the namespace's tenant account may get it and calls the forge not at all when it may
+// not. An egress guard refuses a forge at a denied address before any request.
+func TestApplicationSetPullRequestRefusals(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	srv := prForge(t, g, ns, forgetest.GitHub)
+	srv.AddPullRequest(forgetest.PullRequest{Repo: "acme/app", Number: 1, Branch: "a", SHA: "1111111111", TargetBranch: "main"})
+	set := prSet(ns)
+	gen := set.Spec.Generators[0].PullRequest
+
+	tenant := &applicationset.PullRequestLister{Client: env.Client, Secrets: env.Client,
+		SecretAccess: sources.NewSecretAccess(env.Client, "gitsync-tenant", true)}
+	_, err := tenant.List(ctx, set, gen)
+	g.Expect(errors.Is(err, sources.ErrSecretAccessDenied)).To(BeTrue(), "%v", err)
+	g.Expect(srv.Calls()).To(BeEmpty())
+
+	guarded := &applicationset.PullRequestLister{Client: env.Client, Secrets: env.Client,
+		Egress: egress.New([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")})}
+	_, err = guarded.List(ctx, set, gen)
+	g.Expect(errors.Is(err, egress.ErrDenied)).To(BeTrue(), "%v", err)
+	g.Expect(err.Error()).NotTo(ContainSubstring("forge-token"))
+	g.Expect(srv.Calls()).To(BeEmpty())
+
+	// The namespace's admin grants the tenant that Secret: the forge is asked.
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "forge-token"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}, ResourceNames: []string{"forge-token"}}}}
+	g.Expect(env.Client.Create(ctx, role)).To(Succeed())
+	g.Expect(env.Client.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "forge-token"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: "gitsync-tenant"}}})).To(Succeed())
+	sets, err := tenant.List(ctx, set, gen)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(sets).To(HaveLen(1))
+	g.Expect(srv.Calls()).To(HaveLen(1))
 }
