@@ -12,6 +12,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/appset"
@@ -227,4 +228,43 @@ func TestApplicationSetPullRequestRefusals(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(sets).To(HaveLen(1))
 	g.Expect(srv.Calls()).To(HaveLen(1))
+}
+
+// The list is kept for the set's interval: the generated Applications syncing (each of
+// their status changes wakes the set) does not call the forge again; the set's
+// requested-at annotation does, and a pull request closed meanwhile then goes.
+func TestApplicationSetPullRequestListedOncePerInterval(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	f := &appFixture{t: t, ns: ns, srv: gittest.NewServer(t, gittest.Options{})}
+	f.repo = f.srv.CreateRepo("acme/app")
+	sha := f.repo.Commit("main", "initial", map[string]string{
+		"deploy/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: preview-${PR}\ndata:\n  v: 'x'\n",
+	})
+	newGitRepository(t, ns, "repo", f.srv.HTTPURL("acme/app"), nil, "")
+	srv := prForge(t, g, ns, forgetest.GitHub)
+	srv.AddPullRequest(forgetest.PullRequest{Repo: "acme/app", Number: 1, Branch: "a", SHA: "1111111111", TargetBranch: "main"})
+	srv.AddPullRequest(forgetest.PullRequest{Repo: "acme/app", Number: 2, Branch: "b", SHA: "2222222222", TargetBranch: "main"})
+	set := prSet(ns)
+	set.Spec.Interval = &metav1.Duration{Duration: time.Hour}
+	set.Spec.Template = gitsyncv1.ApplicationSetTemplate{
+		Metadata: gitsyncv1.ApplicationSetTemplateMeta{Name: "pr-{{ .number }}"},
+		Spec: gitsyncv1.ApplicationSpec{SourceRef: gitsyncv1.SourceReference{Kind: gitsyncv1.GitRepositoryKind, Name: "repo"},
+			Path: "deploy", TargetNamespace: ns, Prune: true,
+			PostBuild: &gitsyncv1.PostBuild{Substitute: map[string]string{"PR": "{{ .number }}"}}},
+	}
+	g.Expect(env.Client.Create(ctx, set)).To(Succeed())
+	f.waitApplied("pr-1", sha)
+	f.waitApplied("pr-2", sha)
+	g.Expect(srv.Calls()).To(HaveLen(1), "one listing for the set's interval")
+
+	srv.ClosePullRequest("acme/app", 1)
+	s := getSet(g, ns, "previews")
+	base := client.MergeFrom(s.DeepCopy())
+	s.Annotations = map[string]string{gitsyncv1.RequestedAtAnnotation: "now"}
+	g.Expect(env.Client.Patch(ctx, s, base)).To(Succeed())
+	g.Eventually(func(g Gomega) []string { return keysOf(generatedApps(g, ns, "previews")) }).
+		WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Equal([]string{"pr-2"}))
+	g.Expect(srv.Calls()).To(HaveLen(2))
 }
