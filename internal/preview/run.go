@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/forge"
@@ -159,49 +156,8 @@ func (r *Runner) actor(app *gitsyncv1.Application) (operations.Actor, error) {
 	return operations.Actor{Client: c, Cluster: render.ClusterOf(app.Namespace, c.RESTMapper(), func() (client.Client, error) { return c, nil }, false)}, nil
 }
 
-// forgeClient is the client of the repository's spec.preview.providerRef: a Provider of
-// type github, gitlab or gitea, its address, and its Secret's token, address, headers
-// and ca.crt, dialling through the egress guard.
+// forgeClient is the client of the repository's spec.preview.providerRef (forge.Providers).
 func (r *Runner) forgeClient(ctx context.Context, repo *gitsyncv1.GitRepository) (*forge.Client, error) {
-	p := &gitsyncv1.Provider{}
-	key := types.NamespacedName{Namespace: repo.Namespace, Name: repo.Spec.Preview.ProviderRef.Name}
-	if err := r.Client.Get(ctx, key, p); err != nil {
-		return nil, fmt.Errorf("reading Provider %s: %w", key.Name, err)
-	}
-	if !forge.IsForge(p.Spec.Type) {
-		return nil, fmt.Errorf("provider %s is of type %q, not github, gitlab or gitea", key.Name, p.Spec.Type)
-	}
-	target := forge.Target{Type: p.Spec.Type, Address: p.Spec.Address, UserAgent: "gitsync-preview"}
-	var data map[string][]byte
-	if p.Spec.SecretRef != nil {
-		name := p.Spec.SecretRef.Name
-		if r.SecretAccess != nil {
-			if err := r.SecretAccess.CheckSecret(ctx, p.Namespace, name); err != nil {
-				return nil, fmt.Errorf("reading Secret %s: %w", name, err)
-			}
-		}
-		s := &corev1.Secret{}
-		if err := r.Secrets.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: name}, s); err != nil {
-			return nil, fmt.Errorf("reading Secret %s: %w", name, err)
-		}
-		data = s.Data
-	}
-	if a := strings.TrimSpace(string(data["address"])); a != "" {
-		target.Address = a
-	}
-	target.Token = strings.TrimSpace(string(data["token"]))
-	if h := data["headers"]; len(h) > 0 {
-		if err := yaml.Unmarshal(h, &target.Headers); err != nil {
-			return nil, fmt.Errorf("the Secret's headers are not a YAML map of strings")
-		}
-	}
-	// Through a tenant's proxy only the proxy is dialled: check the forge's host too.
-	if err := r.Egress.CheckHost(target.Host()); err != nil {
-		return nil, fmt.Errorf("calling %s: %w", p.Spec.Type, err)
-	}
-	hc, err := forge.HTTPClient(p, data["ca.crt"], r.Egress)
-	if err != nil {
-		return nil, err
-	}
-	return forge.New(target, hc)
+	ps := forge.Providers{Client: r.Client, Secrets: r.Secrets, Egress: r.Egress, SecretAccess: r.SecretAccess}
+	return ps.For(ctx, repo.Namespace, repo.Spec.Preview.ProviderRef.Name, "gitsync-preview")
 }

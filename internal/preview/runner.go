@@ -11,6 +11,7 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/egress"
+	"github.com/gitsync-dev/gitsync/internal/forge"
 	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/source"
 )
@@ -32,9 +33,7 @@ type Request struct {
 
 // SecretChecker tells whether the tenant of namespace may read the Secret name; an error
 // refuses (the operator's tenant mode).
-type SecretChecker interface {
-	CheckSecret(ctx context.Context, namespace, name string) error
-}
+type SecretChecker = forge.SecretChecker
 
 // Runner runs previews: one at a time per repository (in this replica), a newer request
 // cancelling the older one. Start it with the manager (it is a manager.Runnable); Preview never blocks.

@@ -8,10 +8,7 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/appset"
@@ -24,9 +21,7 @@ import (
 
 // SecretChecker tells whether the tenant of namespace may read the Secret name; an error
 // refuses (the operator's tenant mode).
-type SecretChecker interface {
-	CheckSecret(ctx context.Context, namespace, name string) error
-}
+type SecretChecker = forge.SecretChecker
 
 // PullRequestLister lists the open pull requests of a pullRequest generator through its
 // Provider (same namespace as the set): the Provider's type and address, its Secret's
@@ -121,46 +116,8 @@ func parseRepository(s string) (forge.Repo, error) {
 
 // client is the forge client of the Provider name in ns.
 func (l *PullRequestLister) client(ctx context.Context, ns, name string) (*forge.Client, error) {
-	p := &gitsyncv1.Provider{}
-	if err := l.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, p); err != nil {
-		return nil, fmt.Errorf("reading Provider %s: %w", name, err)
-	}
-	if !forge.IsForge(p.Spec.Type) {
-		return nil, fmt.Errorf("provider %s is of type %q, not github, gitlab or gitea", name, p.Spec.Type)
-	}
-	target := forge.Target{Type: p.Spec.Type, Address: p.Spec.Address, UserAgent: "gitsync-applicationset"}
-	var data map[string][]byte
-	if p.Spec.SecretRef != nil {
-		secret := p.Spec.SecretRef.Name
-		if l.SecretAccess != nil {
-			if err := l.SecretAccess.CheckSecret(ctx, ns, secret); err != nil {
-				return nil, fmt.Errorf("reading Secret %s: %w", secret, err)
-			}
-		}
-		s := &corev1.Secret{}
-		if err := l.Secrets.Get(ctx, types.NamespacedName{Namespace: ns, Name: secret}, s); err != nil {
-			return nil, fmt.Errorf("reading Secret %s: %w", secret, err)
-		}
-		data = s.Data
-	}
-	if a := strings.TrimSpace(string(data["address"])); a != "" {
-		target.Address = a
-	}
-	target.Token = strings.TrimSpace(string(data["token"]))
-	if h := data["headers"]; len(h) > 0 {
-		if err := yaml.Unmarshal(h, &target.Headers); err != nil {
-			return nil, fmt.Errorf("the Secret's headers are not a YAML map of strings")
-		}
-	}
-	// Through a tenant's proxy only the proxy is dialled: check the forge's host too.
-	if err := l.Egress.CheckHost(target.Host()); err != nil {
-		return nil, fmt.Errorf("calling %s: %w", p.Spec.Type, err)
-	}
-	hc, err := forge.HTTPClient(p, data["ca.crt"], l.Egress)
-	if err != nil {
-		return nil, err
-	}
-	return forge.New(target, hc)
+	ps := forge.Providers{Client: l.Client, Secrets: l.Secrets, Egress: l.Egress, SecretAccess: l.SecretAccess}
+	return ps.For(ctx, ns, name, "gitsync-applicationset")
 }
 
 func (l *PullRequestLister) now() time.Time {
