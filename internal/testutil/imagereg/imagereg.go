@@ -121,7 +121,9 @@ func (r *Registry) Push(t testing.TB, repo string, tags ...string) {
 		}
 		write := remote.Write
 		if i > 0 { // the blobs are there: a manifest PUT is enough
-			write = func(ref name.Reference, img v1.Image, opts ...remote.Option) error { return remote.Tag(ref.(name.Tag), img, opts...) }
+			write = func(ref name.Reference, img v1.Image, opts ...remote.Option) error {
+				return remote.Tag(ref.(name.Tag), img, opts...)
+			}
 		}
 		if err := write(ref, r.img, r.options()...); err != nil {
 			t.Fatal(err)
