@@ -113,12 +113,13 @@ type ImageRef struct {
 	Digest string `json:"digest,omitempty"`
 }
 
-// String is name:tag, or name@digest when the digest is known.
+// String is name:tag, with @digest when the digest is known (as Flux writes an image).
 func (r ImageRef) String() string {
+	s := r.Name + ":" + r.Tag
 	if r.Digest != "" {
-		return r.Name + "@" + r.Digest
+		s += "@" + r.Digest
 	}
-	return r.Name + ":" + r.Tag
+	return s
 }
 
 // ImagePolicyStatus is the observed state of an ImagePolicy.

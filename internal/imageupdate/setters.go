@@ -85,14 +85,7 @@ func (v Values) valueFor(marker string) (string, bool) {
 	return "", false
 }
 
-// fullRef is name:tag, with @digest when the digest is known (as Flux writes it).
-func fullRef(r gitsyncv1.ImageRef) string {
-	s := r.Name + ":" + r.Tag
-	if r.Digest != "" {
-		s += "@" + r.Digest
-	}
-	return s
-}
+func fullRef(r gitsyncv1.ImageRef) string { return r.String() }
 
 // markerOf returns the marker in a line comment, if it is one.
 func markerOf(comment string) (string, bool) {

@@ -24,7 +24,7 @@ type rule struct {
 }
 
 // controllerKinds are the controllers, one package per kind; kit is their shared runtime.
-var controllerKinds = []string{"internal/controller/application", "internal/controller/sources", "internal/controller/selfheal", "internal/controller/notification", "internal/controller/applicationset", "internal/controller/cluster"}
+var controllerKinds = []string{"internal/controller/application", "internal/controller/sources", "internal/controller/selfheal", "internal/controller/notification", "internal/controller/applicationset", "internal/controller/cluster", "internal/controller/image"}
 
 // rules are the design's arrows that must never point the other way.
 var rules = []rule{
@@ -117,6 +117,11 @@ var rules = []rule{
 	{from: []string{"internal/syncwindow/..."},
 		to:  []string{"internal/..."},
 		why: "sync windows are a pure decision over the API types and a clock: a leaf"},
+	{from: []string{"internal/imagescan/...", "internal/imagepolicy/...", "internal/imageupdate/..."},
+		to:  []string{"internal/controller/...", "internal/render/...", "internal/apply/...", "internal/drift/...", "internal/cli/...", "internal/ui/...", "internal/mcp/...", "internal/operator/...", "internal/operations/..."},
+		why: "image automation's pieces (scan, choose, rewrite and push) are leaves below their controller, internal/controller/image"},
+	{from: []string{"internal/imagescan/...", "internal/imagepolicy/..."}, to: []string{"internal/imageupdate/..."},
+		why: "leaf packages do not import each other: scanning and choosing know nothing of Git"},
 	{from: []string{"internal/health/...", "internal/celhealth/..."},
 		to:  []string{"internal/apply/...", "internal/impersonate/...", "internal/phase/...", "internal/tree/...", "internal/render/...", "internal/drift/...", "internal/controller/...", "internal/cli/...", "internal/ui/...", "internal/mcp/...", "internal/operator/..."},
 		why: "health is below everything that asks it"},

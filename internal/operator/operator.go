@@ -31,6 +31,7 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/controller/application"
 	"github.com/gitsync-dev/gitsync/internal/controller/applicationset"
 	clustercontroller "github.com/gitsync-dev/gitsync/internal/controller/cluster"
+	"github.com/gitsync-dev/gitsync/internal/controller/image"
 	"github.com/gitsync-dev/gitsync/internal/controller/kit"
 	"github.com/gitsync-dev/gitsync/internal/controller/notification"
 	selfheal "github.com/gitsync-dev/gitsync/internal/controller/selfheal"
@@ -202,6 +203,11 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	if err := helmRepos.SetupWithManager(mgr, sources.HelmRepositoryOptions{MaxConcurrentReconciles: opts.Concurrent, APIServer: apiServer,
 		SharedQueue: opts.SharedQueue}); err != nil {
 		return nil, fmt.Errorf("setting up the HelmRepository controller: %w", err)
+	}
+	if err := image.Setup(mgr, image.Options{Options: kit.Options{MaxConcurrentReconciles: opts.Concurrent, APIServer: apiServer,
+		SharedQueue: opts.SharedQueue}, StoragePath: opts.StoragePath, Egress: guard, Caps: opts.Caps, Recorder: events,
+		AllowCrossNamespaceRefs: opts.AllowCrossNamespaceRefs, AllowFileURLs: opts.AllowFileURLs, Shard: opts.Shard}); err != nil {
+		return nil, err
 	}
 	if opts.WebhookBindAddress != "" && opts.WebhookBindAddress != "0" {
 		// Pull-request previews: fetched as the sync fetches, rendered by its workers,
