@@ -52,6 +52,7 @@ func (o *options) newGetCommand() *cobra.Command {
 	f.StringVar(&g.statusSelector, "status-selector", "", "filter by status: ready=true|false|unknown, sync=, health=, suspended= (comma-separated)")
 	f.BoolVarP(&g.watch, "watch", "w", false, "after listing, watch for changes and print each changed object")
 	f.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "list across all namespaces")
+	cmd.AddCommand(o.newGetImagesCommand())
 	return cmd
 }
 

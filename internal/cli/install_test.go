@@ -87,7 +87,9 @@ func TestCompletion(t *testing.T) {
 		g.Expect(Execute(context.Background(), root, append([]string{"__complete"}, args...))).To(Equal(0))
 		return out.String()
 	}
-	g.Expect(complete("get", "")).To(HavePrefix("sources\nhelmrepos\napps\n"))
+	// `get images` is a subcommand: cobra offers it before the kinds.
+	g.Expect(complete("get", "")).To(HavePrefix("images\t"))
+	g.Expect(complete("get", "")).To(ContainSubstring("\nsources\nhelmrepos\napps\n"))
 	g.Expect(complete("get", "apps", "-n", f.ns, "--kubeconfig", kubeconfigPath, "w")).To(HavePrefix("web\n"))
 	g.Expect(complete("diff", "app", "-n", f.ns, "--kubeconfig", kubeconfigPath, "")).To(HavePrefix("web\n"))
 	g.Expect(complete("reconcile", "source", "-n", f.ns, "--kubeconfig", kubeconfigPath, "")).To(HavePrefix("app-repo\n"))

@@ -40,6 +40,7 @@ func (o *options) newReconcileCommand() *cobra.Command {
 		},
 	}
 	r.addFlags(cmd)
+	cmd.AddCommand(o.newReconcileImageCommand())
 	return cmd
 }
 
