@@ -6,9 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
@@ -21,6 +23,7 @@ var env *testenv.Env
 // TestMain runs the whole operator (all controllers, the image ones among them) on one
 // API server for the package.
 func TestMain(m *testing.M) {
+	ctrl.SetLogger(logr.Discard())
 	os.Exit(testenv.Run(m, &env, func() (func(), error) {
 		dir, err := os.MkdirTemp("", "gitsync-image-")
 		if err != nil {
