@@ -141,6 +141,13 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
+	images, err := startImageRegistry(ctx)
+	if err != nil {
+		return err
+	}
+	for path, content := range images.imageFiles() {
+		config.files[path] = content
+	}
 	if err := createRepo(repo, config.files); err != nil {
 		return fmt.Errorf("creating the demo Git repository: %w", err)
 	}
@@ -204,6 +211,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err := config.create(ctx, c); err != nil {
 		return err
 	}
+	if err := images.createImageObjects(ctx, c); err != nil {
+		return err
+	}
 	say("created GitRepository %s/demo (file://%s), Application %s/demo (kustomize, apps/demo/overlays/dev: a PreSync hook, then waves),"+
 		" Application %s/hello (Helm chart apps/hello-chart in Git), and HelmRepository %s/charts (%s) with Application %s/hello-repo (its chart hello)",
 		Namespace, repo, Namespace, Namespace, Namespace, chartRepo, Namespace)
@@ -238,6 +248,12 @@ func Run(ctx context.Context, o Options) (err error) {
 	say("Application %s/hello-repo is Synced at %s from HelmRepository charts, %d objects", Namespace, repoApp.Status.LastAppliedRevision, len(repoApp.Status.Inventory.Entries))
 	say("Application %s/config is Synced: Secret db-credentials decrypted (SOPS, age key in Secret %s), ${CLUSTER_NAME} substituted, %d objects",
 		Namespace, ageKeySecret, len(configSynced.Status.Inventory.Entries))
+	if _, err := waitSynced(readyCtx, c, "auto"); err != nil {
+		return err
+	}
+	if err := images.showTagToRollout(readyCtx, c, say); err != nil {
+		return err
+	}
 	uiURL := "http://" + uiAddr + "/"
 	token, err := uiToken(ctx, c)
 	if err != nil {
@@ -376,6 +392,8 @@ func createRepo(dir string, extra map[string]string) error {
 		{"init", "-q", "-b", "main"},
 		{"config", "user.name", "gitsync demo"},
 		{"config", "user.email", "demo@gitsync.invalid"},
+		// image automation pushes to this repository's checked-out branch: the work tree follows.
+		{"config", "receive.denyCurrentBranch", "updateInstead"},
 		{"add", "-A"},
 		{"commit", "-q", "-m", "demo app"},
 	} {

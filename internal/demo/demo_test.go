@@ -25,6 +25,7 @@ func TestDemoBecomesReady(t *testing.T) {
 	g.Expect(out.String()).To(MatchRegexp(`Application gitsync-demo/hello is Synced: chart hello 0.3.0, 2 objects`))
 	g.Expect(out.String()).To(MatchRegexp(`Application gitsync-demo/hello-repo is Synced at hello@0.3.0 from HelmRepository charts, 2 objects`))
 	g.Expect(out.String()).To(ContainSubstring("Application gitsync-demo/config is Synced: Secret db-credentials decrypted (SOPS, age key in Secret sops-age), ${CLUSTER_NAME} substituted, 2 objects"))
+	g.Expect(out.String()).To(MatchRegexp(`image automation: tag 1\.1\.0 pushed to the local registry \S+ became commit [0-9a-f]{12} in Git, and Deployment gitsync-demo/web-auto now runs \S+/demo/web:1\.1\.0`))
 	// Printed once the UI answers with the demo's Application.
 	g.Expect(out.String()).To(MatchRegexp(`web UI \(read-only, as ServiceAccount gitsync-demo/ui-viewer\): http://127\.0\.0\.1:\d+/\?token=\S+`))
 	g.Expect(out.String()).To(MatchRegexp(`notification received \(signature verified\): (GitRepository|Application)/gitsync-demo/demo`))

@@ -37,6 +37,10 @@ The demo runs until Ctrl-C. Try, in another shell:
   gitsync reconcile app demo -n {ns} --hooks         # ... unless it asks for them
   gitsync reconcile app demo -n {ns} --prune=false   # this sync keeps what left Git (spec.prune: true); the next prunes it
 
+  # image automation: a new tag in the local registry became a commit (see git log) and a rollout
+  gitsync get images -n {ns}
+  git -C {repo} log -1 --stat --author='image automation'
+
   # the chart: change a value, and the objects follow
   kubectl patch gsapp hello -n {ns} --type merge -p '{"spec":{"helm":{"values":{"greeting":"hi from values"}}}}'
   kubectl get configmap hello-greeting -n {ns} -o jsonpath='{.data.greeting}{"\n"}'
