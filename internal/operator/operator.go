@@ -206,7 +206,8 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	}
 	if err := image.Setup(mgr, image.Options{Options: kit.Options{MaxConcurrentReconciles: opts.Concurrent, APIServer: apiServer,
 		SharedQueue: opts.SharedQueue}, StoragePath: opts.StoragePath, Egress: guard, Caps: opts.Caps, Recorder: events,
-		AllowCrossNamespaceRefs: opts.AllowCrossNamespaceRefs, AllowFileURLs: opts.AllowFileURLs, Shard: opts.Shard}); err != nil {
+		AllowCrossNamespaceRefs: opts.AllowCrossNamespaceRefs, AllowFileURLs: opts.AllowFileURLs, Shard: opts.Shard,
+		SecretAccess: secretAccess}); err != nil {
 		return nil, err
 	}
 	if opts.WebhookBindAddress != "" && opts.WebhookBindAddress != "0" {

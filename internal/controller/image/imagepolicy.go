@@ -84,7 +84,11 @@ func (r *PolicyReconciler) choose(ctx context.Context, obj *gitsyncv1.ImagePolic
 	prev := obj.Status.LatestRef
 	if imagepolicy.NeedsDigest(obj.Spec.DigestReflectionPolicy, prev, tag) {
 		if ref.Digest, err = r.digest(ctx, repo, tag); err != nil {
-			return r.fail(obj, gitsyncv1.ScanFailedReason, "Choose", err, false)
+			reason := gitsyncv1.ScanFailedReason
+			if errors.Is(err, errSecretDenied) {
+				reason = gitsyncv1.AccessDeniedReason
+			}
+			return r.fail(obj, reason, "Choose", err, false)
 		}
 	} else if obj.Spec.DigestReflectionPolicy == gitsyncv1.ReflectIfNotPresent && prev != nil {
 		ref.Digest = prev.Digest

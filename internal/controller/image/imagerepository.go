@@ -64,7 +64,7 @@ func (r *RepositoryReconciler) scan(ctx context.Context, obj *gitsyncv1.ImageRep
 	if ref := obj.Spec.SecretRef; ref != nil {
 		data, err := r.secretData(ctx, obj.Namespace, ref.Name)
 		if err != nil {
-			return r.fail(obj, gitsyncv1.SecretNotFoundReason, "Scan", err, false)
+			return r.fail(obj, secretReason(err), "Scan", err, false)
 		}
 		req.DockerConfigJSON = data[imagescan.DockerConfigKey]
 	}

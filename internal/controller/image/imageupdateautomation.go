@@ -84,7 +84,7 @@ func (r *UpdateReconciler) update(ctx context.Context, obj *gitsyncv1.ImageUpdat
 	}
 	req, err := r.request(ctx, obj, repo)
 	if err != nil {
-		return r.fail(obj, gitsyncv1.SecretNotFoundReason, "Update", err, false)
+		return r.fail(obj, secretReason(err), "Update", err, false)
 	}
 	if req.CheckoutBranch == "" {
 		return r.fail(obj, gitsyncv1.UpdateFailedReason, "Update",

@@ -2,6 +2,7 @@ package image
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -41,6 +42,15 @@ type Options struct {
 	Shard shard.Shard
 	// Recorder receives the events (the manager's when nil).
 	Recorder recorder.EventRecorder
+	// SecretAccess, in tenant mode, checks that the namespace's tenant account may get a
+	// Secret before the operator reads it for an object of that namespace; nil checks nothing.
+	SecretAccess SecretChecker
+}
+
+// SecretChecker says whether the operator may read a Secret for an object of namespace
+// (internal/controller/sources' SecretAccess in tenant mode).
+type SecretChecker interface {
+	CheckSecret(ctx context.Context, namespace, name string) error
 }
 
 // Index of ImagePolicies by the namespace/name of their ImageRepository.
@@ -57,7 +67,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	scanner := imagescan.New(imagescan.Options{Egress: opts.Egress})
 	base := reconcilerBase{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: opts.Recorder,
-		Caps: opts.Caps, Shard: opts.Shard, AllowCrossNamespaceRefs: opts.AllowCrossNamespaceRefs}
+		Caps: opts.Caps, Shard: opts.Shard, AllowCrossNamespaceRefs: opts.AllowCrossNamespaceRefs, SecretAccess: opts.SecretAccess}
 
 	repos := &RepositoryReconciler{reconcilerBase: base, Scanner: scanner, Store: store}
 	b := ctrl.NewControllerManagedBy(mgr).Named("imagerepository").
@@ -105,6 +115,8 @@ type reconcilerBase struct {
 	Caps                    limits.Caps
 	Shard                   shard.Shard
 	AllowCrossNamespaceRefs bool
+	// SecretAccess checks a Secret before it is read (nil: no check).
+	SecretAccess SecretChecker
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -151,6 +163,14 @@ func (r *reconcilerBase) wait(obj conditioned, reason, format string, args ...an
 	conditions.Delete(obj, gitsyncv1.StalledCondition)
 }
 
+// secretReason is the Ready=False reason of a failure to read a Secret.
+func secretReason(err error) string {
+	if errors.Is(err, errSecretDenied) {
+		return gitsyncv1.AccessDeniedReason
+	}
+	return gitsyncv1.SecretNotFoundReason
+}
+
 // succeed marks obj Ready=True.
 func succeed(obj conditioned, format string, args ...any) {
 	conditions.Delete(obj, gitsyncv1.ReconcilingCondition)
@@ -166,8 +186,16 @@ func (r *reconcilerBase) crossNamespace(obj client.Object, field, ns string) err
 	return fmt.Errorf("%s names namespace %q: cross-namespace references are not allowed (gitsync run --allow-cross-namespace-refs)", field, ns)
 }
 
-// secretData reads a Secret of obj's namespace uncached.
+// errSecretDenied: tenant mode does not let the namespace's account read the Secret.
+var errSecretDenied = errors.New("secret access denied")
+
+// secretData reads a Secret of namespace ns uncached, once SecretAccess allows it.
 func (r *reconcilerBase) secretData(ctx context.Context, ns, name string) (map[string][]byte, error) {
+	if r.SecretAccess != nil {
+		if err := r.SecretAccess.CheckSecret(ctx, ns, name); err != nil {
+			return nil, fmt.Errorf("%w: %v", errSecretDenied, err)
+		}
+	}
 	s := &corev1.Secret{}
 	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, s); err != nil {
 		return nil, fmt.Errorf("reading secret %s: %w", name, err)
