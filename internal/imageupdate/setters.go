@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/yamlbudget"
 )
 
 // SetterKey is the key of Flux's setter marker: `# {"$imagepolicy": "NS:NAME[:tag|:name|:digest]"}`.
@@ -119,6 +120,10 @@ var ErrUnsupportedField = errors.New("a marked field is not a one-line scalar")
 func Rewrite(file string, content []byte, values Values) ([]byte, []Change, error) {
 	if !bytes.Contains(content, []byte(SetterKey)) {
 		return content, nil, nil
+	}
+	// A tenant's file: bounded in bytes, values (aliases expanded) and depth before it is parsed.
+	if err := yamlbudget.Check(file, content); err != nil {
+		return nil, nil, err
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(content))
 	var edits []edit

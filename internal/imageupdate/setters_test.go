@@ -1,10 +1,13 @@
 package imageupdate_test
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/gitsync-dev/gitsync/internal/imageupdate"
+	"github.com/gitsync-dev/gitsync/internal/yamlbudget"
 )
 
 // fluxDeployment is laid out as Flux's image automation guide writes it, with the odd
@@ -78,8 +81,25 @@ func TestRewriteRefusesWhatItCannotWriteSafely(t *testing.T) {
 	if err != nil || len(changes) != 1 || !strings.Contains(string(out), "other: 1.0 #") {
 		t.Fatalf("out = %q, changes = %v, err = %v", out, changes, err)
 	}
+	bomb := "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+	for i := 0; i < 9; i++ {
+		bomb += fmt.Sprintf("b%d: &b%d [*%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s]\n", i, i,
+			prev(i), prev(i), prev(i), prev(i), prev(i), prev(i), prev(i), prev(i), prev(i), prev(i))
+	}
+	bomb += "image: img:0.9 # {\"$imagepolicy\": \"ns:p\"}\n"
+	if _, _, err := imageupdate.Rewrite("bomb.yaml", []byte(bomb), values); !errors.Is(err, yamlbudget.ErrTooLarge) {
+		t.Fatalf("an alias bomb: err = %v, want the YAML budget's refusal", err)
+	}
 	hostile := imageupdate.Values{"ns:p": {Name: "img", Tag: "1.0\nkind: Secret"}}
 	if _, _, err := imageupdate.Rewrite("f.yaml", []byte("image: img:0.9 # {\"$imagepolicy\": \"ns:p\"}\n"), hostile); err == nil {
 		t.Fatal("a value with a newline was written")
 	}
+}
+
+// prev is the anchor the i-th line of the alias bomb repeats.
+func prev(i int) string {
+	if i == 0 {
+		return "a"
+	}
+	return fmt.Sprintf("b%d", i-1)
 }
