@@ -33,6 +33,8 @@ type Request struct {
 	Egress *egress.Guard
 	// Timeout bounds the whole run.
 	Timeout time.Duration
+	// MaxBytes bounds what the run reads from an http(s) remote in all (0: no limit).
+	MaxBytes int64
 	// CheckoutBranch is the branch to update; PushBranch where to push ("" : the same).
 	// When PushBranch differs and exists, the run starts from it, so that updates pile up
 	// on the review branch.
@@ -96,7 +98,10 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &run{req: req, auth: guardedHTTP(req.Egress, auth)}
+	r := &run{req: req, auth: auth}
+	if isHTTP(req.URL) { // SSH dials through the guard's proxy (proxyFor)
+		r.auth = guardedHTTP(req.Egress, auth, req.MaxBytes)
+	}
 	if req.Auth != nil {
 		r.ca = req.Auth.CA
 	}
@@ -130,7 +135,7 @@ type run struct {
 
 // proxyFor is the egress proxy of SSH URLs (http(s) goes through the guarded auth).
 func (r *run) proxyFor() transport.ProxyOptions {
-	if strings.HasPrefix(r.req.URL, "http://") || strings.HasPrefix(r.req.URL, "https://") {
+	if isHTTP(r.req.URL) {
 		return transport.ProxyOptions{}
 	}
 	return r.proxy
@@ -252,4 +257,8 @@ func moved(err error) bool {
 	msg := err.Error()
 	return errors.Is(err, git.ErrForceNeeded) || errors.Is(err, git.ErrNonFastForwardUpdate) ||
 		strings.Contains(msg, "non-fast-forward") || strings.Contains(msg, "command error on")
+}
+
+func isHTTP(url string) bool {
+	return strings.HasPrefix(url, "http://") || strings.HasPrefix(url, "https://")
 }

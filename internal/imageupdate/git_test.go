@@ -5,6 +5,8 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
+	"errors"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/gitsync-dev/gitsync/internal/egress"
 	"github.com/gitsync-dev/gitsync/internal/imageupdate"
 	"github.com/gitsync-dev/gitsync/internal/source"
 	"github.com/gitsync-dev/gitsync/internal/testutil/gittest"
@@ -186,5 +189,45 @@ func TestSignedCommitVerifies(t *testing.T) {
 	out := gitOut(t, repo.Path(), []string{"GIT_CONFIG_GLOBAL=" + cfg}, "verify-commit", "-v", res.Commit)
 	if !strings.Contains(out, "Good \"git\" signature") {
 		t.Fatalf("verify-commit:\n%s", out)
+	}
+}
+
+// TestRunBoundsWhatItReads: a repository larger than MaxBytes fails the run, and the
+// egress guard refuses a denied address.
+func TestRunBoundsWhatItReads(t *testing.T) {
+	_, repo, req := fluxRepo(t)
+	big := make([]byte, 256<<10)
+	if _, err := rand.Read(big); err != nil {
+		t.Fatal(err)
+	}
+	repo.Commit("main", "a large file", map[string]string{"blob.bin": string(big)})
+	before := repo.Head("main")
+	req.MaxBytes = 64 << 10
+	if _, err := imageupdate.Run(context.Background(), req); !errors.Is(err, imageupdate.ErrTooLarge) {
+		t.Fatalf("a 256 KiB repository under a 64 KiB bound: err = %v, want ErrTooLarge", err)
+	}
+	req.MaxBytes = 0
+	req.Egress = egress.New([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")})
+	if _, err := imageupdate.Run(context.Background(), req); !errors.Is(err, egress.ErrDenied) {
+		t.Fatalf("a loopback remote under the guard: err = %v, want ErrDenied", err)
+	}
+	if repo.Head("main") != before {
+		t.Fatal("something was pushed")
+	}
+}
+
+// TestRunOverSSH: the same update over SSH with a key, dialled through the egress guard's
+// proxy (a guard that allows loopback).
+func TestRunOverSSH(t *testing.T) {
+	srv, repo, req := fluxRepo(t)
+	req.URL = srv.SSHURL("fleet")
+	req.Auth = &source.Auth{Identity: srv.ClientIdentity(), KnownHosts: srv.KnownHosts()}
+	req.Egress = egress.New([]netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")})
+	res, err := imageupdate.Run(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Commit == "" || repo.Head("main") != res.Commit {
+		t.Fatalf("pushed %q, main at %s", res.Commit, repo.Head("main"))
 	}
 }

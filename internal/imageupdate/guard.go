@@ -1,6 +1,9 @@
 package imageupdate
 
 import (
+	"fmt"
+	"io"
+	"net/http"
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
@@ -55,24 +58,49 @@ type guardedAuth struct {
 func (g *guardedAuth) Name() string   { return "guarded" }
 func (g *guardedAuth) String() string { return "guarded" }
 
-var (
-	guardClientsMu sync.Mutex
-	guardClients   = map[*egress.Guard]transport.Transport{}
-)
-
-// guardedHTTP wraps auth so that the call dials through guard (nil: auth unchanged).
-func guardedHTTP(guard *egress.Guard, auth transport.AuthMethod) transport.AuthMethod {
-	if guard == nil {
+// guardedHTTP wraps auth so that the run's http(s) calls dial through guard (nil: no
+// guard) and read at most maxBytes of answers in all (0: no limit). Each run gets its own
+// client: the byte count is the run's.
+func guardedHTTP(guard *egress.Guard, auth transport.AuthMethod, maxBytes int64) transport.AuthMethod {
+	if guard == nil && maxBytes <= 0 {
 		return auth
 	}
 	installDispatcher()
-	guardClientsMu.Lock()
-	defer guardClientsMu.Unlock()
-	c, ok := guardClients[guard]
-	if !ok {
-		// Redirects: go-git's own policy and the guard's re-check of each hop.
-		c = githttp.NewClientWithOptions(guard.Client(guard.Transport(), 0), &githttp.ClientOptions{CacheMaxEntries: 16})
-		guardClients[guard] = c
+	hc := guard.Client(&limitedTransport{next: guard.Transport(), left: maxBytes, max: maxBytes}, 0)
+	// Redirects: go-git's own policy and the guard's re-check of each hop.
+	return &guardedAuth{inner: auth, client: githttp.NewClientWithOptions(hc, &githttp.ClientOptions{CacheMaxEntries: 4})}
+}
+
+// limitedTransport fails a run whose answers pass max bytes in all.
+type limitedTransport struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	left int64
+	max  int64
+}
+
+func (l *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := l.next.RoundTrip(req)
+	if err != nil || l.max <= 0 {
+		return resp, err
 	}
-	return &guardedAuth{inner: auth, client: c}
+	resp.Body = &countedBody{ReadCloser: resp.Body, t: l}
+	return resp, nil
+}
+
+type countedBody struct {
+	io.ReadCloser
+	t *limitedTransport
+}
+
+func (b *countedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.t.mu.Lock()
+	b.t.left -= int64(n)
+	over := b.t.left < 0
+	b.t.mu.Unlock()
+	if over {
+		return n, fmt.Errorf("the repository sent more than %d bytes (the GitRepository's spec.maxSize): %w", b.t.max, ErrTooLarge)
+	}
+	return n, err
 }

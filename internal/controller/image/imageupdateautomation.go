@@ -115,11 +115,16 @@ func (r *UpdateReconciler) update(ctx context.Context, obj *gitsyncv1.ImageUpdat
 }
 
 // request builds the run: the GitRepository's own credentials (its namespace is the
-// automation's unless cross-namespace references are allowed), the selected policies'
-// images, the signing key.
+// automation's unless cross-namespace references are allowed) and its bounds (timeout,
+// maxSize: what an http(s) clone may read), the selected policies' images, the signing key.
 func (r *UpdateReconciler) request(ctx context.Context, obj *gitsyncv1.ImageUpdateAutomation, repo *gitsyncv1.GitRepository) (imageupdate.Request, error) {
 	timeout, _ := r.Caps.Timeout("spec.timeout", repo.GetTimeout().Duration)
-	req := imageupdate.Request{URL: repo.Spec.URL, Egress: r.Egress, Timeout: timeout, WorkDir: r.WorkDir,
+	maxSize := gitsyncv1.DefaultGitRepositoryMaxSize.Value()
+	if repo.Spec.MaxSize != nil {
+		maxSize = repo.Spec.MaxSize.Value()
+	}
+	maxSize, _ = r.Caps.ArtifactSize("spec.maxSize", maxSize)
+	req := imageupdate.Request{URL: repo.Spec.URL, Egress: r.Egress, Timeout: timeout, MaxBytes: maxSize, WorkDir: r.WorkDir,
 		Path: obj.UpdatePath(), Automation: obj.Namespace + "/" + obj.Name,
 		AuthorName: obj.Spec.GitSpec.Commit.Author.Name, AuthorEmail: obj.Spec.GitSpec.Commit.Author.Email,
 		MessageTemplate: obj.Spec.GitSpec.Commit.MessageTemplate}
