@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"text/template"
 )
@@ -43,20 +42,6 @@ type ChangeResult struct {
 	FileChanges map[string]map[string][]Change
 	// Objects: object → changes.
 	Objects map[ObjectRef][]Change
-}
-
-// ImageResult is Flux's older `.Updated.Images` view: the new references, sorted.
-func (c ChangeResult) ImageResult() []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, ch := range c.Changes {
-		if !seen[ch.NewValue] {
-			seen[ch.NewValue] = true
-			out = append(out, ch.NewValue)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 func newChangeResult(changes []Change) ChangeResult {
