@@ -154,10 +154,10 @@ type ApplicationSpec struct {
 
 // SourceReference names the source of an Application.
 type SourceReference struct {
-	// kind of the source: GitRepository (manifests, a kustomization or a chart at
-	// spec.path) or HelmRepository (spec.helm.chart from a chart repository).
+	// kind of the source: GitRepository or OCIRepository (manifests, a kustomization or
+	// a chart at spec.path) or HelmRepository (spec.helm.chart from a chart repository).
 	// +required
-	// +kubebuilder:validation:Enum=GitRepository;HelmRepository
+	// +kubebuilder:validation:Enum=GitRepository;HelmRepository;OCIRepository
 	Kind string `json:"kind"`
 
 	// name of the source.
