@@ -41,6 +41,7 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/impersonate"
 	"github.com/gitsync-dev/gitsync/internal/monitoring"
 	"github.com/gitsync-dev/gitsync/internal/notify"
+	"github.com/gitsync-dev/gitsync/internal/oci"
 	"github.com/gitsync-dev/gitsync/internal/preview"
 	gitsyncscheme "github.com/gitsync-dev/gitsync/internal/scheme"
 	"github.com/gitsync-dev/gitsync/internal/shard"
@@ -161,6 +162,10 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	if err := probes.SetupWithManager(mgr, kit.Options{MaxConcurrentReconciles: opts.Concurrent, SharedQueue: opts.SharedQueue}); err != nil {
 		return nil, fmt.Errorf("setting up the Cluster controller: %w", err)
 	}
+	artifacts, err := oci.New(opts.StoragePath, oci.Options{Egress: guard})
+	if err != nil {
+		return nil, err
+	}
 	apps := &application.Reconciler{
 		Clusters: clusters,
 		Client:   mgr.GetClient(),
@@ -179,6 +184,7 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	if opts.AttestationKeySecret.Name != "" {
 		apps.Attestations = &attest.KeySecret{Reader: mgr.GetAPIReader(), Secret: opts.AttestationKeySecret}
 	}
+	apps.Artifacts = artifacts
 	if apps.Renderer, err = renderWorkers(mgr, opts.RenderWorkers); err != nil {
 		return nil, err
 	}
@@ -209,6 +215,13 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 		AllowCrossNamespaceRefs: opts.AllowCrossNamespaceRefs, AllowFileURLs: opts.AllowFileURLs, Shard: opts.Shard,
 		SecretAccess: secretAccess}); err != nil {
 		return nil, err
+	}
+	ociRepos := &sources.OCIRepositoryReconciler{Client: mgr.GetClient(), Puller: artifacts, Jitter: kit.Jitter(0.1), Shard: opts.Shard, Caps: opts.Caps,
+		SecretAccess: secretAccess}
+	ociRepos.Recorder = events
+	if err := ociRepos.SetupWithManager(mgr, sources.OCIRepositoryOptions{MaxConcurrentReconciles: opts.Concurrent, APIServer: apiServer,
+		SharedQueue: opts.SharedQueue}); err != nil {
+		return nil, fmt.Errorf("setting up the OCIRepository controller: %w", err)
 	}
 	if opts.WebhookBindAddress != "" && opts.WebhookBindAddress != "0" {
 		// Pull-request previews: fetched as the sync fetches, rendered by its workers,

@@ -180,6 +180,17 @@ func (r *Reconciler) renderCurrent(ctx context.Context, app *gitsyncv1.Applicati
 		}
 		return res.Objects, nil
 	}
+	if app.Spec.SourceRef.Kind == gitsyncv1.OCIRepositoryKind {
+		dir, ok := r.ociCheckout(ctx, app, "")
+		if !ok {
+			return nil, fmt.Errorf("the artifact of OCIRepository %s is not in storage", sourceid.Key(app))
+		}
+		res, err := r.render(ctx, dir, app)
+		if err != nil {
+			return nil, fmt.Errorf("building %s: %w", pathOf(app), err)
+		}
+		return res.Objects, nil
+	}
 	repo := &gitsyncv1.GitRepository{}
 	if err := r.Get(ctx, sourceid.Key(app), repo); err != nil {
 		return nil, fmt.Errorf("reading source %s: %w", sourceid.Key(app), err)

@@ -30,6 +30,7 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/limits"
 	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/shard"
+	"github.com/gitsync-dev/gitsync/internal/sourceid"
 )
 
 // Checkouts locates the stored checkout of a commit (internal/source's Fetcher).
@@ -51,8 +52,10 @@ type Reconciler struct {
 	Mapper  meta.RESTMapper
 	Storage Checkouts
 	// Charts holds the indexes and chart archives of HelmRepository sources.
-	Charts   *chartrepo.Store
-	Recorder recorder.EventRecorder
+	Charts *chartrepo.Store
+	// Artifacts locates the unpacked artifacts of OCIRepository sources (an oci.Client).
+	Artifacts sourceid.OCIArtifacts
+	Recorder  recorder.EventRecorder
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	// Jitter returns the extra delay added to an interval; none when nil.

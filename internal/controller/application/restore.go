@@ -69,6 +69,9 @@ func (r *Reconciler) lastAppliedAtHand(ctx context.Context, app *gitsyncv1.Appli
 	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
 		return r.cachedChart(ctx, app, app.Status.LastAppliedRevision)
 	}
+	if app.Spec.SourceRef.Kind == gitsyncv1.OCIRepositoryKind {
+		return r.ociCheckout(ctx, app, app.Status.LastAppliedRevision)
+	}
 	commit := source.CommitOf(app.Status.LastAppliedRevision)
 	if commit == "" {
 		return "", false

@@ -66,6 +66,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		Watches(&gitsyncv1.GitRepository{}, kit.NewRevisionFirst(handler.EnqueueRequestsFromMapFunc(r.applicationsForSource)),
 			builder.WithPredicates(artifactChanged{})).
 		Watches(&gitsyncv1.HelmRepository{}, kit.NewRevisionFirst(handler.EnqueueRequestsFromMapFunc(r.applicationsForSource)),
+			builder.WithPredicates(artifactChanged{})).
+		Watches(&gitsyncv1.OCIRepository{}, kit.NewRevisionFirst(handler.EnqueueRequestsFromMapFunc(r.applicationsForSource)),
 			builder.WithPredicates(artifactChanged{}))
 	b = kit.RequestedNow(b, &gitsyncv1.Application{})
 	b = r.watchClusters(b) // cluster_setup.go
@@ -87,8 +89,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
 func (r *Reconciler) applicationsForSource(ctx context.Context, repo client.Object) []reconcile.Request {
 	apps := &gitsyncv1.ApplicationList{}
 	key := client.ObjectKeyFromObject(repo).String()
-	if _, ok := repo.(*gitsyncv1.HelmRepository); ok {
+	switch repo.(type) {
+	case *gitsyncv1.HelmRepository:
 		key = kit.HelmSourceIndexKey(client.ObjectKeyFromObject(repo))
+	case *gitsyncv1.OCIRepository:
+		key = kit.OCISourceIndexKey(client.ObjectKeyFromObject(repo))
 	}
 	if err := r.List(ctx, apps, client.MatchingFields{kit.ApplicationSourceIndex: key}); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "listing applications of a source", "source", client.ObjectKeyFromObject(repo))

@@ -21,8 +21,11 @@ import (
 // With autoSync off, a new revision waits (sync OutOfSync) until requested-at changes.
 func (r *Reconciler) reconcileSource(ctx context.Context, s *syncRun) outcome {
 	app := s.app
-	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
+	switch app.Spec.SourceRef.Kind {
+	case gitsyncv1.HelmRepositoryKind:
 		return r.reconcileChartSource(ctx, s) // chart.go
+	case gitsyncv1.OCIRepositoryKind:
+		return r.reconcileOCISource(ctx, s) // ocisource.go
 	}
 	key := sourceid.Key(app)
 	repo := &gitsyncv1.GitRepository{}

@@ -16,10 +16,18 @@ const ApplicationSourceIndex = ".spec.sourceRef"
 
 // SourceIndexKey is the ApplicationSourceIndex value of the Application's source.
 func SourceIndexKey(app *gitsyncv1.Application) string {
-	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
+	switch app.Spec.SourceRef.Kind {
+	case gitsyncv1.HelmRepositoryKind:
 		return HelmSourceIndexKey(sourceid.Key(app))
+	case gitsyncv1.OCIRepositoryKind:
+		return OCISourceIndexKey(sourceid.Key(app))
 	}
 	return sourceid.Key(app).String()
+}
+
+// OCISourceIndexKey is the ApplicationSourceIndex value of an OCIRepository.
+func OCISourceIndexKey(key types.NamespacedName) string {
+	return gitsyncv1.OCIRepositoryKind + ":" + key.String()
 }
 
 // HelmSourceIndexKey is the ApplicationSourceIndex value of a HelmRepository (a
@@ -35,6 +43,10 @@ func ArtifactOf(o client.Object) *gitsyncv1.Artifact {
 		return src.Status.Artifact
 	case *gitsyncv1.HelmRepository:
 		return src.Status.Artifact
+	case *gitsyncv1.OCIRepository:
+		if a := src.Status.Artifact; a != nil {
+			return &gitsyncv1.Artifact{Revision: a.Revision, Digest: a.Digest, LastUpdateTime: a.LastUpdateTime}
+		}
 	}
 	return nil
 }

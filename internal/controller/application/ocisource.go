@@ -1,0 +1,90 @@
+package application
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/sourceid"
+)
+
+// reconcileOCISource finds an OCIRepository's artifact and its unpacked directory, which
+// the build renders like a Git checkout (kustomize, YAML, a chart at spec.path). Without
+// an artifact, or while its directory is not in storage (the source is asked to pull it
+// again): Ready=False/ArtifactNotReady, or the source's own failure passed through.
+func (r *Reconciler) reconcileOCISource(ctx context.Context, s *syncRun) outcome {
+	app := s.app
+	key := sourceid.Key(app)
+	if app.Spec.PinnedRevision != "" {
+		return waitFor(0, gitsyncv1.ArtifactNotReadyReason, "spec.pinnedRevision is for GitRepository sources: pin an OCIRepository with spec.ref.digest")
+	}
+	repo := &gitsyncv1.OCIRepository{}
+	if err := r.Get(ctx, key, repo); err != nil {
+		msg := fmt.Sprintf("reading source %s: %v", key, err)
+		if apierrors.IsNotFound(err) {
+			msg = fmt.Sprintf("source OCIRepository %s does not exist", key)
+		}
+		return waitFor(r.retryInterval(), gitsyncv1.ArtifactNotReadyReason, msg)
+	}
+	if reason, msg, failed := ociSourceFailure(repo); failed && (repo.Status.Artifact == nil || reason == gitsyncv1.VerificationFailedReason) {
+		// Fail closed: with spec.verify refused, the artifact pulled before is not used either.
+		return waitFor(r.retryInterval(), reason, msg)
+	}
+	artifact := repo.Status.Artifact
+	if artifact == nil {
+		return waitFor(r.retryInterval(), gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("source OCIRepository %s has no artifact yet", key))
+	}
+	s.revision = artifact.Revision
+	if awaitingSyncRequest(s) {
+		return waitFor(0, "", "")
+	}
+	if r.Artifacts == nil {
+		return waitFor(0, gitsyncv1.ArtifactNotReadyReason, "this operator does not store OCI artifacts")
+	}
+	s.dir = sourceid.OCICheckoutDir(r.Artifacts, repo, artifact.Digest)
+	if _, err := os.Stat(s.dir); err != nil {
+		ask, wait := r.askRefresh(client.ObjectKeyFromObject(app), s.revision)
+		if ask {
+			if err := r.requestSourceRefresh(ctx, repo); err != nil {
+				return retry(err)
+			}
+		}
+		if settled(app, s.revision) {
+			return waitFor(wait, "", "")
+		}
+		return waitFor(wait, gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("artifact %s is not in storage; asked %s to pull it", s.revision, key))
+	}
+	r.refreshDone(client.ObjectKeyFromObject(app))
+	return done()
+}
+
+// ociSourceFailure passes a failing OCIRepository's reason and message through.
+func ociSourceFailure(repo *gitsyncv1.OCIRepository) (reason, msg string, failed bool) {
+	ready := conditions.Get(repo, gitsyncv1.ReadyCondition)
+	if ready == nil || ready.Status != metav1.ConditionFalse || repo.Status.ObservedGeneration != repo.Generation ||
+		ready.Reason == gitsyncv1.ProgressingReason {
+		return "", "", false
+	}
+	return ready.Reason, fmt.Sprintf("source OCIRepository %s/%s: %s", repo.Namespace, repo.Name, ready.Message), true
+}
+
+// ociCheckout is the stored directory of the OCIRepository artifact at revision, for the
+// restore and ownership checks; false when storage does not hold it.
+func (r *Reconciler) ociCheckout(ctx context.Context, app *gitsyncv1.Application, revision string) (string, bool) {
+	repo := &gitsyncv1.OCIRepository{}
+	if r.Artifacts == nil || r.Get(ctx, sourceid.Key(app), repo) != nil || repo.Status.Artifact == nil ||
+		(revision != "" && repo.Status.Artifact.Revision != revision) {
+		return "", false
+	}
+	dir := sourceid.OCICheckoutDir(r.Artifacts, repo, repo.Status.Artifact.Digest)
+	if _, err := os.Stat(dir); err != nil {
+		return "", false
+	}
+	return dir, true
+}

@@ -1,0 +1,189 @@
+package sources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/controller/kit"
+	"github.com/gitsync-dev/gitsync/internal/limits"
+	"github.com/gitsync-dev/gitsync/internal/oci"
+	"github.com/gitsync-dev/gitsync/internal/redact"
+	"github.com/gitsync-dev/gitsync/internal/shard"
+	"github.com/gitsync-dev/gitsync/internal/sourceid"
+)
+
+// OCIPuller is what the OCIRepository reconciler needs of internal/oci.
+type OCIPuller interface {
+	Pull(ctx context.Context, req oci.Request) (*oci.Artifact, error)
+}
+
+// OCIRepositoryReconciler polls OCI repositories (a tag list for semver, a HEAD of the
+// manifest; a pull only when the digest moved) and records their artifacts in status.
+type OCIRepositoryReconciler struct {
+	client.Client
+	// APIReader reads Secrets uncached, so that their data is never held in the cache.
+	APIReader client.Reader
+	Puller    OCIPuller
+	Recorder  recorder.EventRecorder
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+	// Jitter returns the extra delay added to an interval; none when nil.
+	Jitter func(time.Duration) time.Duration
+	// Shard is the part of the OCIRepositories this replica polls; the zero Shard is all.
+	Shard shard.Shard
+	// Caps bound spec.interval, spec.timeout and the artifact's size (gitsync run
+	// --min-interval, --max-timeout, --max-artifact-size).
+	Caps limits.Caps
+	// SecretAccess, in tenant mode, checks that the namespace's tenant account may get
+	// spec.secretRef before the operator reads it (nil: no check).
+	SecretAccess *SecretAccess
+}
+
+// +kubebuilder:rbac:groups=gitsync.dev,resources=ocirepositories,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=gitsync.dev,resources=ocirepositories/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=gitsync.dev,resources=ocirepositories/finalizers,verbs=update
+
+var ociRepositoryOwnedConditions = []string{
+	gitsyncv1.ReadyCondition, gitsyncv1.ReconcilingCondition, gitsyncv1.StalledCondition,
+}
+
+// Reconcile polls the repository and records its artifact. Status is written once, by the
+// deferred patch (and before the first pull, to show progress).
+func (r *OCIRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	start := r.now()
+	obj := &gitsyncv1.OCIRepository{}
+	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !r.Shard.Owns(obj) {
+		return ctrl.Result{}, nil
+	}
+	if obj.Spec.Suspend {
+		ctrl.LoggerFrom(ctx).V(1).Info("suspended, skipping")
+		return ctrl.Result{}, nil
+	}
+	patcher := kit.NewStatusPatcher(obj, r.Client)
+	defer func() {
+		obj.Status.LastHandledReconcileAt = kit.RequestHandled(obj, obj.Status.LastHandledReconcileAt)
+		retErr = errors.Join(retErr, kit.PatchStatus(ctx, patcher, obj, ociRepositoryOwnedConditions, true))
+		kit.ReconcileDuration.WithLabelValues(gitsyncv1.OCIRepositoryKind).Observe(r.now().Sub(start).Seconds())
+	}()
+	conditions.MarkReconciling(obj, gitsyncv1.ProgressingReason, "pulling %s", redact.URL(obj.Spec.URL))
+	if obj.Status.Artifact == nil || obj.Generation != obj.Status.ObservedGeneration {
+		patcher.PatchSoon(ctx, obj)
+	}
+	if err := r.reconcileVerify(obj); err != nil {
+		return r.fail(obj, gitsyncv1.VerificationFailedReason, err, true)
+	}
+	return r.reconcileArtifact(ctx, obj)
+}
+
+// reconcileVerify refuses spec.verify while no verifier is wired in; Reconcile then marks
+// Ready=False VerificationFailed and Stalled: nothing is pulled and the last artifact
+// stays (fail closed: an artifact the user asked to verify is never used unverified).
+func (r *OCIRepositoryReconciler) reconcileVerify(obj *gitsyncv1.OCIRepository) error {
+	if obj.Spec.Verify == nil {
+		return nil
+	}
+	return fmt.Errorf("spec.verify (provider %s) is not supported yet: nothing is pulled until it is removed", obj.Spec.Verify.Provider)
+}
+
+// reconcileArtifact reads the credentials and pulls (nothing is downloaded when the
+// manifest's digest did not move). Sets Ready (True, or False with the reason), Stalled
+// for what only a spec change can fix, and removes Reconciling. A failed poll keeps the
+// last artifact.
+func (r *OCIRepositoryReconciler) reconcileArtifact(ctx context.Context, obj *gitsyncv1.OCIRepository) (ctrl.Result, error) {
+	interval, n1 := r.Caps.Interval("spec.interval", obj.GetInterval().Duration)
+	if obj.Spec.SecretRef != nil {
+		if err := r.SecretAccess.Check(ctx, obj.Namespace, obj.Spec.SecretRef.Name); err != nil {
+			return r.fail(obj, gitsyncv1.AccessDeniedReason, err, false)
+		}
+	}
+	request, err := sourceid.OCIRequest(ctx, r.APIReader, obj)
+	if errors.Is(err, oci.ErrURLInvalid) {
+		return r.fail(obj, gitsyncv1.URLInvalidReason, err, true)
+	}
+	if err != nil {
+		return r.fail(obj, gitsyncv1.SecretNotFoundReason, err, false)
+	}
+	var n2, n3 string
+	request.MaxSize, n2 = r.Caps.ArtifactSize("the artifact's size", oci.DefaultMaxSize)
+	request.Timeout, n3 = r.Caps.Timeout("spec.timeout", request.Timeout)
+	kit.Capped(r.Recorder, obj, obj.Generation != obj.Status.ObservedGeneration, n1, n2, n3)
+	artifact, err := r.Puller.Pull(ctx, request)
+	if err != nil {
+		kit.FetchesTotal.WithLabelValues("failed").Inc()
+		switch {
+		case errors.Is(err, oci.ErrUnauthorized):
+			return r.fail(obj, gitsyncv1.AuthenticationFailedReason, err, false)
+		case errors.Is(err, oci.ErrRefNotFound):
+			// The tag may still be pushed: looked at again at the interval.
+			sourceFailed(r.Recorder, obj, gitsyncv1.RefNotFoundReason, err)
+			conditions.MarkStalled(obj, gitsyncv1.RefNotFoundReason, "%s", err)
+			return ctrl.Result{RequeueAfter: kit.WithJitter(r.Jitter, interval)}, nil
+		case errors.Is(err, oci.ErrURLInvalid):
+			return r.fail(obj, gitsyncv1.URLInvalidReason, err, true)
+		case errors.Is(err, oci.ErrRefInvalid):
+			return r.fail(obj, gitsyncv1.RefInvalidReason, err, true)
+		case errors.Is(err, oci.ErrTooLarge), errors.Is(err, oci.ErrLayerInvalid):
+			// A new push may fix it: looked at again at the interval, not in a fast loop.
+			reason := gitsyncv1.TooLargeReason
+			if errors.Is(err, oci.ErrLayerInvalid) {
+				reason = gitsyncv1.LayerInvalidReason
+			}
+			sourceFailed(r.Recorder, obj, reason, err)
+			conditions.MarkStalled(obj, reason, "%s", err)
+			return ctrl.Result{RequeueAfter: kit.WithJitter(r.Jitter, interval)}, nil
+		default:
+			return r.fail(obj, gitsyncv1.FetchFailedReason, err, false)
+		}
+	}
+	if artifact.Fetched {
+		kit.FetchesTotal.WithLabelValues("fetched").Inc()
+	} else {
+		kit.FetchesTotal.WithLabelValues("unchanged").Inc()
+	}
+	r.record(ctx, obj, artifact)
+	conditions.Delete(obj, gitsyncv1.ReconcilingCondition)
+	conditions.Delete(obj, gitsyncv1.StalledCondition)
+	conditions.MarkTrue(obj, gitsyncv1.ReadyCondition, gitsyncv1.SucceededReason, "stored artifact for revision %s", artifact.Revision)
+	return ctrl.Result{RequeueAfter: kit.WithJitter(r.Jitter, interval)}, nil
+}
+
+// record writes a new artifact into status, with an event; an unchanged one stays as it is.
+func (r *OCIRepositoryReconciler) record(ctx context.Context, obj *gitsyncv1.OCIRepository, a *oci.Artifact) {
+	prev := obj.Status.Artifact
+	if prev != nil && prev.Revision == a.Revision && prev.Digest == a.Digest && prev.URL == a.URL {
+		return
+	}
+	metadata := a.Metadata
+	if !a.Fetched && prev != nil && prev.Digest == a.Digest {
+		metadata = maps.Clone(prev.Metadata) // a new tag of the same digest: nothing was read
+	}
+	obj.Status.Artifact = &gitsyncv1.OCIArtifact{Revision: a.Revision, Digest: a.Digest, URL: a.URL,
+		Metadata: metadata, LastUpdateTime: metav1.NewTime(r.now())}
+	ctrl.LoggerFrom(ctx).Info("new artifact", "revision", a.Revision, "digest", a.Digest)
+	r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "NewArtifact", "Fetch", "stored artifact for revision %s", a.Revision)
+}
+
+func (r *OCIRepositoryReconciler) fail(obj *gitsyncv1.OCIRepository, reason string, err error, terminal bool) (ctrl.Result, error) {
+	return failSource(r.Recorder, obj, reason, err, terminal)
+}
+
+func (r *OCIRepositoryReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
