@@ -87,6 +87,7 @@ func NewRootCommand(streams Streams, tools []Tool, extra ...*cobra.Command) *cob
 		o.newReconcileCommand(), o.newSyncCommand(), o.newSuspendCommand(true), o.newSuspendCommand(false),
 		o.newWaitCommand(), o.newHistoryCommand(), o.newEventsCommand(), o.newTreeCommand(),
 		o.newRollbackCommand(), o.newVerifyCommand(), o.newLogsCommand(), o.newInstallCommand(), o.newBootstrapCommand(), o.newUninstallCommand(), o.newVersionCommand(),
+		o.newPushCommand(),
 	} {
 		o.addKubeFlags(c)
 		root.AddCommand(c)

@@ -38,7 +38,9 @@ type PushRequest struct {
 	// Dir is the directory packed; Source and Revision are its origin (annotations).
 	Dir, Source, Revision string
 	Insecure              bool
-	Auth                  authn.Authenticator
+	// Auth is the registry's credentials; nil: the docker config's (~/.docker/config.json,
+	// as `docker login` writes it), else anonymous.
+	Auth authn.Authenticator
 	// Created is the manifest's creation time (now when zero).
 	Created time.Time
 }
@@ -81,7 +83,13 @@ func (c *Client) Push(ctx context.Context, req PushRequest) (string, error) {
 		annotations[gitsyncv1.OCIRevisionAnnotation] = req.Revision
 	}
 	img = mutate.Annotations(img, annotations).(v1.Image)
-	opts := c.remoteOptions(ctx, req.Auth)
+	auth := req.Auth
+	if auth == nil {
+		if auth, err = authn.DefaultKeychain.Resolve(tag.Context()); err != nil {
+			return "", fmt.Errorf("reading the docker config's credentials: %w", err)
+		}
+	}
+	opts := c.remoteOptions(ctx, auth)
 	if err := remote.Write(tag, img, opts...); err != nil {
 		return "", registryError("pushing "+tag.String(), err)
 	}
