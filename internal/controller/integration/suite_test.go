@@ -29,6 +29,8 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/chartrepo"
 	"github.com/gitsync-dev/gitsync/internal/desired"
+	"github.com/gitsync-dev/gitsync/internal/limits"
+	"github.com/gitsync-dev/gitsync/internal/oci"
 	"github.com/gitsync-dev/gitsync/internal/shard"
 	"github.com/gitsync-dev/gitsync/internal/source"
 	"github.com/gitsync-dev/gitsync/internal/testutil/testenv"
@@ -93,8 +95,13 @@ func runSuite(m *testing.M) int {
 		if err != nil {
 			return nil, err
 		}
+		artifacts, err := oci.New(storagePath, oci.Options{})
+		if err != nil {
+			return nil, err
+		}
 		apps := &application.Reconciler{Client: mgr.GetClient(), Storage: fetcher, Charts: charts, Desired: drift.Desired, RetryInterval: 300 * time.Millisecond,
 			Now: clock.Now}
+		apps.Artifacts = artifacts
 		apps.Recorder = events
 		apps.Attestations = attestedInTests{} // attest_keys_test.go
 		if err := apps.SetupWithManager(mgr, application.Options{
@@ -118,6 +125,15 @@ func runSuite(m *testing.M) int {
 		helmRepos := &sources.HelmRepositoryReconciler{Client: mgr.GetClient(), Charts: charts}
 		helmRepos.Recorder = events
 		if err := helmRepos.SetupWithManager(mgr, sources.HelmRepositoryOptions{
+			MaxConcurrentReconciles: 4,
+			RetryBase:               100 * time.Millisecond,
+			RetryMax:                time.Second,
+		}); err != nil {
+			return nil, err
+		}
+		ociRepos := &sources.OCIRepositoryReconciler{Client: mgr.GetClient(), Puller: artifacts, Caps: limits.Caps{MaxArtifactSize: ociMaxArtifactSize}}
+		ociRepos.Recorder = events
+		if err := ociRepos.SetupWithManager(mgr, sources.OCIRepositoryOptions{
 			MaxConcurrentReconciles: 4,
 			RetryBase:               100 * time.Millisecond,
 			RetryMax:                time.Second,

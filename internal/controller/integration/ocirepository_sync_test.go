@@ -1,0 +1,242 @@
+package integration
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/cli"
+	"github.com/gitsync-dev/gitsync/internal/testutil/chartserver"
+)
+
+// ociMaxArtifactSize is the suite's --max-artifact-size for OCIRepositories: a layer
+// over it is refused.
+const ociMaxArtifactSize = 256 << 10
+
+// pushArtifact runs `gitsync push artifact` in process: files packed and pushed as
+// <host>/manifests/web:<tag>.
+func pushArtifact(t *testing.T, host, tag string, files map[string]string) {
+	t.Helper()
+	dir := t.TempDir()
+	for n, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(n))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errOut bytes.Buffer
+	root := cli.NewRootCommand(cli.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, nil)
+	code := cli.Execute(context.Background(), root, []string{"push", "artifact", "oci://" + host + "/manifests/web:" + tag,
+		"--path", dir, "--source", "https://git.example.com/web.git", "--revision", "main@sha1:" + strings.Repeat("a", 40)})
+	if code != 0 || !strings.Contains(out.String(), "pushed "+host+"/manifests/web:"+tag+"@sha256:") {
+		t.Fatalf("gitsync push artifact: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+}
+
+// newOCIFixture creates an OCIRepository "oci" of <host>/manifests/web (semver range, a
+// short interval) and an Application "web" of it, pruning, in a fresh namespace.
+func newOCIFixture(t *testing.T, host, semver string, mutate ...func(*gitsyncv1.OCIRepository)) *appFixture {
+	t.Helper()
+	f := &appFixture{t: t, ns: env.Namespace(t)}
+	repo := &gitsyncv1.OCIRepository{
+		ObjectMeta: metav1.ObjectMeta{Name: "oci", Namespace: f.ns},
+		Spec: gitsyncv1.OCIRepositorySpec{URL: "oci://" + host + "/manifests/web", Ref: &gitsyncv1.OCIRepositoryRef{SemVer: semver},
+			Interval: &metav1.Duration{Duration: 500 * time.Millisecond}},
+	}
+	for _, m := range mutate {
+		m(repo)
+	}
+	if err := env.Client.Create(context.Background(), repo); err != nil {
+		t.Fatal(err)
+	}
+	f.app("web", func(a *gitsyncv1.Application) {
+		a.Spec.SourceRef = gitsyncv1.SourceReference{Kind: gitsyncv1.OCIRepositoryKind, Name: "oci"}
+		a.Spec.Prune = true
+	})
+	return f
+}
+
+func ociRepo(g Gomega, ns string) *gitsyncv1.OCIRepository {
+	repo := &gitsyncv1.OCIRepository{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "oci"}, repo)).To(Succeed())
+	return repo
+}
+
+// waitOCIRevision waits until the OCIRepository's artifact is at tag, and returns it.
+func waitOCIRevision(t *testing.T, ns, tag string) *gitsyncv1.OCIArtifact {
+	t.Helper()
+	var art *gitsyncv1.OCIArtifact
+	NewWithT(t).Eventually(func(g Gomega) {
+		art = ociRepo(g, ns).Status.Artifact
+		g.Expect(art).NotTo(BeNil())
+		g.Expect(art.Revision).To(HavePrefix(tag + "@sha256:"))
+	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
+	return art
+}
+
+// An artifact pushed by `gitsync push artifact` syncs through an Application (a
+// kustomization in it); a poll that finds the same digest downloads no blob; a new tag
+// within the semver range is applied, one outside it is not.
+func TestOCIRepositoryPushedArtifactSyncs(t *testing.T) {
+	g := NewWithT(t)
+	reg := chartserver.NewRegistry(t, "", "")
+	pushArtifact(t, reg.Host, "1.0.0", map[string]string{
+		"kustomization.yaml": "resources: [cm.yaml]\n",
+		"cm.yaml":            configMapYAML("web", "one"),
+	})
+	f := newOCIFixture(t, reg.Host, ">=1.0.0 <2.0.0")
+
+	art := waitOCIRevision(t, f.ns, "1.0.0")
+	g.Expect(art.Metadata).To(HaveKeyWithValue(gitsyncv1.OCISourceAnnotation, "https://git.example.com/web.git"))
+	g.Expect(art.Metadata).To(HaveKeyWithValue(gitsyncv1.OCIRevisionAnnotation, "main@sha1:"+strings.Repeat("a", 40)))
+	g.Expect(art.URL).To(Equal(reg.Host + "/manifests/web:1.0.0"))
+	f.waitAppliedAt("web", art.Revision)
+	g.Expect(f.configMap(g, "web").Data["value"]).To(Equal("one"))
+
+	// Polls at the same digest (the interval is 500ms; a request forces one more) fetch
+	// no blob and change nothing.
+	blobs := reg.BlobDownloads.Load()
+	repo := ociRepo(g, f.ns)
+	base := client.MergeFrom(repo.DeepCopy())
+	requested := gitsyncv1.RequestReconcile(repo, time.Now())
+	g.Expect(env.Client.Patch(context.Background(), repo, base)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		repo := ociRepo(g, f.ns)
+		g.Expect(repo.Status.LastHandledReconcileAt).To(Equal(requested))
+	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
+	g.Expect(reg.BlobDownloads.Load()).To(Equal(blobs), "a poll of an unchanged digest downloaded a blob")
+	g.Expect(ociRepo(g, f.ns).Status.Artifact.LastUpdateTime).To(Equal(art.LastUpdateTime))
+
+	// A new tag in the range is applied; one above it is not.
+	pushArtifact(t, reg.Host, "2.0.0", map[string]string{"cm.yaml": configMapYAML("web", "three")})
+	pushArtifact(t, reg.Host, "1.1.0", map[string]string{
+		"kustomization.yaml": "resources: [cm.yaml]\n",
+		"cm.yaml":            configMapYAML("web", "two"),
+	})
+	art = waitOCIRevision(t, f.ns, "1.1.0")
+	f.waitAppliedAt("web", art.Revision)
+	g.Expect(f.configMap(g, "web").Data["value"]).To(Equal("two"))
+}
+
+// symlinkLayer is a Flux content layer holding a ConfigMap and a link out of the artifact.
+func symlinkLayer(t *testing.T) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	cm := configMapYAML("web", "evil")
+	for _, h := range []*tar.Header{
+		{Name: "cm.yaml", Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(cm))},
+		{Name: "passwd.yaml", Typeflag: tar.TypeSymlink, Linkname: "/etc/passwd"},
+	} {
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if h.Typeflag == tar.TypeReg {
+			if _, err := tw.Write([]byte(cm)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// pushLayer pushes one Flux content layer as <host>/manifests/web:<tag>, bypassing the CLI.
+func pushLayer(t *testing.T, host, tag string, layer []byte) {
+	t.Helper()
+	img, err := mutate.AppendLayers(empty.Image, static.NewLayer(layer, gitsyncv1.FluxContentMediaType))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img = mutate.MediaType(img, types.OCIManifestSchema1)
+	ref, err := name.ParseReference(host + "/manifests/web:" + tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(ref, img); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A layer with a link out of the artifact, then one over the size limit, are refused:
+// the OCIRepository is Ready=False with the reason and keeps its artifact, and the
+// Application stays at the revision it applied.
+func TestOCIRepositoryRefusesUnsafeLayersAndKeepsTheArtifact(t *testing.T) {
+	g := NewWithT(t)
+	reg := chartserver.NewRegistry(t, "", "")
+	pushArtifact(t, reg.Host, "1.0.0", map[string]string{"cm.yaml": configMapYAML("web", "one")})
+	f := newOCIFixture(t, reg.Host, ">=1.0.0")
+	good := waitOCIRevision(t, f.ns, "1.0.0")
+	f.waitAppliedAt("web", good.Revision)
+
+	for _, tc := range []struct {
+		tag, reason, says string
+		push              func()
+	}{
+		{"1.1.0", gitsyncv1.LayerInvalidReason, "outside the artifact", func() { pushLayer(t, reg.Host, "1.1.0", symlinkLayer(t)) }},
+		{"1.2.0", gitsyncv1.TooLargeReason, "over the limit", func() {
+			noise := make([]byte, 2*ociMaxArtifactSize)
+			_, _ = rand.Read(noise)
+			pushArtifact(t, reg.Host, "1.2.0", map[string]string{"cm.yaml": configMapYAML("web", "big"), "noise.bin": string(noise)})
+		}},
+	} {
+		tc.push()
+		g.Eventually(func(g Gomega) {
+			repo := ociRepo(g, f.ns)
+			ready := apimeta.FindStatusCondition(repo.Status.Conditions, gitsyncv1.ReadyCondition)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(ready.Reason).To(Equal(tc.reason), ready.Message)
+			g.Expect(ready.Message).To(ContainSubstring(tc.tag))
+			g.Expect(ready.Message).To(ContainSubstring(tc.says))
+			g.Expect(repo.Status.Artifact.Revision).To(Equal(good.Revision))
+		}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
+		app := f.get(g, "web")
+		g.Expect(app.Status.LastAppliedRevision).To(Equal(good.Revision))
+		g.Expect(f.configMap(g, "web").Data["value"]).To(Equal("one"))
+	}
+}
+
+// spec.verify is refused until a verifier is wired in (fail closed): nothing is pulled,
+// and the Application applies nothing.
+func TestOCIRepositoryVerifyIsRefused(t *testing.T) {
+	reg := chartserver.NewRegistry(t, "", "")
+	pushArtifact(t, reg.Host, "1.0.0", map[string]string{"cm.yaml": configMapYAML("web", "one")})
+	f := newOCIFixture(t, reg.Host, ">=1.0.0", func(r *gitsyncv1.OCIRepository) {
+		r.Spec.Verify = &gitsyncv1.OCIRepositoryVerification{Provider: "cosign"}
+	})
+	msg := f.waitNotReady("web", gitsyncv1.VerificationFailedReason)
+	g := NewWithT(t)
+	g.Expect(msg).To(ContainSubstring("not supported yet"))
+	g.Expect(ociRepo(g, f.ns).Status.Artifact).To(BeNil())
+	g.Expect(reg.BlobDownloads.Load()).To(BeZero())
+	g.Expect(f.exists(g, &corev1.ConfigMap{}, "web")).To(BeFalse())
+}
