@@ -88,6 +88,9 @@ func RenderFromSource(ctx context.Context, c client.Client, app *gitsyncv1.Appli
 		}
 		return renderChart(ctx, c, app, cluster, decrypt)
 	}
+	if app.Spec.SourceRef.Kind == gitsyncv1.OCIRepositoryKind {
+		return renderOCI(ctx, c, app, revision, cluster, decrypt) // render_oci.go
+	}
 	return renderGitRef(ctx, c, app, cluster, decrypt, func(repo *gitsyncv1.GitRepository) (source.Ref, string, error) {
 		rev := revision
 		if rev == "" {
@@ -115,6 +118,9 @@ func RenderFromSource(ctx context.Context, c client.Client, app *gitsyncv1.Appli
 func RenderAtRevision(ctx context.Context, c client.Client, app *gitsyncv1.Application, revision string, cluster *render.Cluster, decrypt bool) (*Rendered, error) {
 	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
 		return nil, fmt.Errorf("revision %q: a HelmRepository chart renders at the version spec.helm.version selects", revision)
+	}
+	if app.Spec.SourceRef.Kind == gitsyncv1.OCIRepositoryKind {
+		return renderOCI(ctx, c, app, strings.TrimSpace(revision), cluster, decrypt)
 	}
 	return renderGitRef(ctx, c, app, cluster, decrypt, func(repo *gitsyncv1.GitRepository) (source.Ref, string, error) {
 		return RevisionRef(repo, revision), "", nil

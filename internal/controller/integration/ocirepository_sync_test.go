@@ -26,6 +26,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/cli"
+	"github.com/gitsync-dev/gitsync/internal/operations"
 	"github.com/gitsync-dev/gitsync/internal/testutil/chartserver"
 )
 
@@ -137,8 +138,16 @@ func TestOCIRepositoryPushedArtifactSyncs(t *testing.T) {
 		"cm.yaml":            configMapYAML("web", "two"),
 	})
 	art = waitOCIRevision(t, f.ns, "1.1.0")
-	f.waitAppliedAt("web", art.Revision)
+	app := f.waitAppliedAt("web", art.Revision)
 	g.Expect(f.configMap(g, "web").Data["value"]).To(Equal("two"))
+
+	// The people's tools (gitsync build, diff) render the same artifact, pulled by digest.
+	rendered, err := operations.RenderFromSource(context.Background(), env.Client, app, "", nil, false)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(rendered.From).To(ContainSubstring(art.Revision))
+	g.Expect(rendered.Objects).To(HaveLen(1))
+	g.Expect(rendered.Objects[0].GetName()).To(Equal("web"))
+	g.Expect(rendered.Objects[0].Object["data"]).To(HaveKeyWithValue("value", "two"))
 }
 
 // symlinkLayer is a Flux content layer holding a ConfigMap and a link out of the artifact.
