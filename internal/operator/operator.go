@@ -244,6 +244,9 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	if err := mgr.Add(chartGC(mgr.GetClient(), charts, opts.GCInterval)); err != nil {
 		return nil, err
 	}
+	if err := mgr.Add(ociGC(mgr.GetClient(), artifacts, opts.GCInterval)); err != nil {
+		return nil, err
+	}
 	if err := addUI(mgr, cfg, mgr.GetScheme(), opts, ui.DesiredDiffer(store.Objects)); err != nil {
 		return nil, err
 	}
@@ -292,6 +295,18 @@ func chartGC(c client.Client, charts *chartrepo.Store, interval time.Duration) m
 			return 0, fmt.Errorf("listing indexes in use: %w", err)
 		}
 		return charts.GC(keep, 24*time.Hour)
+	})
+}
+
+// ociGC removes, at every interval, the OCI artifacts that no OCIRepository points at and
+// no Application last applied, once they are ten minutes old. It runs on the leader only.
+func ociGC(c client.Client, artifacts *oci.Client, interval time.Duration) manager.Runnable {
+	return gc("oci-gc", interval, func(ctx context.Context) (int, error) {
+		keep, err := sources.OCIArtifactsInUse(ctx, c, artifacts)
+		if err != nil {
+			return 0, fmt.Errorf("listing OCI artifacts in use: %w", err)
+		}
+		return artifacts.GC(keep, 10*time.Minute)
 	})
 }
 

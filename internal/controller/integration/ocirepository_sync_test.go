@@ -26,7 +26,9 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/cli"
+	"github.com/gitsync-dev/gitsync/internal/controller/sources"
 	"github.com/gitsync-dev/gitsync/internal/operations"
+	"github.com/gitsync-dev/gitsync/internal/sourceid"
 	"github.com/gitsync-dev/gitsync/internal/testutil/chartserver"
 )
 
@@ -148,6 +150,11 @@ func TestOCIRepositoryPushedArtifactSyncs(t *testing.T) {
 	g.Expect(rendered.Objects).To(HaveLen(1))
 	g.Expect(rendered.Objects[0].GetName()).To(Equal("web"))
 	g.Expect(rendered.Objects[0].Object["data"]).To(HaveKeyWithValue("value", "two"))
+
+	// The artifact GC keeps what the OCIRepository points at.
+	keep, err := sources.OCIArtifactsInUse(context.Background(), env.Client, ociArtifacts)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(keep).To(HaveKey(sourceid.OCICheckoutDir(ociArtifacts, ociRepo(g, f.ns), art.Digest)))
 }
 
 // symlinkLayer is a Flux content layer holding a ConfigMap and a link out of the artifact.

@@ -40,6 +40,7 @@ var (
 	env             *testenv.Env
 	storagePath     string
 	driftReconciler *selfheal.Reconciler
+	ociArtifacts    *oci.Client
 )
 
 func TestMain(m *testing.M) {
@@ -101,7 +102,7 @@ func runSuite(m *testing.M) int {
 		}
 		apps := &application.Reconciler{Client: mgr.GetClient(), Storage: fetcher, Charts: charts, Desired: drift.Desired, RetryInterval: 300 * time.Millisecond,
 			Now: clock.Now}
-		apps.Artifacts = artifacts
+		apps.Artifacts, ociArtifacts = artifacts, artifacts
 		apps.Recorder = events
 		apps.Attestations = attestedInTests{} // attest_keys_test.go
 		if err := apps.SetupWithManager(mgr, application.Options{

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
@@ -186,4 +187,38 @@ func (r *OCIRepositoryReconciler) now() time.Time {
 		return r.Now()
 	}
 	return time.Now()
+}
+
+// OCIArtifactsInUse returns the directories (sourceid.OCICheckoutDir) of the artifacts
+// that OCIRepositories point at and that their Applications last applied; the others may
+// be garbage-collected.
+func OCIArtifactsInUse(ctx context.Context, c client.Client, store sourceid.OCIArtifacts) (map[string]bool, error) {
+	repos := &gitsyncv1.OCIRepositoryList{}
+	if err := c.List(ctx, repos); err != nil {
+		return nil, err
+	}
+	keep := map[string]bool{}
+	byKey := map[string]*gitsyncv1.OCIRepository{}
+	for i := range repos.Items {
+		repo := &repos.Items[i]
+		byKey[client.ObjectKeyFromObject(repo).String()] = repo
+		if a := repo.Status.Artifact; a != nil {
+			keep[sourceid.OCICheckoutDir(store, repo, a.Digest)] = true
+		}
+	}
+	apps := &gitsyncv1.ApplicationList{}
+	if err := c.List(ctx, apps); err != nil {
+		return nil, err
+	}
+	for i := range apps.Items {
+		app := &apps.Items[i]
+		repo := byKey[sourceid.Key(app).String()]
+		if app.Spec.SourceRef.Kind != gitsyncv1.OCIRepositoryKind || repo == nil {
+			continue
+		}
+		if i := strings.LastIndex(app.Status.LastAppliedRevision, "sha256:"); i >= 0 {
+			keep[sourceid.OCICheckoutDir(store, repo, app.Status.LastAppliedRevision[i:])] = true
+		}
+	}
+	return keep, nil
 }
