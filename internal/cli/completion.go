@@ -15,7 +15,7 @@ import (
 func (o *options) completeKindAndName(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 	switch len(args) {
 	case 0:
-		return []string{"sources", "helmrepos", "apps"}, cobra.ShellCompDirectiveNoFileComp
+		return []string{"sources", "helmrepos", "apps", "ocirepos"}, cobra.ShellCompDirectiveNoFileComp
 	case 1:
 		k, err := parseKind(args[0])
 		if err != nil {

@@ -32,8 +32,8 @@ type getOptions struct {
 func (o *options) newGetCommand() *cobra.Command {
 	g := &getOptions{options: o}
 	cmd := &cobra.Command{
-		Use:   "get sources|helmrepos|apps [NAME]",
-		Short: "List sources (GitRepositories, HelmRepositories) or Applications with their readiness, sync, health and revision",
+		Use:   "get sources|helmrepos|ocirepos|apps [NAME]",
+		Short: "List sources (GitRepositories, HelmRepositories, OCIRepositories) or Applications with their readiness, sync, health and revision",
 		Example: `  gitsync get apps -A
   gitsync get apps --status-selector ready=false -A
   gitsync get source app -n team-a -o yaml
@@ -145,14 +145,15 @@ func (g *getOptions) run(ctx context.Context, args []string) error {
 }
 
 // getSource reads one object of k; a source that is no GitRepository may be a
-// HelmRepository (`get source NAME`), whose kind it returns.
+// HelmRepository or an OCIRepository (`get source NAME`), whose kind it returns.
 func getSource(ctx context.Context, c client.Client, k kind, key client.ObjectKey) (client.Object, kind, error) {
 	obj := k.newObject()
 	err := c.Get(ctx, key, obj)
 	if k == kindSource && apierrors.IsNotFound(err) {
-		helm := kindHelmRepo.newObject()
-		if herr := c.Get(ctx, key, helm); herr == nil {
-			return helm, kindHelmRepo, nil
+		for _, other := range []kind{kindHelmRepo, kindOCIRepo} {
+			if obj := other.newObject(); c.Get(ctx, key, obj) == nil {
+				return obj, other, nil
+			}
 		}
 	}
 	if err != nil {
@@ -234,6 +235,8 @@ func setTypeMeta(obj client.Object) {
 		o.TypeMeta = metav1.TypeMeta{APIVersion: gitsyncv1.GroupVersion.String(), Kind: gitsyncv1.GitRepositoryKind}
 	case *gitsyncv1.HelmRepository:
 		o.TypeMeta = metav1.TypeMeta{APIVersion: gitsyncv1.GroupVersion.String(), Kind: gitsyncv1.HelmRepositoryKind}
+	case *gitsyncv1.OCIRepository:
+		o.TypeMeta = metav1.TypeMeta{APIVersion: gitsyncv1.GroupVersion.String(), Kind: gitsyncv1.OCIRepositoryKind}
 	case *gitsyncv1.Application:
 		o.TypeMeta = metav1.TypeMeta{APIVersion: gitsyncv1.GroupVersion.String(), Kind: gitsyncv1.ApplicationKind}
 	}

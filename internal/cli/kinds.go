@@ -22,6 +22,7 @@ type kind string
 const (
 	kindSource   = kind(operations.GitRepository)
 	kindHelmRepo = kind(operations.HelmRepository)
+	kindOCIRepo  = kind(operations.OCIRepository)
 	kindApp      = kind(operations.App)
 )
 
@@ -32,10 +33,12 @@ func parseKind(s string) (kind, error) {
 		return kindSource, nil
 	case "helmrepo", "helmrepos", "helmrepository", "helmrepositories":
 		return kindHelmRepo, nil
+	case "ocirepo", "ocirepos", "ocirepository", "ocirepositories":
+		return kindOCIRepo, nil
 	case "app", "apps", "gsapp", "gsapps", "application", "applications":
 		return kindApp, nil
 	}
-	return "", fmt.Errorf("unknown kind %q: use sources, helmrepos or apps", s)
+	return "", fmt.Errorf("unknown kind %q: use sources, helmrepos, ocirepos or apps", s)
 }
 
 // objectArgsCount is the argument check of the verbs that take one object: `KIND NAME`,
@@ -73,11 +76,11 @@ func (k kind) newObject() client.Object { return operations.Kind(k).NewObject() 
 
 func (k kind) newList() client.ObjectList { return operations.Kind(k).NewList() }
 
-// listed are the kinds that `get` lists for k: sources are GitRepositories and
-// HelmRepositories.
+// listed are the kinds that `get` lists for k: sources are GitRepositories,
+// HelmRepositories and OCIRepositories.
 func (k kind) listed() []kind {
 	if k == kindSource {
-		return []kind{kindSource, kindHelmRepo}
+		return []kind{kindSource, kindHelmRepo, kindOCIRepo}
 	}
 	return []kind{k}
 }
@@ -91,6 +94,9 @@ func (k kind) namePrefix(obj client.Object) string {
 	if _, helm := obj.(*gitsyncv1.HelmRepository); helm {
 		return strings.ToLower(gitsyncv1.HelmRepositoryKind) + "/"
 	}
+	if _, isOCI := obj.(*gitsyncv1.OCIRepository); isOCI {
+		return strings.ToLower(gitsyncv1.OCIRepositoryKind) + "/"
+	}
 	return strings.ToLower(gitsyncv1.GitRepositoryKind) + "/"
 }
 
@@ -103,6 +109,10 @@ func items(list client.ObjectList) []client.Object {
 			out = append(out, &l.Items[i])
 		}
 	case *gitsyncv1.HelmRepositoryList:
+		for i := range l.Items {
+			out = append(out, &l.Items[i])
+		}
+	case *gitsyncv1.OCIRepositoryList:
 		for i := range l.Items {
 			out = append(out, &l.Items[i])
 		}
@@ -134,6 +144,11 @@ func rowOf(obj client.Object, now time.Time) row {
 		}
 		r.Suspended = o.Spec.Suspend
 	case *gitsyncv1.HelmRepository:
+		if o.Status.Artifact != nil {
+			r.Revision = o.Status.Artifact.Revision
+		}
+		r.Suspended = o.Spec.Suspend
+	case *gitsyncv1.OCIRepository:
 		if o.Status.Artifact != nil {
 			r.Revision = o.Status.Artifact.Revision
 		}

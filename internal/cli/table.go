@@ -41,6 +41,16 @@ func wideColumns(obj client.Object) (source, target string) {
 		}
 	case *gitsyncv1.HelmRepository:
 		source, target = redact.URL(o.Spec.URL), "-"
+	case *gitsyncv1.OCIRepository:
+		source, target = o.Spec.URL, "latest"
+		if r := o.Spec.Ref; r != nil {
+			for _, v := range []string{r.Digest, r.SemVer, r.Tag} {
+				if v != "" {
+					target = v
+					break
+				}
+			}
+		}
 	}
 	return source, target
 }

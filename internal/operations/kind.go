@@ -19,6 +19,8 @@ const (
 	GitRepository Kind = "source"
 	// HelmRepository is a HelmRepository source.
 	HelmRepository Kind = "helmrepo"
+	// OCIRepository is an OCIRepository source.
+	OCIRepository Kind = "ocirepo"
 )
 
 // ParseKind reads the singular, plural and short names people type (app, gsapp,
@@ -32,14 +34,19 @@ func ParseKind(s string) (Kind, error) {
 		return GitRepository, nil
 	case "helmrepo", "helmrepos", "helmrepository", "helmrepositories":
 		return HelmRepository, nil
+	case "ocirepo", "ocirepos", "ocirepository", "ocirepositories":
+		return OCIRepository, nil
 	}
-	return "", fmt.Errorf("unknown kind %q: use app, source or helmrepo", s)
+	return "", fmt.Errorf("unknown kind %q: use app, source, helmrepo or ocirepo", s)
 }
 
 // SourceKind is the kind of app's source.
 func SourceKind(app *gitsyncv1.Application) Kind {
-	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
+	switch app.Spec.SourceRef.Kind {
+	case gitsyncv1.HelmRepositoryKind:
 		return HelmRepository
+	case gitsyncv1.OCIRepositoryKind:
+		return OCIRepository
 	}
 	return GitRepository
 }
@@ -51,6 +58,8 @@ func (k Kind) Name() string {
 		return gitsyncv1.GitRepositoryKind
 	case HelmRepository:
 		return gitsyncv1.HelmRepositoryKind
+	case OCIRepository:
+		return gitsyncv1.OCIRepositoryKind
 	}
 	return gitsyncv1.ApplicationKind
 }
@@ -62,6 +71,8 @@ func (k Kind) NewObject() client.Object {
 		return &gitsyncv1.GitRepository{}
 	case HelmRepository:
 		return &gitsyncv1.HelmRepository{}
+	case OCIRepository:
+		return &gitsyncv1.OCIRepository{}
 	}
 	return &gitsyncv1.Application{}
 }
@@ -73,6 +84,8 @@ func (k Kind) NewList() client.ObjectList {
 		return &gitsyncv1.GitRepositoryList{}
 	case HelmRepository:
 		return &gitsyncv1.HelmRepositoryList{}
+	case OCIRepository:
+		return &gitsyncv1.OCIRepositoryList{}
 	}
 	return &gitsyncv1.ApplicationList{}
 }
@@ -83,6 +96,8 @@ func suspended(obj client.Object) bool {
 	case *gitsyncv1.GitRepository:
 		return o.Spec.Suspend
 	case *gitsyncv1.HelmRepository:
+		return o.Spec.Suspend
+	case *gitsyncv1.OCIRepository:
 		return o.Spec.Suspend
 	case *gitsyncv1.Application:
 		return o.Spec.Suspend
@@ -96,6 +111,8 @@ func handledAt(obj client.Object) string {
 	case *gitsyncv1.GitRepository:
 		return o.Status.LastHandledReconcileAt
 	case *gitsyncv1.HelmRepository:
+		return o.Status.LastHandledReconcileAt
+	case *gitsyncv1.OCIRepository:
 		return o.Status.LastHandledReconcileAt
 	case *gitsyncv1.Application:
 		return o.Status.LastHandledReconcileAt

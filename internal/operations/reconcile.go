@@ -58,6 +58,12 @@ func (s Step) String() string {
 		fmt.Fprintf(&b, "✔ %s %s: revision %s", s.Kind.Name(), s.Key, artifactRevision(o.Status.Artifact))
 	case *gitsyncv1.HelmRepository:
 		fmt.Fprintf(&b, "✔ %s %s: index %s", s.Kind.Name(), s.Key, artifactRevision(o.Status.Artifact))
+	case *gitsyncv1.OCIRepository:
+		rev := "none"
+		if o.Status.Artifact != nil {
+			rev = o.Status.Artifact.Revision
+		}
+		fmt.Fprintf(&b, "✔ %s %s: revision %s", s.Kind.Name(), s.Key, rev)
 	case *gitsyncv1.Application:
 		if h := s.Syncs; len(h) > 0 {
 			fmt.Fprintf(&b, "✔ %s %s: applied revision %s (%d created, %d configured, %d unchanged, %d pruned)",
@@ -115,6 +121,11 @@ func Reconcile(ctx context.Context, c client.WithWatch, k Kind, key client.Objec
 	handled := func(*gitsyncv1.Application) bool { return true }
 	switch s := src.(type) {
 	case *gitsyncv1.GitRepository:
+		if s.Status.Artifact != nil {
+			want := s.Status.Artifact.Revision
+			handled = func(a *gitsyncv1.Application) bool { return a.Status.LastAttemptedRevision == want }
+		}
+	case *gitsyncv1.OCIRepository:
 		if s.Status.Artifact != nil {
 			want := s.Status.Artifact.Revision
 			handled = func(a *gitsyncv1.Application) bool { return a.Status.LastAttemptedRevision == want }

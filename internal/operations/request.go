@@ -120,6 +120,8 @@ func SetSuspend(ctx context.Context, c client.Client, k Kind, key client.ObjectK
 		t.Spec.Suspend = suspend
 	case *gitsyncv1.HelmRepository:
 		t.Spec.Suspend = suspend
+	case *gitsyncv1.OCIRepository:
+		t.Spec.Suspend = suspend
 	case *gitsyncv1.Application:
 		t.Spec.Suspend = suspend
 		if !suspend {

@@ -48,6 +48,11 @@ func StatusOf(obj client.Object) Status {
 		if o.Status.Artifact != nil {
 			st.Revision = o.Status.Artifact.Revision
 		}
+	case *gitsyncv1.OCIRepository:
+		st.Kind, st.Suspended = gitsyncv1.OCIRepositoryKind, o.Spec.Suspend
+		if o.Status.Artifact != nil {
+			st.Revision = o.Status.Artifact.Revision
+		}
 	}
 	if c := Ready(obj); c != nil {
 		st.Ready, st.Reason, st.Message = string(c.Status), c.Reason, c.Message
