@@ -256,3 +256,39 @@ func TestOCIRepositoryVerifyIsRefused(t *testing.T) {
 	g.Expect(reg.BlobDownloads.Load()).To(BeZero())
 	g.Expect(f.exists(g, &corev1.ConfigMap{}, "web")).To(BeFalse())
 }
+
+// A registry that asks for credentials: the dockerconfigjson Secret of spec.secretRef
+// pulls; a Secret with the wrong password is AuthenticationFailed, naming no password.
+func TestOCIRepositoryWithDockerConfigSecret(t *testing.T) {
+	g := NewWithT(t)
+	reg := chartserver.NewRegistry(t, "robot", "s3cret")
+	dir := t.TempDir()
+	g.Expect(os.WriteFile(filepath.Join(dir, "cm.yaml"), []byte(configMapYAML("web", "private")), 0o644)).To(Succeed())
+	var out, errOut bytes.Buffer
+	root := cli.NewRootCommand(cli.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, nil)
+	code := cli.Execute(context.Background(), root, []string{"push", "artifact", "oci://" + reg.Host + "/manifests/web:1.0.0",
+		"--path", dir, "--creds", "robot:s3cret"})
+	g.Expect(code).To(Equal(0), errOut.String())
+
+	secret := func(ns, name, password string) {
+		config := `{"auths":{"` + reg.Host + `":{"username":"robot","password":"` + password + `"}}}`
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Type: corev1.SecretTypeDockerConfigJson,
+			Data: map[string][]byte{corev1.DockerConfigJsonKey: []byte(config)}}
+		g.Expect(env.Client.Create(context.Background(), s)).To(Succeed())
+	}
+	ok := newOCIFixture(t, reg.Host, ">=1.0.0", func(r *gitsyncv1.OCIRepository) {
+		secret(r.Namespace, "registry", "s3cret")
+		r.Spec.SecretRef = &gitsyncv1.LocalObjectReference{Name: "registry"}
+	})
+	art := waitOCIRevision(t, ok.ns, "1.0.0")
+	ok.waitAppliedAt("web", art.Revision)
+	g.Expect(ok.configMap(g, "web").Data["value"]).To(Equal("private"))
+
+	bad := newOCIFixture(t, reg.Host, ">=1.0.0", func(r *gitsyncv1.OCIRepository) {
+		secret(r.Namespace, "registry", "wrong-password")
+		r.Spec.SecretRef = &gitsyncv1.LocalObjectReference{Name: "registry"}
+	})
+	msg := bad.waitNotReady("web", gitsyncv1.AuthenticationFailedReason)
+	g.Expect(msg).To(ContainSubstring("OCIRepository"))
+	g.Expect(msg).NotTo(ContainSubstring("wrong-password"))
+}
