@@ -29,6 +29,8 @@ type testRegistry struct {
 	hits map[string]int // "GET blob", "HEAD manifest", "GET tags", …
 	user string
 	pass string
+	// noHead answers 405 to a HEAD of a manifest, as some registries do.
+	noHead bool
 }
 
 func newRegistry(t *testing.T, user, pass string) *testRegistry {
@@ -53,7 +55,12 @@ func newRegistry(t *testing.T, user, pass string) *testRegistry {
 		}
 		r.mu.Lock()
 		r.hits[req.Method+" "+kind]++
+		noHead := r.noHead
 		r.mu.Unlock()
+		if noHead && kind == "manifest" && req.Method == http.MethodHead {
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
 		inner.ServeHTTP(w, req)
 	}))
 	t.Cleanup(srv.Close)
@@ -248,5 +255,29 @@ func TestLayerSelector(t *testing.T) {
 	_, err = c.Pull(context.Background(), oci.Request{URL: url, Ref: oci.Ref{Tag: "v1"}, MaxSize: 10, Key: "k2"})
 	if !errors.Is(err, oci.ErrTooLarge) {
 		t.Fatalf("a layer over MaxSize: %v", err)
+	}
+}
+
+// A registry that refuses HEAD is asked with a GET of the manifest (no blob).
+func TestRegistryWithoutHeadIsAskedWithGet(t *testing.T) {
+	reg := newRegistry(t, "", "")
+	c, _ := oci.New(t.TempDir(), oci.Options{})
+	push(t, c, "oci://"+reg.host+"/apps/web:v1", writeTree(t, map[string]string{"a.yaml": "a: 1\n"}))
+	reg.mu.Lock()
+	reg.noHead = true
+	reg.mu.Unlock()
+	req := oci.Request{URL: "oci://" + reg.host + "/apps/web", Ref: oci.Ref{Tag: "v1"}, Key: "k"}
+	first, err := c.Pull(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blobs := reg.count("GET blob")
+	req.Current = first.Digest
+	second, err := c.Pull(context.Background(), req)
+	if err != nil || second.Fetched || second.Digest != first.Digest {
+		t.Fatalf("second poll: %+v, %v", second, err)
+	}
+	if reg.count("GET blob") != blobs {
+		t.Fatal("a poll of an unchanged digest downloaded a blob")
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
@@ -122,11 +123,10 @@ func (c *Client) Pull(ctx context.Context, req Request) (*Artifact, error) {
 	if err != nil {
 		return nil, err
 	}
-	desc, err := remote.Head(ref, opts...)
+	digest, err := headDigest(ref, opts)
 	if err != nil {
-		return nil, registryError("reading the manifest of "+ref.String(), err)
+		return nil, err
 	}
-	digest := desc.Digest.String()
 	art := &Artifact{Digest: digest, Revision: digest, URL: ref.String()}
 	if tag != "" {
 		art.Revision = tag + "@" + digest
@@ -152,6 +152,24 @@ func (c *Client) Pull(ctx context.Context, req Request) (*Artifact, error) {
 	}
 	art.Fetched = true
 	return art, nil
+}
+
+// headDigest asks the registry for the digest of ref's manifest with a HEAD; a registry
+// that does not answer HEAD (other than with a refusal of the credentials) is asked with
+// a GET of the manifest (bounded, see capAnswers).
+func headDigest(ref name.Reference, opts []remote.Option) (string, error) {
+	desc, err := remote.Head(ref, opts...)
+	if err == nil {
+		return desc.Digest.String(), nil
+	}
+	if err := registryError("reading the manifest of "+ref.String(), err); errors.Is(err, ErrUnauthorized) {
+		return "", err
+	}
+	got, err := remote.Get(ref, opts...)
+	if err != nil {
+		return "", registryError("reading the manifest of "+ref.String(), err)
+	}
+	return got.Digest.String(), nil
 }
 
 // remoteOptions dial through the egress guard and cap the registry's answers.
