@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/oci"
 	"github.com/gitsync-dev/gitsync/internal/sourceid"
 )
 
@@ -48,7 +49,12 @@ func (r *Reconciler) reconcileOCISource(ctx context.Context, s *syncRun) outcome
 		return waitFor(0, gitsyncv1.ArtifactNotReadyReason, "this operator does not store OCI artifacts")
 	}
 	s.dir = sourceid.OCICheckoutDir(r.Artifacts, repo, artifact.Digest)
-	if _, err := os.Stat(s.dir); err != nil {
+	if _, err := os.Stat(s.dir); err != nil && r.Shard.Enabled() && !r.Shard.Owns(repo) {
+		// Another replica owns the source and pulled the artifact on its own disk.
+		if s.dir, err = r.pullArtifact(ctx, repo, artifact.Digest); err != nil {
+			return waitFor(r.retryInterval(), gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("revision %s: %v", s.revision, err))
+		}
+	} else if err != nil {
 		ask, wait := r.askRefresh(client.ObjectKeyFromObject(app), s.revision)
 		if ask {
 			if err := r.requestSourceRefresh(ctx, repo); err != nil {
@@ -87,4 +93,49 @@ func (r *Reconciler) ociCheckout(ctx context.Context, app *gitsyncv1.Application
 		return "", false
 	}
 	return dir, true
+}
+
+// ociPuller is what the Artifacts of the operator (an oci.Client) also do: pull.
+type ociPuller interface {
+	Pull(ctx context.Context, req oci.Request) (*oci.Artifact, error)
+}
+
+// secretChecker is the tenant-mode check of the operator's SecretAccess.
+type secretChecker interface {
+	Check(ctx context.Context, namespace string, names ...string) error
+}
+
+// pullArtifact pulls the artifact of digest from repo into this replica's storage (its
+// owner pulled it on its own disk), with repo's credentials once tenant mode allows
+// reading them, within the operator's caps.
+func (r *Reconciler) pullArtifact(ctx context.Context, repo *gitsyncv1.OCIRepository, digest string) (string, error) {
+	puller, ok := r.Artifacts.(ociPuller)
+	if !ok {
+		return "", fmt.Errorf("artifact %s is not in storage", digest)
+	}
+	if repo.Spec.SecretRef != nil && r.SecretAccess != nil {
+		checker, ok := r.SecretAccess.(secretChecker)
+		if !ok {
+			return "", fmt.Errorf("cannot check access to Secret %s", repo.Spec.SecretRef.Name)
+		}
+		if err := checker.Check(ctx, repo.Namespace, repo.Spec.SecretRef.Name); err != nil {
+			return "", err
+		}
+	}
+	reader := r.APIReader
+	if reader == nil {
+		reader = r.Client
+	}
+	request, err := sourceid.OCIRequest(ctx, reader, repo)
+	if err != nil {
+		return "", fmt.Errorf("pulling %s: %w", digest, err)
+	}
+	request.Ref, request.Current = oci.Ref{Digest: digest}, ""
+	request.MaxSize, _ = r.Caps.ArtifactSize("", oci.DefaultMaxSize)
+	request.Timeout, _ = r.Caps.Timeout("", request.Timeout)
+	art, err := puller.Pull(ctx, request)
+	if err != nil {
+		return "", fmt.Errorf("pulling %s of %s: %w", digest, client.ObjectKeyFromObject(repo), err)
+	}
+	return art.Dir, nil
 }
