@@ -131,7 +131,10 @@ func (r *Reconciler) pullArtifact(ctx context.Context, repo *gitsyncv1.OCIReposi
 		return "", fmt.Errorf("pulling %s: %w", digest, err)
 	}
 	request.Ref, request.Current = oci.Ref{Digest: digest}, ""
-	request.MaxSize, _ = r.Caps.ArtifactSize("", oci.DefaultMaxSize)
+	request.MaxSize = oci.DefaultMaxSize
+	if m := r.Caps.MaxArtifactSize; m > 0 && m < request.MaxSize {
+		request.MaxSize = m
+	}
 	request.Timeout, _ = r.Caps.Timeout("", request.Timeout)
 	art, err := puller.Pull(ctx, request)
 	if err != nil {

@@ -118,10 +118,15 @@ func (r *OCIRepositoryReconciler) reconcileArtifact(ctx context.Context, obj *gi
 	if err != nil {
 		return r.fail(obj, gitsyncv1.SecretNotFoundReason, err, false)
 	}
-	var n2, n3 string
-	request.MaxSize, n2 = r.Caps.ArtifactSize("the artifact's size", oci.DefaultMaxSize)
-	request.Timeout, n3 = r.Caps.Timeout("spec.timeout", request.Timeout)
-	kit.Capped(r.Recorder, obj, obj.Generation != obj.Status.ObservedGeneration, n1, n2, n3)
+	// No spec field asks for a size: the operator's --max-artifact-size, when lower than
+	// the default, is the bound, with no note.
+	request.MaxSize = oci.DefaultMaxSize
+	if m := r.Caps.MaxArtifactSize; m > 0 && m < request.MaxSize {
+		request.MaxSize = m
+	}
+	var n2 string
+	request.Timeout, n2 = r.Caps.Timeout("spec.timeout", request.Timeout)
+	kit.Capped(r.Recorder, obj, obj.Generation != obj.Status.ObservedGeneration, n1, n2)
 	artifact, err := r.Puller.Pull(ctx, request)
 	if err != nil {
 		kit.FetchesTotal.WithLabelValues("failed").Inc()
