@@ -32,10 +32,10 @@ const (
 
 // EventSource selects the objects whose events an Alert sends.
 type EventSource struct {
-	// kind of the object: GitRepository, HelmRepository, Application, ApplicationSet or
-	// Cluster.
+	// kind of the object: GitRepository, HelmRepository, OCIRepository, Application,
+	// ApplicationSet or Cluster.
 	// +required
-	// +kubebuilder:validation:Enum=GitRepository;HelmRepository;Application;ApplicationSet;Cluster
+	// +kubebuilder:validation:Enum=GitRepository;HelmRepository;OCIRepository;Application;ApplicationSet;Cluster
 	Kind string `json:"kind"`
 
 	// name of the object, or `*` for all of that kind (narrowed by matchLabels).

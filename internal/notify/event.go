@@ -44,8 +44,8 @@ func (e Event) Severity() string {
 // Subject names the object: `Application/ns/name`.
 func (e Event) Subject() string { return e.Kind + "/" + e.Namespace + "/" + e.Name }
 
-// FromObject copies an event of a GitRepository, HelmRepository, Application or Cluster; ok is
-// false for other objects (they are not routed).
+// FromObject copies an event of a GitRepository, HelmRepository, OCIRepository,
+// Application or Cluster; ok is false for other objects (they are not routed).
 func FromObject(obj any, eventtype, reason, action, message string) (Event, bool) {
 	ev := Event{Type: eventtype, Reason: reason, Action: action, Message: message, Time: time.Now()}
 	switch o := obj.(type) {
@@ -53,6 +53,11 @@ func FromObject(obj any, eventtype, reason, action, message string) (Event, bool
 		ev.ofSource(gitsyncv1.GitRepositoryKind, &o.ObjectMeta, o.Status.Artifact)
 	case *gitsyncv1.HelmRepository:
 		ev.ofSource(gitsyncv1.HelmRepositoryKind, &o.ObjectMeta, o.Status.Artifact)
+	case *gitsyncv1.OCIRepository:
+		ev.ofSource(gitsyncv1.OCIRepositoryKind, &o.ObjectMeta, nil)
+		if a := o.Status.Artifact; a != nil {
+			ev.Revision = a.Revision
+		}
 	case *gitsyncv1.Application:
 		ev.Kind, ev.Namespace, ev.Name = gitsyncv1.ApplicationKind, o.Namespace, o.Name
 		ev.Labels = copyLabels(o.Labels)

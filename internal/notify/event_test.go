@@ -24,6 +24,8 @@ func TestFromObjectSources(t *testing.T) {
 		Spec: gitsyncv1.ApplicationSpec{SourceRef: gitsyncv1.SourceReference{Kind: gitsyncv1.GitRepositoryKind, Name: "repo"}},
 		Status: gitsyncv1.ApplicationStatus{LastAttemptedRevision: "main@sha1:" + sha,
 			Sync: &gitsyncv1.SyncInfo{Revision: "main@sha1:" + sha, Chart: "hello", ChartVersion: "0.1.0"}}}
+	ociRepo := &gitsyncv1.OCIRepository{ObjectMeta: meta,
+		Status: gitsyncv1.OCIRepositoryStatus{Artifact: &gitsyncv1.OCIArtifact{Revision: "1.0.0@sha256:abc"}}}
 	cases := []struct {
 		name                                string
 		obj                                 any
@@ -31,6 +33,7 @@ func TestFromObjectSources(t *testing.T) {
 		fact                                string
 	}{
 		{"helm repository", helmRepo, gitsyncv1.HelmRepositoryKind, gitsyncv1.HelmRepositoryKind, "sha256:abc", "", "", "revision: sha256:abc"},
+		{"oci repository", ociRepo, gitsyncv1.OCIRepositoryKind, gitsyncv1.OCIRepositoryKind, "1.0.0@sha256:abc", "", "", "revision: 1.0.0@sha256:abc"},
 		{"chart of a helm repository", chartApp, gitsyncv1.ApplicationKind, gitsyncv1.HelmRepositoryKind, "web@1.2.0", "web", "1.2.0", "revision: web@1.2.0"},
 		{"chart in git", gitChart, gitsyncv1.ApplicationKind, gitsyncv1.GitRepositoryKind, "main@sha1:" + sha, "hello", "0.1.0", "chart: hello@0.1.0"},
 	}

@@ -249,6 +249,12 @@ func (w *worker) sourceSecrets(ctx context.Context, m Message) []string {
 			return nil
 		}
 		refs = append(refs, repo.Spec.SecretRef)
+	case gitsyncv1.OCIRepositoryKind:
+		repo := &gitsyncv1.OCIRepository{}
+		if w.d.Reader.Get(ctx, key, repo) != nil {
+			return nil
+		}
+		refs = append(refs, repo.Spec.SecretRef)
 	default:
 		repo := &gitsyncv1.GitRepository{}
 		if w.d.Reader.Get(ctx, key, repo) != nil {
