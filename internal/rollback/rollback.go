@@ -26,6 +26,11 @@ func Target(app *gitsyncv1.Application, to string) (string, error) {
 			"pin the chart version instead (spec.helm.version, e.g. the chartVersion of `gitsync history app %s`)",
 			ErrRefused, app.Namespace, app.Name, app.Spec.SourceRef.Name, app.Name)
 	}
+	if app.Spec.SourceRef.Kind == gitsyncv1.OCIRepositoryKind {
+		return "", fmt.Errorf("%w: Application %s/%s renders an artifact of OCIRepository %s: rollback pins a Git commit; "+
+			"pin the artifact instead (the OCIRepository's spec.ref.digest, from a revision of `gitsync history app %s`)",
+			ErrRefused, app.Namespace, app.Name, app.Spec.SourceRef.Name, app.Name)
+	}
 	to = strings.TrimSpace(to)
 	var found []string
 	seen := map[string]bool{}

@@ -52,4 +52,8 @@ func TestTarget(t *testing.T) {
 	if _, err := Target(app, a); err == nil || !strings.Contains(err.Error(), "pin the chart version instead") {
 		t.Errorf("want the chart refusal, got %v", err)
 	}
+	app.Spec.SourceRef.Kind = gitsyncv1.OCIRepositoryKind
+	if _, err := Target(app, a); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "spec.ref.digest") {
+		t.Errorf("want the OCI refusal, got %v", err)
+	}
 }

@@ -175,7 +175,8 @@ func (s *Server) detail(r *http.Request) (*AppDetail, error) {
 	if !s.opts.ReadOnly {
 		d.CanSync, _ = allowed(r.Context(), s.direct, appAttrs("patch", app.Namespace, app.Name))
 		d.CanSuspend = d.CanSync
-		d.CanRollback = d.CanSync && app.Spec.SourceRef.Kind != gitsyncv1.HelmRepositoryKind
+		d.CanRollback = d.CanSync && app.Spec.SourceRef.Kind != gitsyncv1.HelmRepositoryKind &&
+			app.Spec.SourceRef.Kind != gitsyncv1.OCIRepositoryKind
 	}
 	return d, nil
 }
