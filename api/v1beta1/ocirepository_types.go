@@ -25,9 +25,6 @@ const (
 
 // Reasons of an OCIRepository.
 const (
-	// VerificationFailedReason: the artifact's signature could not be verified (or
-	// verification is not available); nothing fetched is used.
-	VerificationFailedReason = "VerificationFailed"
 	// LayerInvalidReason: the artifact has no layer of the selected media type, or its
 	// content cannot be unpacked safely (a link out of the artifact, an absolute path,
 	// a device file).

@@ -30,8 +30,16 @@ func (r *OCIRepositoryReconciler) SetupWithManager(mgr ctrl.Manager, opts OCIRep
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
-	if err := indexSecretRef(mgr, &gitsyncv1.OCIRepository{}, ociRepositorySecretIndex, func(o client.Object) *gitsyncv1.LocalObjectReference {
-		return o.(*gitsyncv1.OCIRepository).Spec.SecretRef
+	if err := indexSecretRef(mgr, &gitsyncv1.OCIRepository{}, ociRepositorySecretIndex, func(o client.Object) []string {
+		spec := o.(*gitsyncv1.OCIRepository).Spec
+		var names []string
+		if spec.SecretRef != nil {
+			names = append(names, spec.SecretRef.Name)
+		}
+		if spec.Verify != nil && spec.Verify.SecretRef != nil {
+			names = append(names, spec.Verify.SecretRef.Name)
+		}
+		return names
 	}); err != nil {
 		return err
 	}
