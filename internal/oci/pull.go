@@ -86,6 +86,13 @@ type Request struct {
 	// Current is the digest of the artifact in status: when the registry's manifest has
 	// it and its directory is in storage, nothing is downloaded.
 	Current string
+	// Verify, when set, checks the signature of the manifest's digest (with the pull's
+	// credentials, transport and egress guard) before anything of it is downloaded, and
+	// returns the signer; a failure wraps ErrVerification and nothing is stored.
+	Verify func(ctx context.Context, ref name.Digest, opts []remote.Option) (string, error)
+	// Verified says the signer of Current is recorded for this spec: an unchanged digest
+	// is not verified again.
+	Verified bool
 }
 
 // Artifact is what a pull found.
@@ -100,6 +107,8 @@ type Artifact struct {
 	// Dir is the unpacked content; Fetched says whether this pull downloaded it.
 	Dir     string
 	Fetched bool
+	// Signer is what Request.Verify returned ("" when it did not run).
+	Signer string
 }
 
 // Pull resolves req.Ref, HEADs the manifest, and when its digest is not req.Current (or
@@ -132,10 +141,20 @@ func (c *Client) Pull(ctx context.Context, req Request) (*Artifact, error) {
 		art.Revision = tag + "@" + digest
 	}
 	art.Dir = c.ArtifactDir(req.Key, digest, req.MediaType, req.Operation)
+	unchanged := false
 	if digest == req.Current {
-		if _, err := os.Stat(art.Dir); err == nil {
-			return art, nil // Metadata: the caller's, unchanged
+		_, err := os.Stat(art.Dir)
+		unchanged = err == nil
+	}
+	if req.Verify != nil && !(unchanged && req.Verified) {
+		signer, err := req.Verify(ctx, repo.Digest(digest), opts)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrVerification, art.Revision, err)
 		}
+		art.Signer = signer
+	}
+	if unchanged {
+		return art, nil // Metadata: the caller's, unchanged
 	}
 	// Pulled by digest: go-containerregistry checks that the manifest has that digest.
 	img, err := remote.Image(repo.Digest(digest), opts...)

@@ -33,6 +33,8 @@ var (
 	ErrLayerInvalid = errors.New("invalid layer")
 	// ErrUnauthorized: the registry refused the credentials (401, 403).
 	ErrUnauthorized = errors.New("unauthorized")
+	// ErrVerification: Request.Verify refused the artifact's signature.
+	ErrVerification = errors.New("signature verification failed")
 )
 
 // Ref selects an artifact: Digest wins, then SemVer (the highest tag in the range), then

@@ -29,8 +29,10 @@ func renderOCI(ctx context.Context, c client.Client, app *gitsyncv1.Application,
 	if revision != "" && revision != art.Revision {
 		return nil, fmt.Errorf("revision %q: an OCIRepository renders at its current artifact (%s)", revision, art.Revision)
 	}
-	if repo.Spec.Verify != nil {
-		return nil, fmt.Errorf("source OCIRepository %s: spec.verify is not supported yet: nothing of it is rendered", key)
+	if repo.Spec.Verify != nil && art.Signer == "" {
+		// The controller verified nothing of it (yet): the artifact pulled below by its
+		// digest is the one verified when a signer is recorded.
+		return nil, fmt.Errorf("source OCIRepository %s: artifact %s is not verified", key, art.Revision)
 	}
 	request, err := sourceid.OCIRequest(ctx, c, repo)
 	if err != nil {

@@ -33,13 +33,17 @@ func (r *Reconciler) reconcileOCISource(ctx context.Context, s *syncRun) outcome
 		}
 		return waitFor(r.retryInterval(), gitsyncv1.ArtifactNotReadyReason, msg)
 	}
-	if reason, msg, failed := ociSourceFailure(repo); failed && (repo.Status.Artifact == nil || reason == gitsyncv1.VerificationFailedReason) {
-		// Fail closed: with spec.verify refused, the artifact pulled before is not used either.
+	// A failing poll keeps the artifact before it (verified, with spec.verify): it stays
+	// what the Application renders; without one, the source's failure is passed through.
+	if reason, msg, failed := ociSourceFailure(repo); failed && repo.Status.Artifact == nil {
 		return waitFor(r.retryInterval(), reason, msg)
 	}
 	artifact := repo.Status.Artifact
 	if artifact == nil {
 		return waitFor(r.retryInterval(), gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("source OCIRepository %s has no artifact yet", key))
+	}
+	if repo.Spec.Verify != nil && artifact.Signer == "" {
+		return waitFor(r.retryInterval(), gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("the artifact of OCIRepository %s is not verified yet", key))
 	}
 	s.revision = artifact.Revision
 	if awaitingSyncRequest(s) {

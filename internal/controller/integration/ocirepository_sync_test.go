@@ -30,6 +30,7 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/operations"
 	"github.com/gitsync-dev/gitsync/internal/sourceid"
 	"github.com/gitsync-dev/gitsync/internal/testutil/chartserver"
+	"github.com/gitsync-dev/gitsync/internal/testutil/signing"
 )
 
 // ociMaxArtifactSize is the suite's --max-artifact-size for OCIRepositories: a layer
@@ -241,20 +242,69 @@ func TestOCIRepositoryRefusesUnsafeLayersAndKeepsTheArtifact(t *testing.T) {
 	}
 }
 
-// spec.verify is refused until a verifier is wired in (fail closed): nothing is pulled,
-// and the Application applies nothing.
-func TestOCIRepositoryVerifyIsRefused(t *testing.T) {
-	reg := chartserver.NewRegistry(t, "", "")
-	pushArtifact(t, reg.Host, "1.0.0", map[string]string{"cm.yaml": configMapYAML("web", "one")})
-	f := newOCIFixture(t, reg.Host, ">=1.0.0", func(r *gitsyncv1.OCIRepository) {
-		r.Spec.Verify = &gitsyncv1.OCIRepositoryVerification{Provider: "cosign"}
-	})
-	msg := f.waitNotReady("web", gitsyncv1.VerificationFailedReason)
+// digestOf is the manifest digest of <host>/manifests/web:<tag>.
+func digestOf(t *testing.T, host, tag string) name.Digest {
+	t.Helper()
+	ref, err := name.ParseReference(host + "/manifests/web:" + tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc, err := remote.Head(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref.Context().Digest(desc.Digest.String())
+}
+
+// spec.verify with cosign: a signed artifact syncs with its signer in status; a newer tag
+// unsigned, or signed by another key, is VerificationFailed: nothing of it is pulled or
+// applied, the verified artifact and the objects applied from it stay.
+func TestOCIRepositoryCosignVerification(t *testing.T) {
 	g := NewWithT(t)
-	g.Expect(msg).To(ContainSubstring("not supported yet"))
-	g.Expect(ociRepo(g, f.ns).Status.Artifact).To(BeNil())
-	g.Expect(reg.BlobDownloads.Load()).To(BeZero())
-	g.Expect(f.exists(g, &corev1.ConfigMap{}, "web")).To(BeFalse())
+	reg := chartserver.NewRegistry(t, "", "")
+	key, other := signing.NewCosignKey(t), signing.NewCosignKey(t)
+	pushArtifact(t, reg.Host, "1.0.0", map[string]string{"cm.yaml": configMapYAML("web", "one")})
+	signed := digestOf(t, reg.Host, "1.0.0")
+	signing.Cosign(t, signed, key, signed.DigestStr())
+	f := newOCIFixture(t, reg.Host, ">=1.0.0", func(r *gitsyncv1.OCIRepository) {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "keys", Namespace: r.Namespace}, Data: map[string][]byte{"cosign.pub": key.Public}}
+		g.Expect(env.Client.Create(context.Background(), s)).To(Succeed())
+		r.Spec.Verify = &gitsyncv1.OCIRepositoryVerification{Provider: "cosign", SecretRef: &gitsyncv1.LocalObjectReference{Name: "keys"}}
+	})
+	art := waitOCIRevision(t, f.ns, "1.0.0")
+	g.Expect(art.Signer).To(ContainSubstring(key.Fingerprint))
+	f.waitAppliedAt("web", art.Revision)
+
+	for _, tc := range []struct{ tag, value string }{{"1.1.0", "unsigned"}, {"1.2.0", "other key"}} {
+		pushArtifact(t, reg.Host, tc.tag, map[string]string{"cm.yaml": configMapYAML("web", tc.value)})
+		if tc.tag == "1.2.0" {
+			d := digestOf(t, reg.Host, tc.tag)
+			signing.Cosign(t, d, other, d.DigestStr())
+		}
+		g.Eventually(func(g Gomega) {
+			repo := ociRepo(g, f.ns)
+			ready := apimeta.FindStatusCondition(repo.Status.Conditions, gitsyncv1.ReadyCondition)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Reason).To(Equal(gitsyncv1.VerificationFailedReason), ready.Message)
+			g.Expect(ready.Message).To(ContainSubstring(tc.tag))
+			g.Expect(repo.Status.Artifact.Revision).To(Equal(art.Revision))
+		}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
+		f.waitAppliedAt("web", art.Revision)
+		g.Expect(f.configMap(g, "web").Data["value"]).To(Equal("one"))
+		// Only signatures were read: no content layer of the refused artifact.
+		g.Expect(ociArtifacts.ArtifactDir(sourceid.OCIKey(ociRepo(g, f.ns)), digestOf(t, reg.Host, tc.tag).DigestStr(),
+			gitsyncv1.FluxContentMediaType, gitsyncv1.OCILayerExtract)).NotTo(BeADirectory())
+	}
+
+	// An OCIRepository whose only artifact is unsigned: its Application applies nothing.
+	fresh := newOCIFixture(t, reg.Host, "=1.1.0", func(r *gitsyncv1.OCIRepository) {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "keys", Namespace: r.Namespace}, Data: map[string][]byte{"cosign.pub": key.Public}}
+		g.Expect(env.Client.Create(context.Background(), s)).To(Succeed())
+		r.Spec.Verify = &gitsyncv1.OCIRepositoryVerification{Provider: "cosign", SecretRef: &gitsyncv1.LocalObjectReference{Name: "keys"}}
+	})
+	g.Expect(fresh.waitNotReady("web", gitsyncv1.VerificationFailedReason)).To(ContainSubstring("1.1.0"))
+	g.Expect(ociRepo(g, fresh.ns).Status.Artifact).To(BeNil())
+	g.Expect(fresh.exists(g, &corev1.ConfigMap{}, "web")).To(BeFalse())
 }
 
 // A registry that asks for credentials: the dockerconfigjson Secret of spec.secretRef

@@ -9,8 +9,11 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
@@ -22,6 +25,7 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/redact"
 	"github.com/gitsync-dev/gitsync/internal/shard"
 	"github.com/gitsync-dev/gitsync/internal/sourceid"
+	"github.com/gitsync-dev/gitsync/internal/verify"
 )
 
 // OCIPuller is what the OCIRepository reconciler needs of internal/oci.
@@ -84,20 +88,35 @@ func (r *OCIRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	if obj.Status.Artifact == nil || obj.Generation != obj.Status.ObservedGeneration {
 		patcher.PatchSoon(ctx, obj)
 	}
-	if err := r.reconcileVerify(obj); err != nil {
-		return r.fail(obj, gitsyncv1.VerificationFailedReason, err, true)
-	}
 	return r.reconcileArtifact(ctx, obj)
 }
 
-// reconcileVerify refuses spec.verify while no verifier is wired in; Reconcile then marks
-// Ready=False VerificationFailed and Stalled: nothing is pulled and the last artifact
-// stays (fail closed: an artifact the user asked to verify is never used unverified).
-func (r *OCIRepositoryReconciler) reconcileVerify(obj *gitsyncv1.OCIRepository) error {
-	if obj.Spec.Verify == nil {
-		return nil
+// verifier is the check of spec.verify (nil without it): internal/verify.OCI with the
+// provider and the keys of spec.verify.secretRef, read once tenant mode allows it.
+func (r *OCIRepositoryReconciler) verifier(ctx context.Context, obj *gitsyncv1.OCIRepository) (func(context.Context, name.Digest, []remote.Option) (string, error), error) {
+	v := obj.Spec.Verify
+	if v == nil {
+		return nil, nil
 	}
-	return fmt.Errorf("spec.verify (provider %s) is not supported yet: nothing is pulled until it is removed", obj.Spec.Verify.Provider)
+	if v.SecretRef == nil {
+		return nil, fmt.Errorf("spec.verify.secretRef is required: it names the Secret with the trusted keys (cosign public keys, notation CA certificates)")
+	}
+	if err := r.SecretAccess.Check(ctx, obj.Namespace, v.SecretRef.Name); err != nil {
+		return nil, err
+	}
+	key := types.NamespacedName{Namespace: obj.Namespace, Name: v.SecretRef.Name}
+	secret := &corev1.Secret{}
+	if err := r.APIReader.Get(ctx, key, secret); err != nil {
+		return nil, fmt.Errorf("reading the verification secret %s: %w", key, err)
+	}
+	keys := secret.Data
+	return func(ctx context.Context, ref name.Digest, opts []remote.Option) (string, error) {
+		signer, err := verify.OCI(ctx, ref, v.Provider, keys, opts...)
+		if err != nil {
+			return "", err
+		}
+		return signer.String(), nil
+	}, nil
 }
 
 // reconcileArtifact reads the credentials and pulls (nothing is downloaded when the
@@ -118,6 +137,12 @@ func (r *OCIRepositoryReconciler) reconcileArtifact(ctx context.Context, obj *gi
 	if err != nil {
 		return r.fail(obj, gitsyncv1.SecretNotFoundReason, err, false)
 	}
+	// Fail closed: without a verifier nothing is pulled, and the last artifact stays.
+	if request.Verify, err = r.verifier(ctx, obj); err != nil {
+		return r.fail(obj, gitsyncv1.VerificationFailedReason, err, false)
+	}
+	prev := obj.Status.Artifact
+	request.Verified = prev != nil && prev.Signer != "" && obj.Generation == obj.Status.ObservedGeneration
 	// No spec field asks for a size: the operator's --max-artifact-size, when lower than
 	// the default, is the bound, with no note.
 	request.MaxSize = oci.DefaultMaxSize
@@ -131,6 +156,11 @@ func (r *OCIRepositoryReconciler) reconcileArtifact(ctx context.Context, obj *gi
 	if err != nil {
 		kit.FetchesTotal.WithLabelValues("failed").Inc()
 		switch {
+		case errors.Is(err, oci.ErrVerification):
+			// A signature may be pushed later: looked at again at the interval.
+			sourceFailed(r.Recorder, obj, gitsyncv1.VerificationFailedReason, err)
+			conditions.MarkStalled(obj, gitsyncv1.VerificationFailedReason, "%s", err)
+			return ctrl.Result{RequeueAfter: kit.WithJitter(r.Jitter, interval)}, nil
 		case errors.Is(err, oci.ErrUnauthorized):
 			return r.fail(obj, gitsyncv1.AuthenticationFailedReason, err, false)
 		case errors.Is(err, oci.ErrRefNotFound):
@@ -170,7 +200,11 @@ func (r *OCIRepositoryReconciler) reconcileArtifact(ctx context.Context, obj *gi
 // record writes a new artifact into status, with an event; an unchanged one stays as it is.
 func (r *OCIRepositoryReconciler) record(ctx context.Context, obj *gitsyncv1.OCIRepository, a *oci.Artifact) {
 	prev := obj.Status.Artifact
-	if prev != nil && prev.Revision == a.Revision && prev.Digest == a.Digest && prev.URL == a.URL {
+	signer := a.Signer
+	if signer == "" && obj.Spec.Verify != nil && prev != nil && prev.Digest == a.Digest {
+		signer = prev.Signer // verified before, not again
+	}
+	if prev != nil && prev.Revision == a.Revision && prev.Digest == a.Digest && prev.URL == a.URL && prev.Signer == signer {
 		return
 	}
 	metadata := a.Metadata
@@ -178,7 +212,7 @@ func (r *OCIRepositoryReconciler) record(ctx context.Context, obj *gitsyncv1.OCI
 		metadata = maps.Clone(prev.Metadata) // a new tag of the same digest: nothing was read
 	}
 	obj.Status.Artifact = &gitsyncv1.OCIArtifact{Revision: a.Revision, Digest: a.Digest, URL: a.URL,
-		Metadata: metadata, LastUpdateTime: metav1.NewTime(r.now())}
+		Metadata: metadata, Signer: signer, LastUpdateTime: metav1.NewTime(r.now())}
 	ctrl.LoggerFrom(ctx).Info("new artifact", "revision", a.Revision, "digest", a.Digest)
 	r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "NewArtifact", "Fetch", "stored artifact for revision %s", a.Revision)
 }
