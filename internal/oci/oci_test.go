@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
 
@@ -91,7 +92,9 @@ func writeTree(t *testing.T, files map[string]string) string {
 
 func push(t *testing.T, c *oci.Client, url, dir string) string {
 	t.Helper()
-	ref, err := c.Push(context.Background(), oci.PushRequest{URL: url, Dir: dir, Source: "https://example.com/repo.git", Revision: "main@sha1:abc"})
+	// A fixed creation time: the same content then packs to the same manifest digest.
+	ref, err := c.Push(context.Background(), oci.PushRequest{URL: url, Dir: dir, Source: "https://example.com/repo.git", Revision: "main@sha1:abc",
+		Created: time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)})
 	if err != nil {
 		t.Fatal(err)
 	}
