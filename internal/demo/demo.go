@@ -148,6 +148,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	for path, content := range images.imageFiles() {
 		config.files[path] = content
 	}
+	for path, content := range fleetFiles {
+		config.files[path] = content
+	}
 	if err := createRepo(repo, config.files); err != nil {
 		return fmt.Errorf("creating the demo Git repository: %w", err)
 	}
@@ -214,6 +217,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err := images.createImageObjects(ctx, c); err != nil {
 		return err
 	}
+	if err := createFleet(ctx, c); err != nil {
+		return err
+	}
 	say("created GitRepository %s/demo (file://%s), Application %s/demo (kustomize, apps/demo/overlays/dev: a PreSync hook, then waves),"+
 		" Application %s/hello (Helm chart apps/hello-chart in Git), and HelmRepository %s/charts (%s) with Application %s/hello-repo (its chart hello)",
 		Namespace, repo, Namespace, Namespace, Namespace, chartRepo, Namespace)
@@ -251,6 +257,12 @@ func Run(ctx context.Context, o Options) (err error) {
 	if _, err := waitSynced(readyCtx, c, "auto"); err != nil {
 		return err
 	}
+	for _, name := range fleetApps {
+		if _, err := waitSynced(readyCtx, c, name); err != nil {
+			return err
+		}
+	}
+	say("ApplicationSet %s/fleet generated Applications %s (one per fleet/* directory), Synced", Namespace, strings.Join(fleetApps, " and "))
 	if err := images.showTagToRollout(readyCtx, c, say); err != nil {
 		return err
 	}
@@ -272,7 +284,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 
 	say("%s", strings.NewReplacer("{kubeconfig}", kubeconfig, "{cli}", cliHint(o.Binary), "{ns}", Namespace, "{repo}", repo, "{webhook}", webhookAddr, "{token}", webhookToken,
-		"{log}", filepath.Join(o.Dir, "gitsync.log")).Replace(strings.Replace(tryHints, "{config}\n", configHints, 1)))
+		"{log}", filepath.Join(o.Dir, "gitsync.log")).Replace(strings.Replace(tryHints, "{config}\n", configHints+fleetHints, 1)))
 	<-ctx.Done()
 	say("stopping")
 	return nil
