@@ -284,7 +284,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 
 	say("%s", strings.NewReplacer("{kubeconfig}", kubeconfig, "{cli}", cliHint(o.Binary), "{ns}", Namespace, "{repo}", repo, "{webhook}", webhookAddr, "{token}", webhookToken,
-		"{log}", filepath.Join(o.Dir, "gitsync.log")).Replace(strings.Replace(tryHints, "{config}\n", configHints+fleetHints, 1)))
+		"{log}", filepath.Join(o.Dir, "gitsync.log")).Replace(strings.Replace(tryHints, "{config}\n", configHints+fleetHints+previewHints+windowHints, 1)))
 	<-ctx.Done()
 	say("stopping")
 	return nil
