@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -257,12 +256,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	if _, err := waitSynced(readyCtx, c, "auto"); err != nil {
 		return err
 	}
-	for _, name := range fleetApps {
-		if _, err := waitSynced(readyCtx, c, name); err != nil {
-			return err
-		}
+	if err := waitFleet(readyCtx, c, say); err != nil {
+		return err
 	}
-	say("ApplicationSet %s/fleet generated Applications %s (one per fleet/* directory), Synced", Namespace, strings.Join(fleetApps, " and "))
 	if err := images.showTagToRollout(readyCtx, c, say); err != nil {
 		return err
 	}
@@ -377,44 +373,4 @@ func waitSynced(ctx context.Context, c client.Client, name string) (*gitsyncv1.A
 		return nil, fmt.Errorf("waiting for the Application %s to be Synced (%s): %w", name, msg, err)
 	}
 	return app, nil
-}
-
-// createRepo makes a Git repository with the demo app (and extra files) on branch main.
-func createRepo(dir string, extra map[string]string) error {
-	files := map[string]string{}
-	for path, content := range extra {
-		files[path] = content
-	}
-	for path, content := range appFiles {
-		files[path] = content
-	}
-	for path, content := range chartFiles {
-		files[path] = content
-	}
-	for path, content := range files {
-		p := filepath.Join(dir, path)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			return err
-		}
-	}
-	for _, args := range [][]string{
-		{"init", "-q", "-b", "main"},
-		{"config", "user.name", "gitsync demo"},
-		{"config", "user.email", "demo@gitsync.invalid"},
-		// image automation pushes to this repository's checked-out branch: the work tree follows.
-		{"config", "receive.denyCurrentBranch", "updateInstead"},
-		{"add", "-A"},
-		{"commit", "-q", "-m", "demo app"},
-	} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=true")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("git %v: %w: %s", args, err, out)
-		}
-	}
-	return nil
 }

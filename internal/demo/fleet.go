@@ -3,6 +3,7 @@ package demo
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -76,3 +77,14 @@ const fleetHints = `  # a fleet: the ApplicationSet fleet makes one Application 
   kubectl get configmap color -n fleet-blue -o jsonpath='{.data.color}{"\n"}'
 
 `
+
+// waitFleet waits until the Applications the ApplicationSet generates are Synced.
+func waitFleet(ctx context.Context, c client.Client, say func(string, ...any)) error {
+	for _, name := range fleetApps {
+		if _, err := waitSynced(ctx, c, name); err != nil {
+			return err
+		}
+	}
+	say("ApplicationSet %s/fleet generated Applications %s (one per fleet/* directory), Synced", Namespace, strings.Join(fleetApps, " and "))
+	return nil
+}
