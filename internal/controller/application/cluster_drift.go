@@ -188,6 +188,16 @@ func subjectOf(ref drift.ObjectRef) string {
 	return ref.GVK.Kind + "/" + ref.Namespace + "/" + ref.Name
 }
 
+// stopAll stops the watches of every Cluster (the operator stops).
+func (d *remoteDrift) stopAll() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for key, cw := range d.clusters {
+		cw.watches.Stop()
+		delete(d.clusters, key)
+	}
+}
+
 // forget stops watching for app (deleted, suspended, or moved to another cluster).
 func (d *remoteDrift) forget(app types.NamespacedName) {
 	d.mu.Lock()

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -31,6 +32,16 @@ func (r *Reconciler) setupClusters(mgr ctrl.Manager) error {
 	if r.localApply == nil {
 		r.localApply = r.Applier
 		r.Applier = r.clusterApplier(r.localApply)
+	}
+	// The watches on other clusters end with the manager: an open watch keeps a
+	// connection (and the remote API server's shutdown) waiting.
+	remote := r.remote
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		remote.stopAll()
+		return nil
+	})); err != nil {
+		return err
 	}
 	return mgr.GetFieldIndexer().IndexField(context.Background(), &gitsyncv1.Application{}, clusterIndex, clusterIndexKeys)
 }
