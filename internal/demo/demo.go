@@ -150,6 +150,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	for path, content := range fleetFiles {
 		config.files[path] = content
 	}
+	for path, content := range remoteFiles {
+		config.files[path] = content
+	}
 	if err := createRepo(repo, config.files); err != nil {
 		return fmt.Errorf("creating the demo Git repository: %w", err)
 	}
@@ -219,6 +222,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err := createFleet(ctx, c); err != nil {
 		return err
 	}
+	if err := createSelfCluster(ctx, c, data); err != nil {
+		return err
+	}
 	say("created GitRepository %s/demo (file://%s), Application %s/demo (kustomize, apps/demo/overlays/dev: a PreSync hook, then waves),"+
 		" Application %s/hello (Helm chart apps/hello-chart in Git), and HelmRepository %s/charts (%s) with Application %s/hello-repo (its chart hello)",
 		Namespace, repo, Namespace, Namespace, Namespace, chartRepo, Namespace)
@@ -259,6 +265,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err := waitFleet(readyCtx, c, say); err != nil {
 		return err
 	}
+	if err := waitSelfCluster(readyCtx, c, say); err != nil {
+		return err
+	}
 	if err := images.showTagToRollout(readyCtx, c, say); err != nil {
 		return err
 	}
@@ -280,7 +289,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 
 	say("%s", strings.NewReplacer("{kubeconfig}", kubeconfig, "{cli}", cliHint(o.Binary), "{ns}", Namespace, "{repo}", repo, "{webhook}", webhookAddr, "{token}", webhookToken,
-		"{log}", filepath.Join(o.Dir, "gitsync.log")).Replace(strings.Replace(tryHints, "{config}\n", configHints+fleetHints+previewHints+windowHints, 1)))
+		"{log}", filepath.Join(o.Dir, "gitsync.log")).Replace(strings.Replace(tryHints, "{config}\n", configHints+fleetHints+previewHints+windowHints+clusterHints, 1)))
 	<-ctx.Done()
 	say("stopping")
 	return nil
