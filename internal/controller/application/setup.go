@@ -25,7 +25,7 @@ type Options = kit.Options
 // gitsync.dev/requested-at value and to a new artifact of the source.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	if r.Recorder == nil {
-		r.Recorder = mgr.GetEventRecorder("gitsync")
+		r.Recorder = kit.EventRecorder(mgr)
 	}
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()

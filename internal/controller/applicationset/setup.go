@@ -59,7 +59,7 @@ type Options = kit.Options
 // lets a rollout go on), to a GitRepository's new artifact and to Clusters.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	if r.Recorder == nil {
-		r.Recorder = mgr.GetEventRecorder("gitsync")
+		r.Recorder = kit.EventRecorder(mgr)
 	}
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()

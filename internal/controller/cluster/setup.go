@@ -24,7 +24,7 @@ func init() { metrics.Registry.MustRegister(readyGauge) }
 // interval (with backoff while unreachable).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts kit.Options) error {
 	if r.Recorder == nil {
-		r.Recorder = mgr.GetEventRecorder("gitsync")
+		r.Recorder = kit.EventRecorder(mgr)
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&gitsyncv1.Cluster{}, builder.WithPredicates(kit.NotRequested(), predicate.GenerationChangedPredicate{}))

@@ -59,7 +59,7 @@ const policyRepositoryIndex = ".spec.imageRepositoryRef"
 // Setup registers the three controllers with mgr.
 func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.Recorder == nil {
-		opts.Recorder = mgr.GetEventRecorder("gitsync")
+		opts.Recorder = kit.EventRecorder(mgr)
 	}
 	store, err := imagescan.NewStore(opts.StoragePath)
 	if err != nil {

@@ -66,7 +66,7 @@ func SetupWithQueue(mgr ctrl.Manager, opts notify.Options, sh shard.Shard, share
 		Complete(alerts); err != nil {
 		return nil, nil, fmt.Errorf("setting up the Alert controller: %w", err)
 	}
-	return notify.Recorder{EventRecorder: mgr.GetEventRecorder("gitsync"), Dispatcher: d}, d, nil
+	return notify.Recorder{EventRecorder: kit.EventRecorder(mgr), Dispatcher: d}, d, nil
 }
 
 func alertsOfProvider(c client.Client, sh shard.Shard) handler.MapFunc {

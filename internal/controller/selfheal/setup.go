@@ -28,7 +28,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrent int) error {
 // controller's; the drift controller has no retry limiter of its own).
 func (r *Reconciler) SetupWithOptions(mgr ctrl.Manager, opts kit.Options) error {
 	if r.Recorder == nil {
-		r.Recorder = mgr.GetEventRecorder("gitsync")
+		r.Recorder = kit.EventRecorder(mgr)
 	}
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()

@@ -29,7 +29,7 @@ type GitRepositoryOptions = kit.Options
 // gitsync.dev/requested-at value, and to changes of the Secret a repository references.
 func (r *GitRepositoryReconciler) SetupWithManager(mgr ctrl.Manager, opts GitRepositoryOptions) error {
 	if r.Recorder == nil {
-		r.Recorder = mgr.GetEventRecorder("gitsync")
+		r.Recorder = kit.EventRecorder(mgr)
 	}
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()

@@ -30,7 +30,7 @@ type HelmRepositoryOptions = kit.Options
 // The Application controller, set up first, registers the index of Applications by source.
 func (r *HelmRepositoryReconciler) SetupWithManager(mgr ctrl.Manager, opts HelmRepositoryOptions) error {
 	if r.Recorder == nil {
-		r.Recorder = mgr.GetEventRecorder("gitsync")
+		r.Recorder = kit.EventRecorder(mgr)
 	}
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()

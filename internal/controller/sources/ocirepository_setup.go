@@ -25,7 +25,7 @@ type OCIRepositoryOptions = kit.Options
 // gitsync.dev/requested-at value and changes of the Secret a repository references.
 func (r *OCIRepositoryReconciler) SetupWithManager(mgr ctrl.Manager, opts OCIRepositoryOptions) error {
 	if r.Recorder == nil {
-		r.Recorder = mgr.GetEventRecorder("gitsync")
+		r.Recorder = kit.EventRecorder(mgr)
 	}
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
