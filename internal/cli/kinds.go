@@ -175,7 +175,8 @@ func rowOf(obj client.Object, now time.Time) row {
 	if ts := obj.GetCreationTimestamp(); !ts.IsZero() {
 		r.Age = duration.HumanDuration(now.Sub(ts.Time))
 	}
-	r.Message = strings.TrimSuffix(strings.ReplaceAll(r.Message, "\n", " "), "; ")
+	// All lines: the table's MESSAGE column shows the first (messageCell).
+	r.Message = strings.TrimSuffix(r.Message, "; ")
 	return r
 }
 

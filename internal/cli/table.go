@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -100,9 +101,30 @@ func printTable(w io.Writer, k kind, objs []client.Object, header, withNamespace
 			source, target := wideColumns(obj)
 			fmt.Fprintf(tw, "%s\t%s\t", source, target)
 		}
-		fmt.Fprintf(tw, "%s\n", r.Message)
+		fmt.Fprintf(tw, "%s\n", messageCell(r.Message))
 	}
 	tw.Flush()
+}
+
+// messageCellWidth is the most characters of a message's first line the MESSAGE column
+// shows.
+const messageCellWidth = 100
+
+// messageCell is the MESSAGE column of a message: its first line, cut to
+// messageCellWidth characters with "…", and "(+N lines)" when it has more lines (-o yaml
+// or json shows all of it). A multi-line message (one line per failed object) would
+// otherwise break the table.
+func messageCell(msg string) string {
+	msg = strings.TrimRight(msg, "\n")
+	first, rest, more := strings.Cut(msg, "\n")
+	first = strings.ReplaceAll(first, "\t", " ")
+	if runes := []rune(first); len(runes) > messageCellWidth {
+		first = string(runes[:messageCellWidth-1]) + "…"
+	}
+	if more {
+		first += fmt.Sprintf(" (+%d lines)", strings.Count(rest, "\n")+1)
+	}
+	return first
 }
 
 // sortRows orders a listing of k as its table shows it: by namespace, then by the name
