@@ -65,9 +65,14 @@ func (s Step) String() string {
 		}
 		fmt.Fprintf(&b, "✔ %s %s: revision %s", s.Kind.Name(), s.Key, rev)
 	case *gitsyncv1.Application:
+		sel := o.Status.SelectiveSync
 		if h := s.Syncs; len(h) > 0 {
 			fmt.Fprintf(&b, "✔ %s %s: applied revision %s (%d created, %d configured, %d unchanged, %d pruned)",
 				s.Kind.Name(), s.Key, h[0].Revision, h[0].Created, h[0].Configured, h[0].Unchanged, h[0].Pruned)
+		} else if sel != nil && sel.Revision != o.Status.LastAppliedRevision {
+			// A selective sync writes no history entry: the rest of the revision is not applied.
+			fmt.Fprintf(&b, "✔ %s %s: applied %s of revision %s; the rest stays at %s (OutOfSync)",
+				s.Kind.Name(), s.Key, strings.Join(sel.Objects, ", "), sel.Revision, o.Status.LastAppliedRevision)
 		} else {
 			fmt.Fprintf(&b, "✔ %s %s: up to date, no changes (applied revision %s)", s.Kind.Name(), s.Key, o.Status.LastAppliedRevision)
 		}

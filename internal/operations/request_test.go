@@ -86,6 +86,9 @@ func TestStepString(t *testing.T) {
 	app.Status.LastAppliedRevision = "main@sha1:1"
 	app.Status.Health = &gitsyncv1.HealthInfo{Status: gitsyncv1.HealthStatusHealthy}
 	syncs := []gitsyncv1.SyncHistoryEntry{{Revision: "main@sha1:2", Created: 1, Configured: 2, Unchanged: 3, Pruned: 4}}
+	// A selective sync (gitsync sync app --resource) writes no history entry.
+	selective := app.DeepCopy()
+	selective.Status.SelectiveSync = &gitsyncv1.SelectiveSyncStatus{Revision: "main@sha1:2", Objects: []string{"ConfigMap/team/settings"}}
 	for _, c := range []struct {
 		step operations.Step
 		want string
@@ -98,6 +101,8 @@ func TestStepString(t *testing.T) {
 			"✔ Application team/web: applied revision main@sha1:2 (1 created, 2 configured, 3 unchanged, 4 pruned), health Healthy"},
 		{operations.Step{Type: operations.Handled, Kind: operations.App, Key: key, Object: app},
 			"✔ Application team/web: up to date, no changes (applied revision main@sha1:1), health Healthy"},
+		{operations.Step{Type: operations.Handled, Kind: operations.App, Key: key, Object: selective},
+			"✔ Application team/web: applied ConfigMap/team/settings of revision main@sha1:2; the rest stays at main@sha1:1 (OutOfSync), health Healthy"},
 		{operations.Step{Type: operations.Handled, Kind: operations.GitRepository, Key: key, Object: &gitsyncv1.GitRepository{}},
 			"✔ GitRepository team/web: revision -"},
 	} {
