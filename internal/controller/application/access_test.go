@@ -76,7 +76,7 @@ func TestRefusedApplicationIsNeverRendered(t *testing.T) {
 	_, err = r.renderCurrent(ctx, spy)
 	var refused *accessError
 	g.Expect(errors.As(err, &refused)).To(BeTrue(), "renderCurrent of a refused Application: %v", err)
-	claimed, err := r.pruneOptions(x).Claimed(ctx, id)
+	claimed, err := r.pruneOptions(x, nil).Claimed(ctx, id)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(claimed).To(BeFalse(), "x's prune was held back by a render of tenant A's repository")
 	released, err := r.ownerReleased(x)(ctx, client.ObjectKeyFromObject(spy), id)
@@ -90,7 +90,7 @@ func TestRefusedApplicationIsNeverRendered(t *testing.T) {
 	objs, err := r.renderCurrent(ctx, spy)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(objs).To(HaveLen(1))
-	claimed, err = r.pruneOptions(x).Claimed(ctx, id)
+	claimed, err = r.pruneOptions(x, nil).Claimed(ctx, id)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(claimed).To(BeTrue())
 	released, err = r.ownerReleased(x)(ctx, client.ObjectKeyFromObject(spy), id)

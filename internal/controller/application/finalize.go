@@ -45,14 +45,24 @@ func (r *Reconciler) finalize(ctx context.Context, app *gitsyncv1.Application) e
 
 // pruneOnDeletion deletes entries as the Application's identity. It returns an error
 // (to be retried) while failures other than Forbidden or Unauthorized remain and
-// attempts are left; at the last attempt those entries are orphaned instead.
+// attempts are left; at the last attempt those entries are orphaned instead. Entries
+// left because a sibling Application cannot be rendered (it might render them: the
+// prune fails closed) count as failures, so they are retried and, at the last attempt,
+// orphaned with the Warning naming the sibling and its error; entries a sibling renders
+// now are left to it, with a Normal event.
 func (r *Reconciler) pruneOnDeletion(ctx context.Context, app *gitsyncv1.Application, entries []apply.Entry) error {
 	var pruned, orphaned []apply.Change
+	var handedOff []apply.Entry
+	skips := &pruneSkips{}
 	manager, err := r.Applier(app)
 	if err == nil {
-		var failed []apply.Entry
-		pruned, orphaned, failed, err = pruneOrOrphan(ctx, manager, apply.Stale(entries, nil), r.pruneOptions(app))
-		entries = failed
+		var failed, held []apply.Entry
+		pruned, orphaned, failed, err = pruneOrOrphan(ctx, manager, apply.Stale(entries, nil), r.pruneOptions(app, skips))
+		handedOff, held = skips.split(entries)
+		if len(held) > 0 {
+			err = errors.Join(err, fmt.Errorf("%d object(s) not pruned while %s", len(held), skips.siblings(held)))
+		}
+		entries = append(failed, held...)
 	}
 	if len(pruned) > 0 {
 		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "Pruned", "Delete", "%s", changeSummary(nil, pruned))
@@ -63,16 +73,28 @@ func (r *Reconciler) pruneOnDeletion(ctx context.Context, app *gitsyncv1.Applica
 			impersonate.Identity(app, r.DefaultServiceAccount), changeSummary(nil, orphaned))
 	}
 	if err == nil {
+		r.recordHandOff(app, skips, handedOff)
 		return nil
 	}
 	if !r.recordDeletionAttempt(ctx, app) {
 		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, gitsyncv1.PruneFailedReason, "Delete", "pruning on deletion: %v", err)
 		return fmt.Errorf("pruning on deletion: %w", err)
 	}
+	r.recordHandOff(app, skips, handedOff)
 	r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, gitsyncv1.OrphanedReason, "Delete",
 		"pruning on deletion failed %d times, the last with: %v; left in place\n%s",
 		MaxDeletionAttempts, err, changeSummary(nil, orphanedEntries(entries)))
 	return nil
+}
+
+// recordHandOff emits a Normal event for the objects a deletion left to the sibling
+// Application that renders them now.
+func (r *Reconciler) recordHandOff(app *gitsyncv1.Application, skips *pruneSkips, handedOff []apply.Entry) {
+	if len(handedOff) == 0 {
+		return
+	}
+	r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, HandedOffReason, "Delete",
+		"not pruned: %s\n%s", skips.siblings(handedOff), changeSummary(nil, markChanges(handedOff, handedOffAction)))
 }
 
 // pruneOrOrphan deletes the entries one by one; those refused as Forbidden or

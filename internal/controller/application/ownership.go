@@ -74,8 +74,8 @@ func (r *Reconciler) ownerReleased(app *gitsyncv1.Application) apply.ReleasedFun
 // left for it to take over, and so is every object while another one cannot be rendered
 // (it may render the object: the prune fails closed and waits). An Application whose
 // references are refused renders nothing and claims nothing (it is not rendered: see
-// renderCurrent).
-func (r *Reconciler) pruneOptions(app *gitsyncv1.Application) apply.PruneOptions {
+// renderCurrent). skips, when not nil, records each object so left and why.
+func (r *Reconciler) pruneOptions(app *gitsyncv1.Application, skips *pruneSkips) apply.PruneOptions {
 	renders := r.renderCache()
 	var (
 		once     sync.Once
@@ -108,6 +108,10 @@ func (r *Reconciler) pruneOptions(app *gitsyncv1.Application) apply.PruneOptions
 		if listErr != nil {
 			return false, fmt.Errorf("listing the Applications of namespace %s: %w", app.Namespace, listErr)
 		}
+		// A sibling that renders the object takes it over; else the first one that
+		// cannot be rendered holds it back.
+		var unrendered *gitsyncv1.Application
+		var renderErr error
 		for _, other := range siblings {
 			ids, err := renders(ctx, other)
 			var refused *accessError
@@ -115,13 +119,21 @@ func (r *Reconciler) pruneOptions(app *gitsyncv1.Application) apply.PruneOptions
 				continue // it renders nothing: its sync stops at its access check
 			}
 			if err != nil {
-				ctrl.LoggerFrom(ctx).Info("not pruning while another Application of the namespace cannot be rendered",
-					"object", id, "application", other.Name, "error", err.Error())
-				return true, nil
+				if unrendered == nil {
+					unrendered, renderErr = other, err
+				}
+				continue
 			}
 			if ids[id] {
+				skips.record(id, other.Name, nil)
 				return true, nil
 			}
+		}
+		if unrendered != nil {
+			ctrl.LoggerFrom(ctx).Info("not pruning while another Application of the namespace cannot be rendered",
+				"object", id, "application", unrendered.Name, "error", renderErr.Error())
+			skips.record(id, unrendered.Name, renderErr)
+			return true, nil
 		}
 		return false, nil
 	}}

@@ -32,8 +32,15 @@ func (r *Reconciler) reconcilePrune(ctx context.Context, s *syncRun) outcome {
 	if s.prunes() {
 		stale := apply.Stale(previous, current)
 		if len(stale) > 0 {
-			pruned, err := pruneInWaveOrder(ctx, s.manager, stale, r.pruneOptions(app))
+			skips := &pruneSkips{}
+			pruned, err := pruneInWaveOrder(ctx, s.manager, stale, r.pruneOptions(app, skips))
 			orphaned := r.recordOrphans(s, pruned)
+			if _, held := skips.split(stale); len(held) > 0 {
+				// Fail closed, but not silently: the objects stay, and say why.
+				r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, gitsyncv1.PruneSkippedReason, "Prune",
+					"left Git but not pruned while %s (it might render them)\n%s",
+					skips.siblings(held), changeSummary(nil, markChanges(held, heldAction)))
+			}
 			if err != nil {
 				// What was applied is recorded; the stale objects (but the orphaned) stay
 				// in the inventory so the next attempt prunes them.
