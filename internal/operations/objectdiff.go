@@ -62,8 +62,13 @@ func ObjectDiffsFromSource(ctx context.Context, cfg *rest.Config, c client.Clien
 
 // ObjectDiffs compares the objects want selects of objs (app's render) with the cluster
 // through c, as a sync of app would apply them (its owner labels, its ignoreDifferences):
-// drift.CompareObject, the compare that drift detection and `gitsync diff` use.
+// drift.CompareObject, the compare that drift detection and `gitsync diff` use. With
+// spec.cluster the live objects are those on app's Cluster (OnItsCluster).
 func ObjectDiffs(ctx context.Context, c client.Client, app *gitsyncv1.Application, objs []*unstructured.Unstructured, want func(subject string) bool) ([]ObjectDiff, error) {
+	c, _, err := OnItsCluster(ctx, c, app) // cluster.go: spec.cluster
+	if err != nil {
+		return nil, err
+	}
 	manager := apply.New(c, c, apply.Owner{Name: app.Name, Namespace: app.Namespace})
 	var out []ObjectDiff
 	for _, obj := range objs {

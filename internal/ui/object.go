@@ -58,6 +58,12 @@ func (s *Server) apiObject(w http.ResponseWriter, r *http.Request) {
 		fail(w, fmt.Errorf("you may not get %s: %w", id, errForbidden))
 		return
 	}
+	if app.Spec.Cluster != nil { // read on its Cluster: the caller may get it first
+		if _, err := s.objectReader(ctx, app); err != nil {
+			fail(w, err)
+			return
+		}
+	}
 	view := ObjectView{ObjectDiff: ObjectDiff{Subject: id}}
 	if s.inInventory(app, id) && s.opts.Diff != nil {
 		diffs, err := s.opts.Diff(ctx, s.cfg, s.direct, app, func(subject string) bool { return subject == id })
@@ -116,7 +122,8 @@ func (s *Server) inInventory(app *gitsyncv1.Application, id string) bool {
 	return false
 }
 
-// liveYAML reads an object of the app's tree from the cache as YAML (never a Secret).
+// liveYAML reads an object of the app's tree as YAML (never a Secret): from the cache, or
+// from its Cluster with spec.cluster (objectReader).
 func (s *Server) liveYAML(ctx context.Context, app *gitsyncv1.Application, id string, gvk schema.GroupVersionKind) (string, error) {
 	nodes, _, err := s.tree(ctx, app)
 	if err != nil {
@@ -138,7 +145,10 @@ func (s *Server) liveYAML(ctx context.Context, app *gitsyncv1.Application, id st
 	}
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(gvk)
-	reader := callerReader{s: s, who: callerOf(ctx)}
+	reader, err := s.objectReader(ctx, app)
+	if err != nil {
+		return "", err
+	}
 	if err := reader.Get(ctx, client.ObjectKey{Namespace: found.Namespace, Name: found.Name}, obj); err != nil {
 		return "", err
 	}

@@ -83,6 +83,9 @@ type AppDetail struct {
 	// Source is Kind/namespace/name of the source, and SourceLink its row in the sources view.
 	Source     string `json:"source"`
 	SourceLink string `json:"sourceLink"`
+	// Cluster is namespace/name of the Cluster the application syncs to (spec.cluster):
+	// its tree, objects and diffs are read there. Empty: this cluster.
+	Cluster string `json:"cluster,omitempty"`
 	// Path is spec.path of a Git source; Chart and ChartVersion name the chart rendered
 	// (from a HelmRepository, or a chart in Git).
 	Path         string                       `json:"path,omitempty"`
@@ -276,6 +279,7 @@ func (s *Server) appDetail(ctx context.Context, app *gitsyncv1.Application) (*Ap
 	}
 	d.Source = kind + "/" + key.Namespace + "/" + key.Name
 	d.SourceLink = "/sources#" + d.Source
+	d.Cluster = clusterOf(app)
 	if kind == gitsyncv1.HelmRepositoryKind {
 		d.Path = "" // a chart of the repository: spec.path does not apply
 		if app.Spec.Helm != nil {
