@@ -38,6 +38,9 @@ type AppRow struct {
 	Reason  string `json:"reason,omitempty"`
 	// Pinned is spec.pinnedRevision: the app was rolled back and ignores new commits.
 	Pinned string `json:"pinned,omitempty"`
+	// ApplicationSet is the set that generated the application (label
+	// gitsync.dev/applicationset), in its namespace.
+	ApplicationSet string `json:"applicationSet,omitempty"`
 }
 
 // SourceRow is one line of the sources view.
@@ -86,6 +89,8 @@ type AppDetail struct {
 	// Cluster is namespace/name of the Cluster the application syncs to (spec.cluster):
 	// its tree, objects and diffs are read there. Empty: this cluster.
 	Cluster string `json:"cluster,omitempty"`
+	// Rollout is the rollout of the application's ApplicationSet, when it has one.
+	Rollout *RolloutView `json:"rollout,omitempty"`
 	// Path is spec.path of a Git source; Chart and ChartVersion name the chart rendered
 	// (from a HelmRepository, or a chart in Git).
 	Path         string                       `json:"path,omitempty"`
@@ -139,7 +144,7 @@ func shortDigest(digest string) string {
 func rowOfApp(a *gitsyncv1.Application) AppRow {
 	r := AppRow{Namespace: a.Namespace, Name: a.Name, Ready: "Unknown", Sync: "Unknown", Health: "Unknown",
 		RevisionFull: a.Status.LastAppliedRevision, Revision: shortRevision(a.Status.LastAppliedRevision),
-		Drift: len(a.Status.Drift), Suspended: a.Spec.Suspend}
+		Drift: len(a.Status.Drift), Suspended: a.Spec.Suspend, ApplicationSet: setOf(a)}
 	if c := apimeta.FindStatusCondition(a.Status.Conditions, gitsyncv1.ReadyCondition); c != nil {
 		r.Ready, r.Message = string(c.Status), c.Message
 	}
@@ -294,6 +299,7 @@ func (s *Server) appDetail(ctx context.Context, app *gitsyncv1.Application) (*Ap
 			Message: c.Message, Plain: plainCondition(c), Since: formatTime(c.LastTransitionTime.Time)})
 	}
 	d.Params = s.paramsOf(ctx, app)
+	d.Rollout = s.rolloutOf(ctx, app)
 	events, err := s.appEvents(ctx, app)
 	if err != nil {
 		return nil, err
