@@ -41,6 +41,11 @@ type AppRow struct {
 	// ApplicationSet is the set that generated the application (label
 	// gitsync.dev/applicationset), in its namespace.
 	ApplicationSet string `json:"applicationSet,omitempty"`
+	// WindowClosed: status.syncWindow says Closed (spec.syncWindows hold new revisions
+	// back) until WindowUntil (empty: not within a year); WindowHeld is the revision held.
+	WindowClosed bool   `json:"windowClosed,omitempty"`
+	WindowUntil  string `json:"windowUntil,omitempty"`
+	WindowHeld   string `json:"windowHeld,omitempty"`
 }
 
 // SourceRow is one line of the sources view.
@@ -145,6 +150,12 @@ func rowOfApp(a *gitsyncv1.Application) AppRow {
 	r := AppRow{Namespace: a.Namespace, Name: a.Name, Ready: "Unknown", Sync: "Unknown", Health: "Unknown",
 		RevisionFull: a.Status.LastAppliedRevision, Revision: shortRevision(a.Status.LastAppliedRevision),
 		Drift: len(a.Status.Drift), Suspended: a.Spec.Suspend, ApplicationSet: setOf(a)}
+	if w := a.Status.SyncWindow; w != nil && w.State == gitsyncv1.SyncWindowClosed {
+		r.WindowClosed, r.WindowHeld = true, w.HeldRevision
+		if w.Until != nil {
+			r.WindowUntil = formatTime(w.Until.Time)
+		}
+	}
 	if c := apimeta.FindStatusCondition(a.Status.Conditions, gitsyncv1.ReadyCondition); c != nil {
 		r.Ready, r.Message = string(c.Status), c.Message
 	}
