@@ -96,6 +96,8 @@ type AppDetail struct {
 	Cluster string `json:"cluster,omitempty"`
 	// Rollout is the rollout of the application's ApplicationSet, when it has one.
 	Rollout *RolloutView `json:"rollout,omitempty"`
+	// Images are the images of its live objects that ImagePolicies automate.
+	Images []AutomatedImage `json:"images,omitempty"`
 	// Path is spec.path of a Git source; Chart and ChartVersion name the chart rendered
 	// (from a HelmRepository, or a chart in Git).
 	Path         string                       `json:"path,omitempty"`
@@ -321,6 +323,7 @@ func (s *Server) appDetail(ctx context.Context, app *gitsyncv1.Application) (*Ap
 		return nil, err
 	}
 	d.Tree, d.Objects = tree, n
+	d.Images = s.automatedImages(ctx, app, tree)
 	return d, nil
 }
 
