@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
+	"github.com/gitsync-dev/gitsync/internal/limits"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -131,49 +131,13 @@ func (s *Store) listTags(ctx context.Context, repository name.Repository, opts [
 	return tags, nil
 }
 
-// limitAnswers caps the body of each registry answer that is decoded whole: a tag list
-// page at MaxTagPageBytes, a manifest, a token or an error at MaxManifestBytes
-// (go-containerregistry alone reads a manifest of up to 100 MiB into memory). Blobs are
-// capped where they are stored (MaxChartSize).
-type limitAnswers struct{ next http.RoundTripper }
-
-func (l limitAnswers) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := l.next.RoundTrip(req)
-	if err != nil || (strings.Contains(req.URL.Path, "/blobs/") && resp.StatusCode < 300) {
-		return resp, err
-	}
-	capped := &cappedBody{ReadCloser: resp.Body, left: MaxManifestBytes, max: MaxManifestBytes, what: "an answer of the registry"}
-	if strings.HasSuffix(req.URL.Path, "/tags/list") {
-		capped.left, capped.max, capped.what = MaxTagPageBytes, MaxTagPageBytes, "a tag list page"
-	}
-	resp.Body = capped
-	return resp, nil
-}
-
-type cappedBody struct {
-	io.ReadCloser
-	left, max int64
-	what      string
-}
-
-func (b *cappedBody) Read(p []byte) (int, error) {
-	if int64(len(p)) > b.left+1 {
-		p = p[:b.left+1]
-	}
-	n, err := b.ReadCloser.Read(p)
-	if b.left -= int64(n); b.left < 0 {
-		return n, fmt.Errorf("%s is larger than %d bytes: %w", b.what, b.max, ErrTooLarge)
-	}
-	return n, err
-}
-
 func (s *Store) remoteOptions(ctx context.Context, src Source) ([]remote.Option, error) {
 	t, err := s.transport(src)
 	if err != nil {
 		return nil, err
 	}
 	var rt http.RoundTripper = deadlineTransport{next: t, timeout: s.timeoutOf(src)}
-	opts := []remote.Option{remote.WithContext(ctx), remote.WithTransport(limitAnswers{next: rt})}
+	opts := []remote.Option{remote.WithContext(ctx), remote.WithTransport(limits.RegistryAnswers{Next: rt, Answer: MaxManifestBytes, TagPage: MaxTagPageBytes, TooLarge: ErrTooLarge})}
 	if src.Username != "" || src.Password != "" {
 		opts = append(opts, remote.WithAuth(&authn.Basic{Username: src.Username, Password: src.Password}))
 	}

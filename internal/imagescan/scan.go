@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/gitsync-dev/gitsync/internal/egress"
+	"github.com/gitsync-dev/gitsync/internal/limits"
 )
 
 // Bounds of a scan.
@@ -94,7 +95,7 @@ func (s *Scanner) remoteOptions(ctx context.Context, repo name.Repository, r Req
 	}
 	var rt http.RoundTripper = s.opts.Egress.Transport()
 	return []remote.Option{remote.WithContext(ctx), remote.WithAuth(auth),
-		remote.WithTransport(cappedAnswers{next: rt}), remote.WithPageSize(s.opts.PageSize)}, nil
+		remote.WithTransport(limits.RegistryAnswers{Next: rt, Answer: MaxPageBytes, TagPage: MaxPageBytes, Blobs: true, TooLarge: ErrTooLarge}), remote.WithPageSize(s.opts.PageSize)}, nil
 }
 
 // Scan lists the repository's tags page by page, dropping excluded tags; more than

@@ -1,6 +1,7 @@
 // Package limits holds the operator's limits on what a tenant's spec may ask for (gitsync
 // run --max-timeout, --min-interval, --max-artifact-size), so that no tenant holds a
-// worker for a year, polls in a loop, or fills the disk.
+// worker for a year, polls in a loop, or fills the disk; and the caps on a registry's
+// answers that every OCI client of the operator shares (RegistryAnswers).
 package limits
 
 import (

@@ -21,6 +21,7 @@ import (
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/egress"
+	"github.com/gitsync-dev/gitsync/internal/limits"
 )
 
 // Defaults of a pull.
@@ -175,7 +176,7 @@ func (c *Client) Pull(ctx context.Context, req Request) (*Artifact, error) {
 
 // headDigest asks the registry for the digest of ref's manifest with a HEAD; a registry
 // that does not answer HEAD (other than with a refusal of the credentials) is asked with
-// a GET of the manifest (bounded, see capAnswers).
+// a GET of the manifest (bounded, see limits.RegistryAnswers).
 func headDigest(ref name.Reference, opts []remote.Option) (string, error) {
 	desc, err := remote.Head(ref, opts...)
 	if err == nil {
@@ -200,7 +201,7 @@ func (c *Client) remoteOptions(ctx context.Context, auth authn.Authenticator) []
 	if auth == nil {
 		auth = authn.Anonymous
 	}
-	return []remote.Option{remote.WithContext(ctx), remote.WithTransport(capAnswers{next: base}), remote.WithAuth(auth)}
+	return []remote.Option{remote.WithContext(ctx), remote.WithTransport(limits.RegistryAnswers{Next: base, Answer: maxManifestBytes, TagPage: maxTagPageBytes, TooLarge: ErrTooLarge}), remote.WithAuth(auth)}
 }
 
 // ArtifactDir is where the artifact of digest pulled under key (with that layer
@@ -249,7 +250,7 @@ func (c *Client) unpack(img v1.Image, manifest *v1.Manifest, req Request, art *A
 		return registryError("reading the layer of "+art.URL, err)
 	}
 	defer rc.Close()
-	body := &capped{ReadCloser: rc, left: layerDesc.Size, max: layerDesc.Size, what: "the layer of " + art.URL}
+	body := limits.CapReader(rc, layerDesc.Size, "the layer of "+art.URL, ErrTooLarge)
 	tmp, err := os.MkdirTemp(c.dir, ".tmp-")
 	if err != nil {
 		return fmt.Errorf("storing %s: %w", art.URL, err)
