@@ -52,26 +52,11 @@ func (r *Reconciler) reconcileOCISource(ctx context.Context, s *syncRun) outcome
 	if r.Artifacts == nil {
 		return waitFor(0, gitsyncv1.ArtifactNotReadyReason, "this operator does not store OCI artifacts")
 	}
-	s.dir = sourceid.OCICheckoutDir(r.Artifacts, repo, artifact.Digest)
-	if _, err := os.Stat(s.dir); err != nil && r.Shard.Enabled() && !r.Shard.Owns(repo) {
-		// Another replica owns the source and pulled the artifact on its own disk.
-		if s.dir, err = r.pullArtifact(ctx, repo, artifact.Digest); err != nil {
-			return waitFor(r.retryInterval(), gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("revision %s: %v", s.revision, err))
-		}
-	} else if err != nil {
-		ask, wait := r.askRefresh(client.ObjectKeyFromObject(app), s.revision)
-		if ask {
-			if err := r.requestSourceRefresh(ctx, repo); err != nil {
-				return retry(err)
-			}
-		}
-		if settled(app, s.revision) {
-			return waitFor(wait, "", "")
-		}
-		return waitFor(wait, gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("artifact %s is not in storage; asked %s to pull it", s.revision, key))
-	}
-	r.refreshDone(client.ObjectKeyFromObject(app))
-	return done()
+	return r.useCheckout(ctx, s, repo, sourceid.OCICheckoutDir(r.Artifacts, repo, artifact.Digest),
+		func(ctx context.Context) (string, error) { return r.pullArtifact(ctx, repo, artifact.Digest) },
+		func() (string, string) {
+			return gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("artifact %s is not in storage; asked %s to pull it", s.revision, key)
+		})
 }
 
 // ociSourceFailure passes a failing OCIRepository's reason and message through.

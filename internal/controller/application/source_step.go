@@ -53,17 +53,36 @@ func (r *Reconciler) reconcileSource(ctx context.Context, s *syncRun) outcome {
 	}
 	s.signer = repo.Status.Artifact.Signer
 
-	s.dir = sourceid.CheckoutDir(r.Storage, repo, artifact.Commit)
-	if _, err := os.Stat(s.dir); err != nil && r.Shard.Enabled() && !r.Shard.Owns(repo) {
-		// Another replica owns the source and fetched the commit on its own disk.
-		if s.dir, err = r.fetchCommit(ctx, repo, artifact.Commit); err != nil {
+	return r.useCheckout(ctx, s, repo, sourceid.CheckoutDir(r.Storage, repo, artifact.Commit),
+		func(ctx context.Context) (string, error) { return r.fetchCommit(ctx, repo, artifact.Commit) },
+		func() (string, string) {
+			reason, msg, failed := sourceFailure(repo, key)
+			if !failed { // the source is fetching it, or will
+				reason, msg = gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("checkout of %s is not in storage; asked %s to fetch it", s.revision, key)
+			}
+			return reason, msg
+		})
+}
+
+// useCheckout points s.dir at the source's artifact on this replica (dir), or, when
+// another replica owns the source, at the copy fetch makes here. When the checkout is
+// gone (a restart with a fresh storage path, or GC) it asks the source to fetch it again,
+// once per revision (the source has its own backoff; its new status wakes this
+// Application, which otherwise looks again less and less often), and waits with
+// missing's reason and message — or quietly when the Application is synced at this
+// revision already: the cluster is as it was, so the conditions stay (a flap to not
+// Ready would make the next reconcile a full sync, overwriting drift that selfHeal: false
+// only reports); reconcileRestore resumes drift protection once the checkout is back.
+func (r *Reconciler) useCheckout(ctx context.Context, s *syncRun, repo client.Object, dir string,
+	fetch func(context.Context) (string, error), missing func() (reason, msg string)) outcome {
+	app := s.app
+	s.dir = dir
+	if _, err := os.Stat(dir); err != nil && r.Shard.Enabled() && !r.Shard.Owns(repo) {
+		// Another replica owns the source and fetched the artifact on its own disk.
+		if s.dir, err = fetch(ctx); err != nil {
 			return waitFor(r.retryInterval(), gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("revision %s: %v", s.revision, err))
 		}
 	} else if err != nil {
-		// The checkout is gone (a restart with a fresh storage path, or GC): ask the
-		// source to fetch it again, once per revision (the source has its own backoff);
-		// its new status wakes this Application, which otherwise looks again less and
-		// less often.
 		ask, wait := r.askRefresh(client.ObjectKeyFromObject(app), s.revision)
 		if ask {
 			if err := r.requestSourceRefresh(ctx, repo); err != nil {
@@ -71,17 +90,9 @@ func (r *Reconciler) reconcileSource(ctx context.Context, s *syncRun) outcome {
 			}
 		}
 		if settled(app, s.revision) {
-			// Synced at this revision already and nothing asked for (a restart with a
-			// fresh storage path): the cluster is as it was, so the conditions stay (a
-			// flap to not Ready would make the next reconcile a full sync, overwriting
-			// drift that selfHeal: false only reports); reconcileRestore resumes drift
-			// protection once the checkout is back.
 			return waitFor(wait, "", "")
 		}
-		reason, msg, failed := sourceFailure(repo, key)
-		if !failed { // the source is fetching it, or will
-			reason, msg = gitsyncv1.ArtifactNotReadyReason, fmt.Sprintf("checkout of %s is not in storage; asked %s to fetch it", s.revision, key)
-		}
+		reason, msg := missing()
 		return waitFor(wait, reason, msg)
 	}
 	r.refreshDone(client.ObjectKeyFromObject(app))
