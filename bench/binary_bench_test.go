@@ -21,9 +21,9 @@ import (
 
 // BenchmarkBinary measures what a user runs: the built `gitsync run` as its own process
 // (with its render workers), authenticated as the installed operator (a ServiceAccount
-// token, config/full-privilege's RBAC) against envtest's kube-apiserver + etcd through a
-// counting proxy (apiProxy), each Application with its own repository served over smart
-// HTTP by `git http-backend`. In one run, in this order:
+// token, config/full-privilege's RBAC) against envtest's kube-apiserver + etcd, its requests
+// counted from the API server's audit log (auditLog), each Application with its own
+// repository served over smart HTTP by `git http-backend`. In one run, in this order:
 //
 //   - the operator's start → ready to sync (its GitRepository and Application controllers
 //     started their workers, by its log's millisecond timestamps), empty namespace;
@@ -63,11 +63,11 @@ func BenchmarkBinary(b *testing.B) {
 		hot := srv.CreateRepo("hot")
 		hot.Commit("main", "0", map[string]string{"cm.yaml": pushedConfigMap(0)})
 
-		proxy := newAPIProxy(b)
-		kubeconfig := proxy.kubeconfig(b)
+		audit := newAuditLog(b)
+		kubeconfig := binaryKubeconfig(b)
 		storage := b.TempDir()
 
-		op := startBinaryOperator(b, proxy, kubeconfig, storage)
+		op := startBinaryOperator(b, kubeconfig, storage)
 		startToReady := op.waitReadyToSync(b)
 		fresh := newPair("fresh")
 		// fresh's Deployment never becomes available (no controllers run here), so its
@@ -78,7 +78,7 @@ func BenchmarkBinary(b *testing.B) {
 		waitAllReady(b, ns, []string{"hot"}, time.Minute)
 
 		// Cold start.
-		before, beforeDetail := proxy.counter.Snapshot(), proxy.counter.DetailSnapshot()
+		before, beforeDetail := audit.snapshot()
 		cpuBefore, workersBefore := op.cpu()
 		sharesBefore := readCPUShares()
 		stopProfile := op.cpuProfile(b, "GITSYNC_BENCH_BINARY_CPUPROFILE")
@@ -90,7 +90,7 @@ func BenchmarkBinary(b *testing.B) {
 		waitAllReady(b, ns, names, 30*time.Minute)
 		b.StopTimer()
 		cold := time.Since(start)
-		coldCounts, coldDetail := proxy.counter.Since(before), proxy.counter.DetailSince(beforeDetail)
+		coldCounts, coldDetail := audit.since(before, beforeDetail)
 		cpuAfter, workersAfter := op.cpu()
 		coldCPU, coldWorkersCPU, coldShares := cpuAfter-cpuBefore, workersAfter-workersBefore, readCPUShares().sub(sharesBefore)
 		stopProgress()
@@ -98,13 +98,13 @@ func BenchmarkBinary(b *testing.B) {
 		stopAPIProfile()
 
 		// At rest.
-		before = proxy.counter.Snapshot()
-		stopRecording := proxy.record()
+		before, beforeDetail = audit.snapshot()
+		stopRecording := audit.record()
 		time.Sleep(idle)
 		idleRequests := stopRecording()
-		idleCounts := proxy.counter.Since(before)
+		idleCounts, _ := audit.since(before, beforeDetail)
 
-		stopRecording = proxy.record()
+		stopRecording = audit.record()
 		warm := newPair("warm")
 		warmRequests := stopRecording()
 
@@ -117,7 +117,7 @@ func BenchmarkBinary(b *testing.B) {
 		edits, _ := personEdits(b, client.ObjectKey{Namespace: fmt.Sprintf("warm-%d", suffix), Name: "web"}, 20, time.Minute)
 
 		op.stop(b)
-		op = startBinaryOperator(b, proxy, kubeconfig, storage)
+		op = startBinaryOperator(b, kubeconfig, storage)
 		restartToReady := op.waitReadyToSync(b)
 		op.stop(b)
 

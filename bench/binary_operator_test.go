@@ -43,7 +43,7 @@ func gitsyncBinary(b *testing.B) string {
 }
 
 // binaryOperator is `gitsync run`, the built binary in its own process, as a user runs
-// it: its requests go through proxy, its log is a file, its webhook receiver and (with
+// it: it talks to the API server directly, its log is a file, its webhook receiver and (with
 // GITSYNC_PPROF_ADDRESS) its profiles listen on loopback.
 type binaryOperator struct {
 	proc    *gitsyncproc.Process
@@ -56,7 +56,7 @@ type binaryOperator struct {
 
 // startBinaryOperator starts `gitsync run` with its defaults but for what a test on
 // loopback needs (gitsyncproc.Start) and the webhook receiver on a free port.
-func startBinaryOperator(b *testing.B, proxy *apiProxy, kubeconfig, storage string) *binaryOperator {
+func startBinaryOperator(b *testing.B, kubeconfig, storage string) *binaryOperator {
 	b.Helper()
 	op := &binaryOperator{log: filepath.Join(b.TempDir(), "gitsync.log"), webhook: freeAddress(b)}
 	if path := os.Getenv("GITSYNC_BENCH_BINARY_LOG"); path != "" {

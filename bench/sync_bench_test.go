@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/controller/application"
 	"github.com/gitsync-dev/gitsync/internal/impersonate"
+	"github.com/gitsync-dev/gitsync/internal/localcluster"
 	"github.com/gitsync-dev/gitsync/internal/operator"
 	"github.com/gitsync-dev/gitsync/internal/source"
 	"github.com/gitsync-dev/gitsync/internal/testutil/apicount"
@@ -37,7 +39,16 @@ func TestMain(m *testing.M) {
 	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
 		os.Exit(m.Run()) // no benchmark asked for: no API server needed
 	}
-	os.Exit(testenv.Run(m, &env, nil))
+	// BenchmarkBinary counts its operator's requests in the API server's audit log.
+	dir, err := os.MkdirTemp("", "gitsync-bench-audit-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	auditPath = filepath.Join(dir, "audit.log")
+	code := testenv.RunWith(m, &env, localcluster.Options{AuditLog: auditPath, AuditPolicy: binaryAuditPolicy}, nil)
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 // startOperator runs gitsync's manager with its API requests counted.

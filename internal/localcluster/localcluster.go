@@ -4,6 +4,7 @@
 package localcluster
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -53,6 +54,8 @@ type Options struct {
 	// (level Metadata) to for every request that may write: create, update, patch,
 	// delete, deletecollection.
 	AuditLog string
+	// AuditPolicy, when set with AuditLog, is the audit policy (YAML) instead of that one.
+	AuditPolicy string
 }
 
 // Start starts etcd and kube-apiserver and installs the CRDs.
@@ -92,7 +95,8 @@ func StartWith(o Options) (*Cluster, error) {
 	}
 	env.ControlPlane.APIServer = &envtest.APIServer{CertDir: certDir}
 	if o.AuditLog != "" {
-		if err := auditWrites(env.ControlPlane.APIServer, certDir, o.AuditLog); err != nil {
+		policy := cmp.Or(o.AuditPolicy, auditPolicy)
+		if err := auditWrites(env.ControlPlane.APIServer, certDir, o.AuditLog, policy); err != nil {
 			_ = os.RemoveAll(certDir)
 			return nil, err
 		}
@@ -120,15 +124,15 @@ rules:
 - level: None
 `
 
-// auditWrites makes the API server write auditPolicy's events to path (JSON lines); the
-// policy file goes in dir.
-func auditWrites(s *envtest.APIServer, dir, path string) error {
-	policy := filepath.Join(dir, "audit-policy.yaml")
-	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+// auditWrites makes the API server write the events of policy (YAML) to path (JSON
+// lines); the policy file goes in dir.
+func auditWrites(s *envtest.APIServer, dir, path, policy string) error {
+	policyFile := filepath.Join(dir, "audit-policy.yaml")
+	if err := os.WriteFile(policyFile, []byte(policy), 0o600); err != nil {
 		return fmt.Errorf("writing the audit policy: %w", err)
 	}
 	s.Configure().
-		Set("audit-policy-file", policy).
+		Set("audit-policy-file", policyFile).
 		Set("audit-log-path", path).
 		Set("audit-log-format", "json").
 		Set("audit-log-mode", "blocking")

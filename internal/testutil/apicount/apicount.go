@@ -62,6 +62,12 @@ func (r roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	return r.next.RoundTrip(req)
 }
 
+// Add counts a request told by another source (an API server's audit log): verb as
+// Verb names it, path the request's URL path.
+func (c *Counter) Add(verb, path string) {
+	c.add(verb, Resource(path), Namespace(path))
+}
+
 func (c *Counter) add(verb, resource, namespace string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
