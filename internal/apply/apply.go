@@ -241,9 +241,9 @@ func onlyLastStage(objs []*unstructured.Unstructured) bool {
 
 // applyDefinitions applies the cluster definitions (CRDs, Namespaces, ClusterRoles) of
 // a set that has more stages, and records the changes in result. It does not wait: of
-// these only a CRD takes time to be ready, and waitServed looks for exactly that, 5 ms
-// after the apply at first (ssa's ApplyAllStaged would poll every stageWaitInterval, so
-// that a CRD Established a moment after its first look cost a whole interval).
+// these only a CRD takes time to be ready, and waitServed waits for exactly that, told by
+// a watch of the CRD (ssa's ApplyAllStaged would poll every stageWaitInterval, so that a
+// CRD Established a moment after its first look cost a whole interval).
 func (m *Manager) applyDefinitions(ctx context.Context, objs []*unstructured.Unstructured, opts ssa.ApplyOptions, result *Result) error {
 	cs, err := m.ssa.ApplyAll(ctx, objs, opts)
 	if cs != nil {

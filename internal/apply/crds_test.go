@@ -10,8 +10,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gitsync-dev/gitsync/internal/testutil/apicount"
 )
 
 // widget returns a Widget of the group of a crd() in ns.
@@ -114,4 +117,28 @@ func TestInvalidCABundleLeftOutOfApplyCompareAndCorrect(t *testing.T) {
 	g.Expect(m.Correct(context.Background(), def)).To(Succeed())
 	_, found, _ = unstructured.NestedString(def.Object, "spec", "conversion", "webhook", "clientConfig", "caBundle")
 	g.Expect(found).To(BeTrue(), "the caller's object lost its caBundle")
+}
+
+// A reader that can watch awaits a new CRD's establishment with one watch of it (a
+// reader that cannot reads the CRD again until it is: TestApplyCRDAndCustomResource...).
+func TestApplyAwaitsANewCRDWithAWatch(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ns := env.Namespace(t)
+	cfg := rest.CopyConfig(env.Config)
+	counter := apicount.New()
+	counter.Wrap(cfg)
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: env.Scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+	m := New(c, c, Owner{Name: "app", Namespace: ns})
+
+	def, group := crd(t)
+	cr := widget(t, group, ns, "w")
+	before := counter.DetailSnapshot()
+	res, err := m.Apply(context.Background(), []*unstructured.Unstructured{cr, def}, Options{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Count("created")).To(Equal(2))
+	requests := counter.DetailSince(before)
+	g.Expect(requests).To(HaveKeyWithValue("watch customresourcedefinitions", 1), "requests: %v", requests)
+	g.Expect(current(t, cr).Object["spec"]).To(Equal(map[string]any{"size": int64(3)}))
 }

@@ -80,7 +80,7 @@ func (t *Target) Client(user string) (client.Client, error) {
 	} else {
 		opts.HTTPClient = t.httpClient
 	}
-	c, err := client.New(cfg, opts)
+	c, err := client.NewWithWatch(cfg, opts) // a watch awaits a new CRD (apply.Manager)
 	if err != nil {
 		return nil, fmt.Errorf("creating a client of cluster %s: %w", t.Key, err)
 	}

@@ -55,14 +55,14 @@ func New(cfg *rest.Config, cluster ClusterAccess) (func(*gitsyncv1.Application) 
 // syncs ask for one every time.
 func NewWith(cfg *rest.Config, cluster ClusterAccess, opts Options) (func(*gitsyncv1.Application) (*apply.Manager, error), error) {
 	options := client.Options{Scheme: cluster.GetScheme(), Mapper: cluster.GetRESTMapper()}
-	direct, err := client.New(cfg, client.Options{Scheme: options.Scheme, Mapper: options.Mapper, HTTPClient: cluster.GetHTTPClient()})
+	direct, err := client.NewWithWatch(cfg, client.Options{Scheme: options.Scheme, Mapper: options.Mapper, HTTPClient: cluster.GetHTTPClient()})
 	if err != nil {
 		return nil, fmt.Errorf("creating the apply client: %w", err)
 	}
 	clients := newClientCache(opts.MaxClients, func(user string) (client.Client, error) {
 		impersonated := rest.CopyConfig(cfg)
 		impersonated.Impersonate = rest.ImpersonationConfig{UserName: user}
-		return client.New(impersonated, options)
+		return client.NewWithWatch(impersonated, options)
 	})
 	return func(app *gitsyncv1.Application) (*apply.Manager, error) {
 		owner := apply.Owner{Name: app.Name, Namespace: app.Namespace}
