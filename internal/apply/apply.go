@@ -148,9 +148,10 @@ func (m *Manager) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 	// written) and with Force (ssa deletes an immutable object during its dry-run pass,
 	// before it knows whether the rest of the stage is valid).
 	var later []*unstructured.Unstructured
+	fresh := map[string]bool{}
 	if opts.Force || stages(set) > 1 {
 		var err error
-		if later, err = m.dryRunAll(ctx, set, definitionsOf(set), opts.Force); err != nil {
+		if later, err = m.dryRunAll(ctx, set, definitionsOf(set), opts.Force, fresh); err != nil {
 			return nil, err
 		}
 	}
@@ -168,7 +169,7 @@ func (m *Manager) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 			}
 		}
 	}
-	result := &Result{unchanged: unchanged, cachedOwners: cachedOwners, released: opts.OwnerReleased, previous: previous}
+	result := &Result{unchanged: unchanged, cachedOwners: cachedOwners, released: opts.OwnerReleased, previous: previous, fresh: fresh}
 	var first, rest []*unstructured.Unstructured
 	for _, o := range set {
 		if utils.IsClusterDefinition(o) {
@@ -187,7 +188,7 @@ func (m *Manager) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 			return result, err
 		}
 		if len(later) > 0 {
-			if _, err := m.dryRunAll(ctx, later, definitions{}, opts.Force); err != nil {
+			if _, err := m.dryRunAll(ctx, later, definitions{}, opts.Force, fresh); err != nil {
 				return result, err
 			}
 		}
@@ -198,7 +199,7 @@ func (m *Manager) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 		if len(later) == 0 && errors.As(err, &ssaDryRun) && len(result.Changes) == 0 {
 			// ssa stopped at its first failing dry-run, before writing anything: our
 			// own pass names every failing object (and says when force would help).
-			if _, detailed := m.dryRunAll(ctx, set, definitionsOf(set), opts.Force); detailed != nil {
+			if _, detailed := m.dryRunAll(ctx, set, definitionsOf(set), opts.Force, nil); detailed != nil {
 				return nil, detailed
 			}
 			return nil, err

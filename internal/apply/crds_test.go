@@ -8,6 +8,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/rest"
@@ -141,4 +142,37 @@ func TestApplyAwaitsANewCRDWithAWatch(t *testing.T) {
 	requests := counter.DetailSince(before)
 	g.Expect(requests).To(HaveKeyWithValue("watch customresourcedefinitions", 1), "requests: %v", requests)
 	g.Expect(current(t, cr).Object["spec"]).To(Equal(map[string]any{"size": int64(3)}))
+}
+
+// A set of several stages (a new Namespace, a new CRD, objects in both) is dry-run whole
+// before anything is written, and then applied: each object is dry-run once (the objects
+// of the later stages after the definitions they need), not again before its apply.
+func TestApplyOfSeveralStagesDryRunsEachObjectOnce(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ns := "stages-" + rand.String(6)
+	cfg := rest.CopyConfig(env.Config)
+	counter := apicount.New()
+	counter.Wrap(cfg)
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: env.Scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+	m := New(c, c, Owner{Name: "app", Namespace: ns})
+
+	def, group := crd(t)
+	objs := []*unstructured.Unstructured{
+		parse(t, "apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n", ns),
+		def,
+		widget(t, group, ns, "w"),
+		parse(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: %s}\ndata: {k: v}\n", ns),
+		parse(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: %s}\ndata: {k: v}\n", ns),
+	}
+	before := counter.DetailSnapshot()
+	res, err := m.Apply(context.Background(), objs, Options{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Count("created")).To(Equal(5))
+	requests := counter.DetailSince(before)
+	g.Expect(requests).To(HaveKeyWithValue("dry-run-patch configmaps", 2), "requests: %v", requests)
+	g.Expect(requests).To(HaveKeyWithValue("dry-run-patch widgets", 1), "requests: %v", requests)
+	g.Expect(requests).To(HaveKeyWithValue("patch configmaps", 2), "requests: %v", requests)
+	g.Expect(current(t, objs[3]).Object["data"]).To(Equal(map[string]any{"k": "v"}))
 }

@@ -132,6 +132,10 @@ func (e *readError) Unwrap() error { return e.err }
 // the live copy read here (a *ConflictError when another Application holds it).
 func (m *Manager) plan(ctx context.Context, obj *unstructured.Unstructured, body []byte, result *Result) (ssa.Action, error) {
 	id := EntryOf(obj).ID
+	if result.fresh[id] {
+		// The whole set's dry-run (several stages) found it new a moment ago.
+		return ssa.CreatedAction, nil
+	}
 	if !result.previous[id] {
 		// Most likely new (the last sync did not apply it): a dry-run that returns only
 		// metadata tells. One that exists after all (made by someone else, or by a sync

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/fluxcd/pkg/ssa/utils"
@@ -12,8 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 )
 
 // DryRunError lists every object whose server-side dry-run failed. Apply returns it
@@ -87,16 +86,26 @@ type definitions struct {
 func definitionsOf(objs []*unstructured.Unstructured) definitions {
 	d := definitions{namespaces: map[string]bool{}, kinds: map[schema.GroupKind]bool{}}
 	for _, o := range objs {
-		switch {
-		case utils.IsNamespace(o):
-			d.namespaces[o.GetName()] = true
-		case utils.IsCRD(o):
-			group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
-			kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
-			d.kinds[schema.GroupKind{Group: group, Kind: kind}] = true
-		}
+		d.add(o)
 	}
 	return d
+}
+
+// add records o when it is a Namespace or a CRD.
+func (d definitions) add(o *unstructured.Unstructured) {
+	switch {
+	case utils.IsNamespace(o):
+		d.namespaces[o.GetName()] = true
+	case utils.IsCRD(o):
+		group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
+		d.kinds[schema.GroupKind{Group: group, Kind: kind}] = true
+	}
+}
+
+// defines says whether o is one of d's definitions (a Namespace or CRD d holds).
+func (d definitions) defines(o *unstructured.Unstructured) bool {
+	return (utils.IsNamespace(o) && d.namespaces[o.GetName()]) || (utils.IsCRD(o) && len(d.kinds) > 0)
 }
 
 // canWait says whether a dry-run failure of obj may only mean that a definition of
@@ -113,10 +122,45 @@ func (d definitions) canWait(obj *unstructured.Unstructured, err error) bool {
 // dryRunAll dry-runs every object (concurrently) and returns the objects whose failure
 // may be due to a CRD or Namespace of defs not being applied yet: they are to be
 // dry-run again after the first stage. Any other failure makes a *DryRunError. With
-// force, objects that fail only on an immutable field pass: ssa recreates them.
-func (m *Manager) dryRunAll(ctx context.Context, objs []*unstructured.Unstructured, defs definitions, force bool) ([]*unstructured.Unstructured, error) {
+// force, objects that fail only on an immutable field pass: ssa recreates them. The IDs
+// of the objects whose dry-run found them new go into fresh (when not nil).
+//
+// With definitions in the set, those are dry-run first: an object in a Namespace, or of
+// a kind, that they show to be new cannot pass yet and goes to the later ones without a
+// request.
+func (m *Manager) dryRunAll(ctx context.Context, objs []*unstructured.Unstructured, defs definitions, force bool, fresh map[string]bool) ([]*unstructured.Unstructured, error) {
 	errs := make([]error, len(objs))
-	m.each(len(objs), func(i int) { errs[i] = m.dryRun(ctx, objs[i]) })
+	isNew := make([]bool, len(objs))
+	waits := make([]bool, len(objs)) // left for later without a request
+	var first, rest []int
+	for i, o := range objs {
+		if defs.defines(o) {
+			first = append(first, i)
+		} else {
+			rest = append(rest, i)
+		}
+	}
+	dryRun := func(indexes []int) {
+		m.each(len(indexes), func(j int) {
+			i := indexes[j]
+			isNew[i], errs[i] = m.dryRun(ctx, objs[i])
+		})
+	}
+	if len(first) > 0 {
+		dryRun(first)
+		created := definitions{namespaces: map[string]bool{}, kinds: map[schema.GroupKind]bool{}}
+		for _, i := range first {
+			if errs[i] == nil && isNew[i] {
+				created.add(objs[i])
+			}
+		}
+		rest = slices.DeleteFunc(rest, func(i int) bool {
+			o := objs[i]
+			waits[i] = created.namespaces[o.GetNamespace()] || created.kinds[o.GroupVersionKind().GroupKind()]
+			return waits[i]
+		})
+	}
+	dryRun(rest)
 
 	var (
 		later    []*unstructured.Unstructured
@@ -125,7 +169,12 @@ func (m *Manager) dryRunAll(ctx context.Context, objs []*unstructured.Unstructur
 	for i, err := range errs {
 		obj := objs[i]
 		switch {
+		case waits[i]:
+			later = append(later, obj)
 		case err == nil:
+			if isNew[i] && fresh != nil {
+				fresh[EntryOf(obj).ID] = true
+			}
 		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 			return nil, fmt.Errorf("dry-running %s: %w", utils.FmtUnstructured(obj), err)
 		case defs.canWait(obj, err):
@@ -145,8 +194,17 @@ func (m *Manager) dryRunAll(ctx context.Context, objs []*unstructured.Unstructur
 	return later, nil
 }
 
-// dryRun server-side applies obj in dry-run mode, the way ssa applies it.
-func (m *Manager) dryRun(ctx context.Context, obj *unstructured.Unstructured) error {
-	return m.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj.DeepCopy()),
-		client.DryRunAll, client.ForceOwnership, client.FieldOwner(gitsyncv1.FieldManager))
+// dryRun server-side applies obj in dry-run mode, as it is applied (applyObject, the
+// body bodyOf makes), and says whether obj is new: the API server's answer (metadata
+// only) has no resourceVersion.
+func (m *Manager) dryRun(ctx context.Context, obj *unstructured.Unstructured) (bool, error) {
+	body, err := bodyOf(obj)
+	if err != nil {
+		return false, err
+	}
+	meta, err := m.applyObject(ctx, obj, body, client.DryRunAll, ignoreFieldValidation)
+	if err != nil {
+		return false, err
+	}
+	return meta.GetResourceVersion() == "", nil
 }

@@ -165,6 +165,9 @@ type Result struct {
 	// previous holds the IDs of Options.Previous: objects the last sync applied. Others
 	// are most likely new, and their dry-run asks for metadata only (see plan).
 	previous map[string]bool
+	// fresh holds the IDs of the objects that the whole set's dry-run (a set of several
+	// stages) found new: their apply needs no second dry-run (see plan).
+	fresh map[string]bool
 }
 
 // Count returns how many changes have the given action.

@@ -23,6 +23,6 @@ func (m *Manager) DryRun(ctx context.Context, objs []*unstructured.Unstructured,
 	if _, err := m.checkOwners(ctx, set, entryIDs(opts.Previous), nil, opts.OwnerReleased); err != nil {
 		return err
 	}
-	_, err := m.dryRunAll(ctx, set, definitionsOf(set), opts.Force)
+	_, err := m.dryRunAll(ctx, set, definitionsOf(set), opts.Force, nil)
 	return err
 }
