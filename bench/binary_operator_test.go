@@ -26,8 +26,13 @@ var (
 
 // gitsyncBinary is the built gitsync binary, built once per process: the one `gitsync
 // run` benchmarks start and the render workers' one (see renderWorkers).
+// GITSYNC_BENCH_BINARY=PATH uses a binary built before instead (e.g. of the commit before
+// a change, to run the same benchmark on both in turn).
 func gitsyncBinary(b *testing.B) string {
 	b.Helper()
+	if path := os.Getenv("GITSYNC_BENCH_BINARY"); path != "" {
+		return path
+	}
 	binOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "gitsync-bench-bin-")
 		if err != nil {
