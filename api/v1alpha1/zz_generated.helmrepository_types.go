@@ -70,6 +70,7 @@ type HelmRepositorySpec struct {
 }
 
 // HelmRepositoryVerification says how the charts of a HelmRepository must be signed.
+// +kubebuilder:validation:XValidation:rule="!has(self.matchOIDCIdentity) || self.provider == 'cosign'",message="matchOIDCIdentity is for provider cosign (keyless)"
 type HelmRepositoryVerification struct {
 	// provider: `helm` (http(s) repositories), provenance files checked against an
 	// OpenPGP keyring; `cosign` or `notation` (oci:// repositories), signatures of the
@@ -81,9 +82,38 @@ type HelmRepositoryVerification struct {
 
 	// secretRef names a Secret in the same namespace: for `helm`, armored OpenPGP public
 	// keys (the keyring; `gpg --export --armor`); for `cosign`, PEM public keys
-	// (`cosign.pub`); for `notation`, PEM CA certificates.
+	// (`cosign.pub`; classic `sha256-<hex>.sig` signatures or Sigstore bundles by the key
+	// pair) or the key `trusted_root.json` (keyless: a private Sigstore's TrustedRoot
+	// JSON; Sigstore bundles checked against it and matchOIDCIdentity, nothing fetched
+	// from the public Sigstore instance); for `notation`, PEM CA certificates.
 	// +required
 	SecretRef LocalObjectReference `json:"secretRef"`
+
+	// matchOIDCIdentity lists the OIDC identities a keyless cosign signature may carry:
+	// at least one must match the signing certificate's issuer and subject. Required
+	// with a trusted root (keyless); refused with public keys.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	MatchOIDCIdentity []OIDCIdentityMatch `json:"matchOIDCIdentity,omitempty"`
+}
+
+// OIDCIdentityMatch is an OIDC identity a keyless signature may carry: regular
+// expressions (RE2), each matched against the whole value.
+type OIDCIdentityMatch struct {
+	// issuer matches the certificate's OIDC issuer, e.g.
+	// `^https://token\.actions\.githubusercontent\.com$`.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Issuer string `json:"issuer"`
+
+	// subject matches the certificate's subject (its subject alternative name: an
+	// e-mail address, or a URI such as a CI workflow's), e.g.
+	// `^https://github\.com/org/repo/\.github/workflows/release\.yaml@refs/tags/v.*$`.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Subject string `json:"subject"`
 }
 
 // HelmRepositoryStatus is the observed state of a HelmRepository.

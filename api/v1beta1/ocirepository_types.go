@@ -118,16 +118,30 @@ type OCILayerSelector struct {
 }
 
 // OCIRepositoryVerification says how an artifact's signature is checked.
+// +kubebuilder:validation:XValidation:rule="!has(self.matchOIDCIdentity) || self.provider == 'cosign'",message="matchOIDCIdentity is for provider cosign (keyless)"
 type OCIRepositoryVerification struct {
 	// provider of the signature.
 	// +required
 	// +kubebuilder:validation:Enum=cosign;notation
 	Provider string `json:"provider"`
 
-	// secretRef names a Secret in the same namespace with the trusted public keys (or,
-	// for cosign keyless, the trusted root).
+	// secretRef names a Secret in the same namespace with what is trusted. For `cosign`:
+	// PEM public keys (`cosign.pub`; signatures by the key pair, in cosign's classic
+	// `sha256-<hex>.sig` layout or as Sigstore bundles attached as referrers, their
+	// transparency log entries not checked), or the key `trusted_root.json` (keyless: a
+	// Sigstore TrustedRoot JSON with the Fulcio CA chains, Rekor and CT log keys and
+	// timestamp authorities of a private Sigstore; Sigstore bundles only, each checked
+	// against that root and matchOIDCIdentity; nothing is fetched from the public
+	// Sigstore instance). For `notation`: PEM CA certificates.
 	// +optional
 	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
+
+	// matchOIDCIdentity lists the OIDC identities a keyless signature may carry: at least
+	// one must match the signing certificate's issuer and subject. Required with a
+	// trusted root (keyless); refused with public keys.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	MatchOIDCIdentity []OIDCIdentityMatch `json:"matchOIDCIdentity,omitempty"`
 }
 
 // OCIArtifact is the artifact an OCIRepository last pulled.
