@@ -89,11 +89,7 @@ type simpleSigning struct {
 // sigstore-go verifies Sigstore bundles; the classic layout carries a bare signature over
 // a simple-signing payload, so it is checked with sigstore's signature verifiers (the
 // ones sigstore-go itself builds on).
-func cosignClassic(ctx context.Context, ref name.Digest, data map[string][]byte, opts ...remote.Option) (Signer, error) {
-	keys, err := parsePublicKeys(data)
-	if err != nil {
-		return Signer{}, err
-	}
+func cosignClassic(ctx context.Context, ref name.Digest, keys []publicKey, opts ...remote.Option) (Signer, error) {
 	sigTag := ref.Context().Tag(strings.Replace(ref.DigestStr(), ":", "-", 1) + ".sig")
 	img, err := remote.Image(sigTag, append(opts, remote.WithContext(ctx))...)
 	var terr *transport.Error

@@ -50,7 +50,7 @@ func TestOCICosign(t *testing.T) {
 
 	signed := pushArtifact(t, host, "apps/signed")
 	signing.Cosign(t, signed, key, signed.DigestStr())
-	s, err := verify.OCI(ctx, signed, verify.ProviderCosign, keys)
+	s, err := verify.OCI(ctx, signed, verify.OCICheck{Provider: verify.ProviderCosign, Keys: keys})
 	if err != nil {
 		t.Fatalf("signed: %v", err)
 	}
@@ -73,15 +73,15 @@ func TestOCICosign(t *testing.T) {
 		{"another key", byOther, "no signature by a given key"},
 		{"another digest", replayed, "not this digest"},
 	} {
-		_, err := verify.OCI(ctx, tc.ref, verify.ProviderCosign, keys)
+		_, err := verify.OCI(ctx, tc.ref, verify.OCICheck{Provider: verify.ProviderCosign, Keys: keys})
 		if !errors.Is(err, verify.ErrUnverified) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.ref.DigestStr()) {
 			t.Errorf("%s: err = %v, want ErrUnverified naming the digest and saying %q", tc.name, err, tc.want)
 		}
 	}
-	if _, err := verify.OCI(ctx, signed, verify.ProviderNotation, map[string][]byte{"cosign.pub": key.Public}); err == nil {
+	if _, err := verify.OCI(ctx, signed, verify.OCICheck{Provider: verify.ProviderNotation, Keys: map[string][]byte{"cosign.pub": key.Public}}); err == nil {
 		t.Error("notation with a cosign key: want an error")
 	}
-	if _, err := verify.OCI(ctx, signed, verify.ProviderCosign, map[string][]byte{"x": []byte("not a key")}); err == nil {
+	if _, err := verify.OCI(ctx, signed, verify.OCICheck{Provider: verify.ProviderCosign, Keys: map[string][]byte{"x": []byte("not a key")}}); err == nil {
 		t.Error("no public key: want an error")
 	}
 }

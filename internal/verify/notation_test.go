@@ -99,7 +99,7 @@ func TestOCINotation(t *testing.T) {
 
 	signed := pushArtifact(t, host, "apps/signed")
 	signNotation(t, signed, ca)
-	s, err := verify.OCI(ctx, signed, verify.ProviderNotation, keys)
+	s, err := verify.OCI(ctx, signed, verify.OCICheck{Provider: verify.ProviderNotation, Keys: keys})
 	if err != nil {
 		t.Fatalf("signed: %v", err)
 	}
@@ -112,11 +112,11 @@ func TestOCINotation(t *testing.T) {
 	byOther := pushArtifact(t, host, "apps/other")
 	signNotation(t, byOther, other)
 	for name, ref := range map[string]name.Digest{"unsigned": unsigned, "another CA": byOther} {
-		if _, err := verify.OCI(ctx, ref, verify.ProviderNotation, keys); !errors.Is(err, verify.ErrUnverified) || !strings.Contains(err.Error(), ref.DigestStr()) {
+		if _, err := verify.OCI(ctx, ref, verify.OCICheck{Provider: verify.ProviderNotation, Keys: keys}); !errors.Is(err, verify.ErrUnverified) || !strings.Contains(err.Error(), ref.DigestStr()) {
 			t.Errorf("%s: err = %v, want ErrUnverified naming the digest", name, err)
 		}
 	}
-	if _, err := verify.OCI(ctx, signed, verify.ProviderNotation, map[string][]byte{"x": []byte("no certificate")}); err == nil {
+	if _, err := verify.OCI(ctx, signed, verify.OCICheck{Provider: verify.ProviderNotation, Keys: map[string][]byte{"x": []byte("no certificate")}}); err == nil {
 		t.Error("no certificate: want an error")
 	}
 }

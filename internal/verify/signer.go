@@ -16,15 +16,20 @@ type Signer struct {
 	// Scheme is "openpgp", "ssh", "helm" (a .prov file, OpenPGP), "cosign" or "notation".
 	Scheme string
 	// Fingerprint identifies the key: upper-case hex for OpenPGP, "SHA256:…" for SSH,
-	// "sha256:…" of the public key or certificate otherwise.
+	// "sha256:…" of the public key or certificate otherwise; "" for cosign keyless.
 	Fingerprint string
 	// Identity is who the key belongs to, "" when the keys do not say.
 	Identity string
 }
 
 // String is "<scheme>:<fingerprint>" followed by " (<identity>)" when known: the form
-// status.artifact.signer and history entries carry.
+// status.artifact.signer and history entries carry. A keyless signer has no fingerprint
+// (its certificate is short-lived): its String is its identity, "<subject> (issuer
+// <issuer>)".
 func (s Signer) String() string {
+	if s.Fingerprint == "" && s.Identity != "" {
+		return s.Identity
+	}
 	out := s.Scheme + ":" + s.Fingerprint
 	if s.Identity != "" {
 		out += " (" + s.Identity + ")"

@@ -37,7 +37,8 @@ func (r *Reconciler) verifyChart(ctx context.Context, s *syncRun, loc *chartLoca
 		return revisionRetry(gitsyncv1.SecretNotFoundReason, fmt.Errorf("reading keyring secret %s: %w", key, err)), false
 	}
 	if chartrepo.IsOCI(loc.repo.Spec.URL) {
-		return r.verifyOCIChart(ctx, s, loc, src, path, v.Provider, secret.Data)
+		check := verify.OCICheck{Provider: v.Provider, Keys: secret.Data, Identities: oidcIdentities(v.MatchOIDCIdentity)}
+		return r.verifyOCIChart(ctx, s, loc, src, path, check)
 	}
 	ring, err := verify.ParseKeyring(secret.Data)
 	if err != nil {
@@ -65,10 +66,10 @@ func (r *Reconciler) verifyChart(ctx context.Context, s *syncRun, loc *chartLoca
 // verifyOCIChart checks the cosign or notation signature of the manifest that holds the
 // chart archive at path. A signature that does not verify stalls the revision; a registry
 // that cannot be read is retried.
-func (r *Reconciler) verifyOCIChart(ctx context.Context, s *syncRun, loc *chartLocation, src chartrepo.Source, path, provider string,
-	keys map[string][]byte) (outcome, bool) {
+func (r *Reconciler) verifyOCIChart(ctx context.Context, s *syncRun, loc *chartLocation, src chartrepo.Source, path string,
+	check verify.OCICheck) (outcome, bool) {
 	signer, err := r.Charts.VerifyOCI(ctx, src, loc.version, path, func(ctx context.Context, ref name.Digest, opts ...remote.Option) (string, error) {
-		signer, err := verify.OCI(ctx, ref, provider, keys, opts...)
+		signer, err := verify.OCI(ctx, ref, check, opts...)
 		return signer.String(), err
 	})
 	switch {
@@ -79,4 +80,13 @@ func (r *Reconciler) verifyOCIChart(ctx context.Context, s *syncRun, loc *chartL
 	}
 	s.signer = signer
 	return done(), true
+}
+
+// oidcIdentities is spec.verify.matchOIDCIdentity as internal/verify takes it.
+func oidcIdentities(in []gitsyncv1.OIDCIdentityMatch) []verify.Identity {
+	out := make([]verify.Identity, 0, len(in))
+	for _, m := range in {
+		out = append(out, verify.Identity{Issuer: m.Issuer, Subject: m.Subject})
+	}
+	return out
 }

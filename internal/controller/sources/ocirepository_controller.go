@@ -109,9 +109,9 @@ func (r *OCIRepositoryReconciler) verifier(ctx context.Context, obj *gitsyncv1.O
 	if err := r.APIReader.Get(ctx, key, secret); err != nil {
 		return nil, fmt.Errorf("reading the verification secret %s: %w", key, err)
 	}
-	keys := secret.Data
+	check := verify.OCICheck{Provider: v.Provider, Keys: secret.Data, Identities: oidcIdentities(v.MatchOIDCIdentity)}
 	return func(ctx context.Context, ref name.Digest, opts []remote.Option) (string, error) {
-		signer, err := verify.OCI(ctx, ref, v.Provider, keys, opts...)
+		signer, err := verify.OCI(ctx, ref, check, opts...)
 		if err != nil {
 			return "", err
 		}
@@ -260,4 +260,13 @@ func OCIArtifactsInUse(ctx context.Context, c client.Client, store sourceid.OCIA
 		}
 	}
 	return keep, nil
+}
+
+// oidcIdentities is spec.verify.matchOIDCIdentity as internal/verify takes it.
+func oidcIdentities(in []gitsyncv1.OIDCIdentityMatch) []verify.Identity {
+	out := make([]verify.Identity, 0, len(in))
+	for _, m := range in {
+		out = append(out, verify.Identity{Issuer: m.Issuer, Subject: m.Subject})
+	}
+	return out
 }
