@@ -167,6 +167,13 @@ type OCIArtifact struct {
 	// +optional
 	Signer string `json:"signer,omitempty"`
 
+	// verificationSecretVersion is the resourceVersion of spec.verify.secretRef's Secret
+	// that signer was verified with: while it and the digest stay the same, a poll does
+	// not verify again; a change of the Secret (new keys, a new trusted root) verifies the
+	// artifact again.
+	// +optional
+	VerificationSecretVersion string `json:"verificationSecretVersion,omitempty"`
+
 	// lastUpdateTime is when the artifact last changed.
 	// +required
 	LastUpdateTime metav1.Time `json:"lastUpdateTime"`

@@ -92,22 +92,23 @@ func (r *OCIRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 }
 
 // verifier is the check of spec.verify (nil without it): internal/verify.OCI with the
-// provider and the keys of spec.verify.secretRef, read once tenant mode allows it.
-func (r *OCIRepositoryReconciler) verifier(ctx context.Context, obj *gitsyncv1.OCIRepository) (func(context.Context, name.Digest, []remote.Option) (string, error), error) {
+// provider and the keys of spec.verify.secretRef, read once tenant mode allows it; and
+// the Secret's resourceVersion, which a recorded signer must have been verified with.
+func (r *OCIRepositoryReconciler) verifier(ctx context.Context, obj *gitsyncv1.OCIRepository) (func(context.Context, name.Digest, []remote.Option) (string, error), string, error) {
 	v := obj.Spec.Verify
 	if v == nil {
-		return nil, nil
+		return nil, "", nil
 	}
 	if v.SecretRef == nil {
-		return nil, fmt.Errorf("spec.verify.secretRef is required: it names the Secret with the trusted keys (cosign public keys, notation CA certificates)")
+		return nil, "", fmt.Errorf("spec.verify.secretRef is required: it names the Secret with the trusted keys (cosign public keys or trusted_root.json, notation CA certificates)")
 	}
 	if err := r.SecretAccess.Check(ctx, obj.Namespace, v.SecretRef.Name); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	key := types.NamespacedName{Namespace: obj.Namespace, Name: v.SecretRef.Name}
 	secret := &corev1.Secret{}
 	if err := r.APIReader.Get(ctx, key, secret); err != nil {
-		return nil, fmt.Errorf("reading the verification secret %s: %w", key, err)
+		return nil, "", fmt.Errorf("reading the verification secret %s: %w", key, err)
 	}
 	check := verify.OCICheck{Provider: v.Provider, Keys: secret.Data, Identities: oidcIdentities(v.MatchOIDCIdentity)}
 	return func(ctx context.Context, ref name.Digest, opts []remote.Option) (string, error) {
@@ -116,7 +117,7 @@ func (r *OCIRepositoryReconciler) verifier(ctx context.Context, obj *gitsyncv1.O
 			return "", err
 		}
 		return signer.String(), nil
-	}, nil
+	}, secret.ResourceVersion, nil
 }
 
 // reconcileArtifact reads the credentials and pulls (nothing is downloaded when the
@@ -138,11 +139,14 @@ func (r *OCIRepositoryReconciler) reconcileArtifact(ctx context.Context, obj *gi
 		return r.fail(obj, gitsyncv1.SecretNotFoundReason, err, false)
 	}
 	// Fail closed: without a verifier nothing is pulled, and the last artifact stays.
-	if request.Verify, err = r.verifier(ctx, obj); err != nil {
+	var secretVersion string
+	if request.Verify, secretVersion, err = r.verifier(ctx, obj); err != nil {
 		return r.fail(obj, gitsyncv1.VerificationFailedReason, err, false)
 	}
 	prev := obj.Status.Artifact
-	request.Verified = prev != nil && prev.Signer != "" && obj.Generation == obj.Status.ObservedGeneration
+	// Verified with these keys before: another version of the Secret verifies again.
+	request.Verified = prev != nil && prev.Signer != "" && obj.Generation == obj.Status.ObservedGeneration &&
+		prev.VerificationSecretVersion == secretVersion
 	// No spec field asks for a size: the operator's --max-artifact-size, when lower than
 	// the default, is the bound, with no note.
 	request.MaxSize = oci.DefaultMaxSize
@@ -190,7 +194,7 @@ func (r *OCIRepositoryReconciler) reconcileArtifact(ctx context.Context, obj *gi
 	} else {
 		kit.FetchesTotal.WithLabelValues("unchanged").Inc()
 	}
-	r.record(ctx, obj, artifact)
+	r.record(ctx, obj, artifact, secretVersion)
 	conditions.Delete(obj, gitsyncv1.ReconcilingCondition)
 	conditions.Delete(obj, gitsyncv1.StalledCondition)
 	conditions.MarkTrue(obj, gitsyncv1.ReadyCondition, gitsyncv1.SucceededReason, "stored artifact for revision %s", artifact.Revision)
@@ -198,13 +202,19 @@ func (r *OCIRepositoryReconciler) reconcileArtifact(ctx context.Context, obj *gi
 }
 
 // record writes a new artifact into status, with an event; an unchanged one stays as it is.
-func (r *OCIRepositoryReconciler) record(ctx context.Context, obj *gitsyncv1.OCIRepository, a *oci.Artifact) {
+// secretVersion is the verification Secret's resourceVersion a new signer was verified
+// with.
+func (r *OCIRepositoryReconciler) record(ctx context.Context, obj *gitsyncv1.OCIRepository, a *oci.Artifact, secretVersion string) {
 	prev := obj.Status.Artifact
 	signer := a.Signer
+	if signer == "" {
+		secretVersion = ""
+	}
 	if signer == "" && obj.Spec.Verify != nil && prev != nil && prev.Digest == a.Digest {
-		signer = prev.Signer // verified before, not again
+		signer, secretVersion = prev.Signer, prev.VerificationSecretVersion // verified before, not again
 	}
 	if prev != nil && prev.Revision == a.Revision && prev.Digest == a.Digest && prev.URL == a.URL && prev.Signer == signer {
+		prev.VerificationSecretVersion = secretVersion // verified again with a new Secret: not a new artifact
 		return
 	}
 	metadata := a.Metadata
@@ -212,7 +222,7 @@ func (r *OCIRepositoryReconciler) record(ctx context.Context, obj *gitsyncv1.OCI
 		metadata = maps.Clone(prev.Metadata) // a new tag of the same digest: nothing was read
 	}
 	obj.Status.Artifact = &gitsyncv1.OCIArtifact{Revision: a.Revision, Digest: a.Digest, URL: a.URL,
-		Metadata: metadata, Signer: signer, LastUpdateTime: metav1.NewTime(r.now())}
+		Metadata: metadata, Signer: signer, VerificationSecretVersion: secretVersion, LastUpdateTime: metav1.NewTime(r.now())}
 	ctrl.LoggerFrom(ctx).Info("new artifact", "revision", a.Revision, "digest", a.Digest)
 	r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "NewArtifact", "Fetch", "stored artifact for revision %s", a.Revision)
 }
