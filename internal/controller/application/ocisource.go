@@ -49,6 +49,7 @@ func (r *Reconciler) reconcileOCISource(ctx context.Context, s *syncRun) outcome
 	if awaitingSyncRequest(s) {
 		return waitFor(0, "", "")
 	}
+	s.signer = artifact.Signer
 	if r.Artifacts == nil {
 		return waitFor(0, gitsyncv1.ArtifactNotReadyReason, "this operator does not store OCI artifacts")
 	}
