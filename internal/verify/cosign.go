@@ -85,28 +85,38 @@ type simpleSigning struct {
 	} `json:"critical"`
 }
 
-// cosignClassic verifies the signatures cosign stored at <repository>:sha256-<hex>.sig.
-// sigstore-go verifies Sigstore bundles; the classic layout carries a bare signature over
-// a simple-signing payload, so it is checked with sigstore's signature verifiers (the
-// ones sigstore-go itself builds on).
-func cosignClassic(ctx context.Context, ref name.Digest, keys []publicKey, opts ...remote.Option) (Signer, error) {
+// classicSignature is one layer of cosign's classic signature image: the signed
+// simple-signing payload, the signature and the layer's annotations (a keyless
+// signature's certificate and Rekor bundle).
+type classicSignature struct {
+	index       int
+	payload     []byte
+	sig         []byte
+	annotations map[string]string
+}
+
+// classicSignatures reads the signatures cosign stored at <repository>:sha256-<hex>.sig,
+// at most MaxSignatures layers of at most MaxPayloadSize bytes. A layer that cannot be
+// one is skipped with its reason; no such image is ErrUnverified.
+func classicSignatures(ctx context.Context, ref name.Digest, opts ...remote.Option) ([]classicSignature, []string, error) {
 	sigTag := ref.Context().Tag(strings.Replace(ref.DigestStr(), ":", "-", 1) + ".sig")
 	img, err := remote.Image(sigTag, append(opts, remote.WithContext(ctx))...)
 	var terr *transport.Error
 	if errors.As(err, &terr) && terr.StatusCode == 404 {
-		return Signer{}, fmt.Errorf("%w: %s has no cosign signature (%s)", ErrUnverified, ref, sigTag.TagStr())
+		return nil, nil, fmt.Errorf("%w: %s has no cosign signature (%s)", ErrUnverified, ref, sigTag.TagStr())
 	}
 	if err != nil {
-		return Signer{}, fmt.Errorf("reading the cosign signatures of %s: %w", ref, err)
+		return nil, nil, fmt.Errorf("reading the cosign signatures of %s: %w", ref, err)
 	}
 	manifest, err := img.Manifest()
 	if err != nil {
-		return Signer{}, fmt.Errorf("reading the cosign signatures of %s: %w", ref, err)
+		return nil, nil, fmt.Errorf("reading the cosign signatures of %s: %w", ref, err)
 	}
 	layers, err := img.Layers()
 	if err != nil {
-		return Signer{}, fmt.Errorf("reading the cosign signatures of %s: %w", ref, err)
+		return nil, nil, fmt.Errorf("reading the cosign signatures of %s: %w", ref, err)
 	}
+	var out []classicSignature
 	var reasons []string
 	for i, desc := range manifest.Layers {
 		if i >= MaxSignatures || i >= len(layers) {
@@ -123,19 +133,41 @@ func cosignClassic(ctx context.Context, ref name.Digest, keys []publicKey, opts 
 		}
 		payload, err := readLayer(layers[i])
 		if err != nil {
-			return Signer{}, fmt.Errorf("reading the cosign signatures of %s: %w", ref, err)
+			return nil, nil, fmt.Errorf("reading the cosign signatures of %s: %w", ref, err)
 		}
+		out = append(out, classicSignature{index: i, payload: payload, sig: sig, annotations: desc.Annotations})
+	}
+	return out, reasons, nil
+}
+
+// namesDigest checks that a simple-signing payload is cosign's and names ref's digest.
+func namesDigest(payload []byte, ref name.Digest) error {
+	var p simpleSigning
+	if err := json.Unmarshal(payload, &p); err != nil {
+		return fmt.Errorf("payload: %w", err)
+	}
+	if p.Critical.Type != cosignPayloadType || p.Critical.Image.DockerManifestDigest != ref.DigestStr() {
+		return fmt.Errorf("signed for %s, not this digest", p.Critical.Image.DockerManifestDigest)
+	}
+	return nil
+}
+
+// cosignClassic verifies the signatures cosign stored at <repository>:sha256-<hex>.sig
+// with keys. sigstore-go verifies Sigstore bundles; the classic layout carries a bare
+// signature over a simple-signing payload, so it is checked with sigstore's signature
+// verifiers (the ones sigstore-go itself builds on).
+func cosignClassic(ctx context.Context, ref name.Digest, keys []publicKey, opts ...remote.Option) (Signer, error) {
+	sigs, reasons, err := classicSignatures(ctx, ref, opts...)
+	if err != nil {
+		return Signer{}, err
+	}
+	for _, cs := range sigs {
 		for _, k := range keys {
-			if k.verifier.VerifySignature(bytes.NewReader(sig), bytes.NewReader(payload)) != nil {
+			if k.verifier.VerifySignature(bytes.NewReader(cs.sig), bytes.NewReader(cs.payload)) != nil {
 				continue
 			}
-			var p simpleSigning
-			if err := json.Unmarshal(payload, &p); err != nil {
-				reasons = append(reasons, fmt.Sprintf("layer %d: payload: %v", i, err))
-				continue
-			}
-			if p.Critical.Type != cosignPayloadType || p.Critical.Image.DockerManifestDigest != ref.DigestStr() {
-				reasons = append(reasons, fmt.Sprintf("layer %d: signed by %s for %s, not this digest", i, k.name, p.Critical.Image.DockerManifestDigest))
+			if err := namesDigest(cs.payload, ref); err != nil {
+				reasons = append(reasons, fmt.Sprintf("layer %d: %s: %v", cs.index, k.name, err))
 				continue
 			}
 			return Signer{Scheme: "cosign", Fingerprint: k.fingerprint, Identity: k.name}, nil

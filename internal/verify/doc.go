@@ -16,14 +16,15 @@
 // bundles attached as OCI 1.1 referrers (cosign v3, `--new-bundle-format`). With the
 // key trusted_root.json (a private Sigstore's TrustedRoot JSON) it checks keyless
 // Sigstore bundles with sigstore-go: the certificate chains to the root's Fulcio CA at a
-// time its Rekor log or timestamp authority vouches for, the log entries verify, and the
+// time its Rekor log or timestamp authority vouches for, a log entry verifies, and the
 // certificate's OIDC issuer and subject match one of check.Identities (anchored RE2;
 // required). The trusted root is only what the Secret holds: nothing is fetched from the
 // public Sigstore instance (no TUF) or any other address. A bundle must sign the
 // artifact's manifest digest (cosign's in-toto statement of predicate type
 // https://sigstore.dev/cosign/sign/v1, or a message signature); attestations of other
-// predicate types are not signatures. Keyless signatures in the classic layout are not
-// verified (refused). "notation" checks the notation signatures among the artifact's
+// predicate types are not signatures. Keyless signatures in the classic layout are read
+// as the bundle they amount to (certificate and Rekor bundle annotations) and checked the
+// same way. "notation" checks the notation signatures among the artifact's
 // referrers against the Secret's PEM CA certificates. Pass the same remote.Options
 // (credentials, transport behind the egress guard) as for the pull.
 //

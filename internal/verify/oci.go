@@ -46,13 +46,15 @@ type OCICheck struct {
 //     docker-manifest-digest must be ref's) or as Sigstore bundles (cosign v3, `cosign
 //     sign --new-bundle-format`: see below), signed by one of the keys. Transparency log
 //     entries in them are not checked (the Secret gives no log key).
-//   - cosign with trusted_root.json (keyless): Sigstore bundles only, whose certificate
+//   - cosign with trusted_root.json (keyless): Sigstore bundles, and classic-layout
+//     signatures read as the bundle they amount to (their certificate and Rekor bundle
+//     annotations; one without a Rekor bundle is refused), whose certificate
 //     chains to a Fulcio CA of the root, at a time a log entry or a timestamp authority
-//     of the root vouches for, with a verified entry of each of the root's Rekor logs
+//     of the root vouches for, with a verified entry in one of the root's Rekor logs
 //     when it has any and an SCT of its CT logs when it has any, and whose OIDC issuer
 //     and subject match one of check.Identities (required). Nothing is fetched from the
 //     public Sigstore instance or any other address: the root is only what the Secret
-//     holds. Keyless signatures in the classic layout are not supported.
+//     holds.
 //   - notation: the signatures notation attaches as referrers (JWS or COSE envelopes);
 //     keys are PEM CA certificates (a "ca" trust store; any identity they certify is
 //     trusted), notation's strict level without revocation checks (no OCSP or CRL address

@@ -51,7 +51,15 @@ func cosignKeyless(ctx context.Context, ref name.Digest, rootJSON []byte, identi
 		}
 		popts = append(popts, sgverify.WithCertificateIdentity(ci))
 	}
-	return verifyBundles(ctx, ref, []bundleVerifier{{verifier: v, policy: popts, signer: keylessSigner}}, opts...)
+	signer, bundleErr := verifyBundles(ctx, ref, []bundleVerifier{{verifier: v, policy: popts, signer: keylessSigner}}, opts...)
+	if bundleErr == nil || !errors.Is(bundleErr, ErrUnverified) {
+		return signer, bundleErr
+	}
+	signer, classicErr := classicKeyless(ctx, ref, v, popts, opts...)
+	if classicErr == nil || !errors.Is(classicErr, ErrUnverified) {
+		return signer, classicErr
+	}
+	return Signer{}, fmt.Errorf("%w; %w", bundleErr, classicErr)
 }
 
 // cosignKeyPair verifies ref's cosign signatures by the Secret's PEM public keys: in the

@@ -44,6 +44,12 @@ func TestOCICosignKeylessBundles(t *testing.T) {
 		t.Errorf("signer = %q (%+v), want %q", s.String(), s, want)
 	}
 
+	// A root without a Rekor log: the timestamp authority's time is enough.
+	tsaOnly := verify.OCICheck{Provider: verify.ProviderCosign, Keys: map[string][]byte{verify.TrustedRootKey: sigstore.TrustedRootWithoutLog(t)}, Identities: identities}
+	if s, err := verify.OCI(ctx, signed, tsaOnly); err != nil || s.String() != ciSubject+" (issuer "+ciIssuer+")" {
+		t.Errorf("root without a log: signer %q, err %v", s, err)
+	}
+
 	// Each refusal below is a reason of its own.
 	wrongSubject := pushArtifact(t, host, "apps/wrong-subject")
 	signing.AttachBundle(t, wrongSubject, sigstore.Bundle(t, signing.SignStatement(t, wrongSubject.Context().Name(), wrongSubject.DigestStr()),
@@ -87,6 +93,8 @@ func TestOCICosignKeylessBundles(t *testing.T) {
 			Identities: []verify.Identity{{Issuer: "(", Subject: ".*"}}}, "", false},
 		{"identity with public keys", signed.String(), "has no trusted_root.json", verify.OCICheck{Provider: verify.ProviderCosign,
 			Keys: map[string][]byte{"cosign.pub": key.Public}, Identities: identities}, "", false},
+		{"another root, no log in the root", otherRoot.String(), "failed to verify timestamps", verify.OCICheck{Provider: verify.ProviderCosign,
+			Keys: map[string][]byte{verify.TrustedRootKey: sigstore.TrustedRootWithoutLog(t)}, Identities: identities}, otherRoot.DigestStr(), true},
 		{"broken root", signed.String(), "reading trusted_root.json", verify.OCICheck{Provider: verify.ProviderCosign,
 			Keys: map[string][]byte{verify.TrustedRootKey: []byte("{}")}, Identities: identities}, "", false},
 	} {

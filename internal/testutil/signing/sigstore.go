@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"strings"
 	"testing"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
@@ -24,6 +27,7 @@ import (
 	protorekor "github.com/sigstore/protobuf-specs/gen/pb-go/rekor/v1"
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
+	"github.com/sigstore/sigstore-go/pkg/tlog"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
@@ -55,6 +59,18 @@ func NewSigstore(t testing.TB) *Sigstore {
 // timestamp authority (no CT log: the virtual Fulcio embeds no SCTs).
 func (s *Sigstore) TrustedRoot(t testing.TB) []byte {
 	t.Helper()
+	return s.trustedRoot(t, true)
+}
+
+// TrustedRootWithoutLog is TrustedRoot without the Rekor log: signing times come from the
+// timestamp authority alone.
+func (s *Sigstore) TrustedRootWithoutLog(t testing.TB) []byte {
+	t.Helper()
+	return s.trustedRoot(t, false)
+}
+
+func (s *Sigstore) trustedRoot(t testing.TB, withLog bool) []byte {
+	t.Helper()
 	// The virtual log's ID is its hex key ID as text; a trusted root holds the raw ID.
 	logs := map[string]*root.TransparencyLog{}
 	for id, l := range s.vs.RekorLogs() {
@@ -65,6 +81,9 @@ func (s *Sigstore) TrustedRoot(t testing.TB) []byte {
 		c := *l
 		c.ID = raw
 		logs[id] = &c
+	}
+	if !withLog {
+		logs = nil
 	}
 	tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, s.vs.FulcioCertificateAuthorities(), nil,
 		s.vs.TimestampingAuthorities(), logs)
@@ -228,4 +247,56 @@ func AttachBundle(t testing.TB, ref name.Digest, bundle []byte, opts ...remote.O
 func Attestation(t testing.TB, repository, digest string) []byte {
 	t.Helper()
 	return statement(t, repository, digest, "https://spdx.dev/Document")
+}
+
+// CosignClassic pushes a keyless signature of digest (normally ref's own) under ref's
+// `sha256-<hex>.sig` tag, as `cosign sign` wrote them before v3: the simple-signing
+// payload, its signature, the leaf certificate and the Rekor bundle (the entry and the
+// log's signed entry timestamp) as the layer's annotations.
+func (s *Sigstore) CosignClassic(t testing.TB, ref name.Digest, digest, subject, issuer string, opts ...remote.Option) {
+	t.Helper()
+	payload := fmt.Sprintf(`{"critical":{"identity":{"docker-reference":%q},"image":{"docker-manifest-digest":%q},"type":"cosign container image signature"},"optional":null}`,
+		ref.Context().Name(), digest)
+	e, err := s.vs.Sign(subject, issuer, []byte(payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vc, err := e.VerificationContent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := e.SignatureContent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := e.TlogEntries()
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("signing: the log entry: %v", err)
+	}
+	tle := entries[0].TransparencyLogEntry()
+	rp := tlog.RekorPayload{Body: base64.StdEncoding.EncodeToString(tle.CanonicalizedBody), IntegratedTime: tle.IntegratedTime,
+		LogIndex: tle.LogIndex, LogID: hex.EncodeToString(tle.LogId.KeyId)}
+	set, err := s.vs.RekorSignPayload(rp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rekorBundle, err := json.Marshal(map[string]any{"SignedEntryTimestamp": set, "Payload": rp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := mutate.Append(mutate.MediaType(empty.Image, types.OCIManifestSchema1), mutate.Addendum{
+		Layer: static.NewLayer([]byte(payload), "application/vnd.dev.cosign.simplesigning.v1+json"),
+		Annotations: map[string]string{
+			"dev.cosignproject.cosign/signature": base64.StdEncoding.EncodeToString(sc.MessageSignatureContent().Signature()),
+			"dev.sigstore.cosign/certificate":    string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: vc.Certificate().Raw})),
+			"dev.sigstore.cosign/bundle":         string(rekorBundle),
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag := ref.Context().Tag(strings.Replace(ref.DigestStr(), ":", "-", 1) + ".sig")
+	if err := remote.Write(tag, img, opts...); err != nil {
+		t.Fatalf("signing: pushing the keyless signature of %s: %v", ref, err)
+	}
 }
