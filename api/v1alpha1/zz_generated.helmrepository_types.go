@@ -84,7 +84,8 @@ type HelmRepositoryVerification struct {
 	// keys (the keyring; `gpg --export --armor`); for `cosign`, PEM public keys
 	// (`cosign.pub`; classic `sha256-<hex>.sig` signatures or Sigstore bundles by the key
 	// pair) or the key `trusted_root.json` (keyless: a private Sigstore's TrustedRoot
-	// JSON; Sigstore bundles checked against it and matchOIDCIdentity, nothing fetched
+	// JSON; Sigstore bundles or classic keyless signatures checked against it and
+	// matchOIDCIdentity, nothing fetched
 	// from the public Sigstore instance); for `notation`, PEM CA certificates.
 	// +required
 	SecretRef LocalObjectReference `json:"secretRef"`

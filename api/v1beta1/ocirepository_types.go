@@ -130,9 +130,10 @@ type OCIRepositoryVerification struct {
 	// `sha256-<hex>.sig` layout or as Sigstore bundles attached as referrers, their
 	// transparency log entries not checked), or the key `trusted_root.json` (keyless: a
 	// Sigstore TrustedRoot JSON with the Fulcio CA chains, Rekor and CT log keys and
-	// timestamp authorities of a private Sigstore; Sigstore bundles only, each checked
-	// against that root and matchOIDCIdentity; nothing is fetched from the public
-	// Sigstore instance). For `notation`: PEM CA certificates.
+	// timestamp authorities of a private Sigstore; Sigstore bundles, or classic-layout
+	// signatures with their certificate and Rekor bundle, each checked against that root
+	// and matchOIDCIdentity; nothing is fetched from the public Sigstore instance). For
+	// `notation`: PEM CA certificates.
 	// +optional
 	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
 
