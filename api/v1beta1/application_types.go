@@ -5,11 +5,29 @@ import (
 )
 
 // ApplicationSpec says what to build from which source and how to keep the cluster equal to it.
-// +kubebuilder:validation:XValidation:rule="self.sourceRef.kind != 'HelmRepository' || (has(self.helm) && has(self.helm.chart) && size(self.helm.chart) > 0)",message="spec.helm.chart is required with a HelmRepository source"
+// +kubebuilder:validation:XValidation:rule="has(self.sourceRef) != has(self.sources)",message="exactly one of spec.sourceRef and spec.sources is required"
+// +kubebuilder:validation:XValidation:rule="!has(self.sourceRef) || self.sourceRef.kind != 'HelmRepository' || (has(self.helm) && has(self.helm.chart) && size(self.helm.chart) > 0)",message="spec.helm.chart is required with a HelmRepository source"
+// +kubebuilder:validation:XValidation:rule="!has(self.sources) || (!has(self.helm) && !has(self.postBuild) && (!has(self.path) || self.path == './'))",message="with spec.sources, path, helm and postBuild go on each source, not on the spec"
+// +kubebuilder:validation:XValidation:rule="!has(self.sources) || !has(self.pinnedRevision)",message="spec.pinnedRevision is not supported with spec.sources: rollback of a multi-source Application is not supported"
 type ApplicationSpec struct {
-	// sourceRef names the GitRepository whose artifact is built.
-	// +required
-	SourceRef SourceReference `json:"sourceRef"`
+	// sourceRef names the GitRepository, OCIRepository or HelmRepository whose artifact
+	// is built. Exactly one of sourceRef and sources is set.
+	// +optional
+	SourceRef SourceReference `json:"sourceRef,omitzero"`
+
+	// sources are several sources rendered into one Application, in place of sourceRef
+	// (exactly one of the two is set): each source is rendered on its own with the same
+	// pipeline (its path, helm and postBuild; spec.decryption, patches, images and
+	// commonMetadata apply to every source), and the objects are joined into one
+	// inventory, one dry-run, one apply and one prune. An object (group, kind, namespace,
+	// name) that two sources render fails the revision (BuildFailed, naming both). The
+	// revision (status.lastAppliedRevision, history) lists every source's, as
+	// `<Kind>/<name>@<revision>` joined by ";" in the order of the list.
+	// spec.pinnedRevision (a rollback) is not supported with sources.
+	// +optional
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=10
+	Sources []ApplicationSource `json:"sources,omitempty"`
 
 	// cluster names a Cluster (in the Application's namespace unless
 	// cluster.namespace says otherwise, which gitsync run --allow-cross-namespace-refs
@@ -150,6 +168,34 @@ type ApplicationSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=20
 	SyncWindows []SyncWindow `json:"syncWindows,omitempty"`
+}
+
+// ApplicationSource is one source of spec.sources and what is rendered of it.
+// +kubebuilder:validation:XValidation:rule="self.sourceRef.kind != 'HelmRepository' || (has(self.helm) && has(self.helm.chart) && size(self.helm.chart) > 0)",message="helm.chart is required with a HelmRepository source"
+type ApplicationSource struct {
+	// sourceRef names the GitRepository, OCIRepository or HelmRepository of this source.
+	// +required
+	SourceRef SourceReference `json:"sourceRef"`
+
+	// path inside the source's artifact to build, as spec.path.
+	// +optional
+	// +kubebuilder:default="./"
+	Path string `json:"path,omitempty"`
+
+	// targetNamespace of this source's namespaced objects that have none in Git;
+	// unset: spec.targetNamespace, else the Application's own namespace.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	TargetNamespace string `json:"targetNamespace,omitempty"`
+
+	// helm renders this source's path (or its HelmRepository's chart) as spec.helm does.
+	// +optional
+	Helm *HelmSpec `json:"helm,omitempty"`
+
+	// postBuild substitutes ${VAR} references in this source's objects, as
+	// spec.postBuild does.
+	// +optional
+	PostBuild *PostBuild `json:"postBuild,omitempty"`
 }
 
 // SourceReference names the source of an Application.

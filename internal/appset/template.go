@@ -168,7 +168,7 @@ func validate(t *gitsyncv1.ApplicationSetTemplate) error {
 			errs = append(errs, fmt.Errorf("metadata.annotations[%q]: %s", k, m))
 		}
 	}
-	if t.Spec.SourceRef.Name == "" {
+	if len(t.Spec.Sources) == 0 && t.Spec.SourceRef.Name == "" {
 		errs = append(errs, errors.New("spec.sourceRef.name is empty"))
 	}
 	if len(errs) > 0 {
