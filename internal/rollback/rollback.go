@@ -17,9 +17,15 @@ var ErrRefused = errors.New("rollback refused")
 
 // Target is the revision of app's status.history that to names — the whole revision, or
 // a commit prefix of at least 7 hex digits matching exactly one revision — for
-// spec.pinnedRevision. An Application of a HelmRepository has no commit to pin, and a
-// suspended one would not sync it: both are refused.
+// spec.pinnedRevision. An Application of a HelmRepository has no commit to pin, one of
+// spec.sources has several, and a suspended one would not sync it: all are refused.
 func Target(app *gitsyncv1.Application, to string) (string, error) {
+	if app.MultiSource() {
+		// The controller refuses a pin with spec.sources: one commit cannot pin several sources.
+		return "", fmt.Errorf("%w: Application %s/%s has spec.sources: rollback of a multi-source Application is not supported; "+
+			"pin each source instead (a GitRepository's spec.ref.commit, an OCIRepository's spec.ref.digest, a chart's helm.version)",
+			ErrRefused, app.Namespace, app.Name)
+	}
 	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
 		// The controller refuses a pin of a chart: say how to roll a chart back.
 		return "", fmt.Errorf("%w: Application %s/%s renders a chart of HelmRepository %s: rollback pins a Git commit; "+

@@ -57,3 +57,17 @@ func TestTarget(t *testing.T) {
 		t.Errorf("want the OCI refusal, got %v", err)
 	}
 }
+
+// An Application of spec.sources has no one commit to pin: refused, saying so.
+func TestTargetRefusesSeveralSources(t *testing.T) {
+	a := "GitRepository/a@main@sha1:" + strings.Repeat("a", 40) + ";GitRepository/b@main@sha1:" + strings.Repeat("b", 40)
+	app := &gitsyncv1.Application{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"},
+		Spec: gitsyncv1.ApplicationSpec{Sources: []gitsyncv1.ApplicationSource{
+			{SourceRef: gitsyncv1.SourceReference{Kind: gitsyncv1.GitRepositoryKind, Name: "a"}},
+			{SourceRef: gitsyncv1.SourceReference{Kind: gitsyncv1.GitRepositoryKind, Name: "b"}}}},
+		Status: gitsyncv1.ApplicationStatus{History: []gitsyncv1.SyncHistoryEntry{{Revision: a}}}}
+	got, err := Target(app, a)
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "rollback of a multi-source Application is not supported") {
+		t.Fatalf("Target = %q, %v; want a refusal naming multi-source", got, err)
+	}
+}

@@ -9,7 +9,8 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/render"
 )
 
-// reconcileBuild renders spec.path. A failure applies nothing: Ready=False/BuildFailed.
+// reconcileBuild renders spec.path (each of spec.sources, joined: multibuild.go). A
+// failure applies nothing: Ready=False/BuildFailed.
 func (r *Reconciler) reconcileBuild(ctx context.Context, s *syncRun) outcome {
 	if resumable(s) == nil {
 		s.app.Status.SyncProgress = nil // a waiting sync of another revision or spec: superseded
@@ -18,19 +19,28 @@ func (r *Reconciler) reconcileBuild(ctx context.Context, s *syncRun) outcome {
 	s.app.Status.LastAttemptedRevision = s.revision
 	release := r.Storage.Acquire(s.dir) // checkout GC keeps it while the build reads it
 	defer release()
+	defer s.acquireParts(r.Storage)()
 	defer s.values.acquire(r.Storage)()
-	res, err := r.renderFrom(ctx, s.dir, s.values.roots, s.app)
+	what := fmt.Sprintf("%s at %s", pathOf(s.app), s.revision)
+	var res *render.Result
+	var err error
+	if len(s.parts) > 0 {
+		what = "spec.sources"
+		res, err = r.renderParts(ctx, s.parts, s.values.roots)
+	} else {
+		res, err = r.renderFrom(ctx, s.dir, s.values.roots, s.app)
+	}
 	if render.IsRetryable(err) {
-		return revisionRetry(gitsyncv1.ArtifactNotReadyReason, fmt.Errorf("rendering chart %s at %s: %w", pathOf(s.app), s.revision, err))
+		return revisionRetry(gitsyncv1.ArtifactNotReadyReason, fmt.Errorf("rendering chart %s: %w", what, err))
 	}
 	if render.IsLimit(err) {
-		return r.revisionStalled(s, gitsyncv1.RenderLimitExceededReason, fmt.Sprintf("rendering %s at %s: %v", pathOf(s.app), s.revision, err))
+		return r.revisionStalled(s, gitsyncv1.RenderLimitExceededReason, fmt.Sprintf("rendering %s: %v", what, err))
 	}
 	if render.IsValuesError(err) {
-		return r.revisionStalled(s, gitsyncv1.ValuesNotFoundReason, fmt.Sprintf("rendering chart %s at %s: %v", pathOf(s.app), s.revision, err))
+		return r.revisionStalled(s, gitsyncv1.ValuesNotFoundReason, fmt.Sprintf("rendering chart %s: %v", what, err))
 	}
 	if err != nil {
-		return r.revisionStalled(s, gitsyncv1.BuildFailedReason, fmt.Sprintf("building %s at %s: %v", pathOf(s.app), s.revision, err))
+		return r.revisionStalled(s, gitsyncv1.BuildFailedReason, fmt.Sprintf("building %s: %v", what, err))
 	}
 	s.objects = res.Objects
 	s.chart, s.chartVersion, s.chartCRDs = res.Chart.Name, res.Chart.Version, res.Chart
@@ -39,7 +49,7 @@ func (r *Reconciler) reconcileBuild(ctx context.Context, s *syncRun) outcome {
 		if len(s.app.Spec.HealthChecks) > 0 && strings.HasPrefix(err.Error(), "spec.healthChecks") {
 			reason = gitsyncv1.HealthCheckInvalidReason
 		}
-		return r.revisionStalled(s, reason, fmt.Sprintf("building %s at %s: %v", pathOf(s.app), s.revision, err))
+		return r.revisionStalled(s, reason, fmt.Sprintf("building %s: %v", what, err))
 	}
 	return done()
 }

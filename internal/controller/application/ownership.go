@@ -174,6 +174,9 @@ func (r *Reconciler) renderCurrent(ctx context.Context, app *gitsyncv1.Applicati
 	if err := r.checkAccess(app); err != nil {
 		return nil, err
 	}
+	if app.MultiSource() {
+		return r.renderCurrentSources(ctx, app) // multibuild.go
+	}
 	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
 		loc, err := r.resolveChart(ctx, app)
 		if err != nil {

@@ -29,15 +29,28 @@ func (r *Reconciler) reconcileRestore(ctx context.Context, s *syncRun) outcome {
 	if r.Desired == nil || isRemote(app) || app.Status.LastAppliedRevision == "" || r.Desired.Tracked(key) {
 		return done()
 	}
-	dir, ok := r.lastAppliedAtHand(ctx, app)
-	if !ok {
-		return done()
+	var res *render.Result
+	var err error
+	if app.MultiSource() { // every source at its revision of the last applied one
+		parts, ok := r.partsAt(ctx, app, app.Status.LastAppliedRevision)
+		if !ok || r.checkAccess(app) != nil {
+			return done()
+		}
+		run := &syncRun{parts: parts}
+		defer run.acquireParts(r.Storage)()
+		values, _ := r.valuesSourcesOf(ctx, app)
+		res, err = r.renderParts(ctx, parts, values.roots)
+	} else {
+		dir, ok := r.lastAppliedAtHand(ctx, app)
+		if !ok {
+			return done()
+		}
+		release := r.Storage.Acquire(dir)
+		defer release()
+		res, err = r.render(ctx, dir, app)
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("revision", app.Status.LastAppliedRevision)
-	release := r.Storage.Acquire(dir)
-	defer release()
 	var objs []*unstructured.Unstructured
-	res, err := r.render(ctx, dir, app)
 	if err == nil {
 		objs, err = render.MainSet(res.Objects) // hooks are not tracked for drift
 	}

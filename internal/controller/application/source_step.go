@@ -16,11 +16,15 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/sourceid"
 )
 
-// reconcileSource finds the source's artifact and its checkout. Without an artifact:
+// reconcileSource finds the source's artifact and its checkout (every source's, with
+// spec.sources). Without an artifact:
 // Ready=False/ArtifactNotReady (the source's watch wakes the Application when it comes).
 // With autoSync off, a new revision waits (sync OutOfSync) until requested-at changes.
 func (r *Reconciler) reconcileSource(ctx context.Context, s *syncRun) outcome {
 	app := s.app
+	if app.MultiSource() {
+		return r.reconcileSources(ctx, s) // multisource.go: spec.sources
+	}
 	switch app.Spec.SourceRef.Kind {
 	case gitsyncv1.HelmRepositoryKind:
 		return r.reconcileChartSource(ctx, s) // chart.go

@@ -28,7 +28,7 @@ func (v valuesSources) changed(app *gitsyncv1.Application) bool {
 }
 
 // reconcileValuesSources finds the checkouts of the GitRepositories that
-// spec.helm.valuesFilesFrom reads (in the Application's namespace). One without an
+// spec.helm.valuesFilesFrom (of each of spec.sources) reads (in the Application's namespace). One without an
 // artifact, or whose checkout is not in storage yet: Ready=False/ArtifactNotReady (its
 // watch wakes the Application when it comes). A new revision of one of them renders the
 // Application again, as a new revision of its own source does.
@@ -50,11 +50,12 @@ func (r *Reconciler) reconcileValuesSources(ctx context.Context, s *syncRun) out
 // artifacts; the outcome says what is waited for when one is not there.
 func (r *Reconciler) valuesSourcesOf(ctx context.Context, app *gitsyncv1.Application) (valuesSources, outcome) {
 	var v valuesSources
-	if app.Spec.Helm == nil || len(app.Spec.Helm.ValuesFilesFrom) == 0 {
+	refs := valuesFileRefs(app)
+	if len(refs) == 0 {
 		return v, done()
 	}
 	v.roots = map[string]string{}
-	for _, ref := range app.Spec.Helm.ValuesFilesFrom {
+	for _, ref := range refs {
 		key := ref.SourceRef.Key()
 		if _, ok := v.roots[key]; ok {
 			continue
@@ -107,15 +108,23 @@ func (v valuesSources) acquire(storage Checkouts) (release func()) {
 // valuesSourceKeys are the ApplicationSourceIndex values of app's values sources: a new
 // artifact of one of them wakes the Application.
 func valuesSourceKeys(app *gitsyncv1.Application) []string {
-	if app.Spec.Helm == nil {
-		return nil
-	}
 	var keys []string
-	for _, ref := range app.Spec.Helm.ValuesFilesFrom {
+	for _, ref := range valuesFileRefs(app) {
 		key := types.NamespacedName{Namespace: app.Namespace, Name: ref.SourceRef.Name}.String()
 		if !slices.Contains(keys, key) {
 			keys = append(keys, key)
 		}
 	}
 	return keys
+}
+
+// valuesFileRefs are the helm.valuesFilesFrom entries of every source app renders, in order.
+func valuesFileRefs(app *gitsyncv1.Application) []gitsyncv1.ValuesFileReference {
+	var refs []gitsyncv1.ValuesFileReference
+	for _, src := range app.SourceList() {
+		if src.Helm != nil {
+			refs = append(refs, src.Helm.ValuesFilesFrom...)
+		}
+	}
+	return refs
 }

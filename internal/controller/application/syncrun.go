@@ -32,6 +32,9 @@ type syncRun struct {
 	dir string
 	// values are the checkouts of spec.helm.valuesFilesFrom's sources (sources.go).
 	values valuesSources
+	// parts are the sources of spec.sources, each with its checkout (multisource.go);
+	// empty with spec.sourceRef (dir is its checkout).
+	parts []sourcePart
 
 	rendered
 	applied

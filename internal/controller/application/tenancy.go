@@ -53,9 +53,15 @@ func (r *Reconciler) refusedReference(app *gitsyncv1.Application) string {
 	if msg := refusedCluster(app); msg != "" { // cluster_step.go
 		return msg
 	}
-	if ns := app.Spec.SourceRef.Namespace; ns != "" && ns != app.Namespace {
-		return fmt.Sprintf("sourceRef names %s %s/%s in another namespace: cross-namespace references are not allowed (gitsync run --allow-cross-namespace-refs)",
-			app.Spec.SourceRef.Kind, ns, app.Spec.SourceRef.Name)
+	for i, src := range app.SourceList() {
+		if ns := src.SourceRef.Namespace; ns != "" && ns != app.Namespace {
+			field := "sourceRef"
+			if app.MultiSource() {
+				field = fmt.Sprintf("sources[%d].sourceRef", i)
+			}
+			return fmt.Sprintf("%s names %s %s/%s in another namespace: cross-namespace references are not allowed (gitsync run --allow-cross-namespace-refs)",
+				field, src.SourceRef.Kind, ns, src.SourceRef.Name)
+		}
 	}
 	for _, dep := range app.Spec.DependsOn {
 		if dep.Namespace != "" && dep.Namespace != app.Namespace {
@@ -67,13 +73,15 @@ func (r *Reconciler) refusedReference(app *gitsyncv1.Application) string {
 }
 
 // sourceIndexKeys are the values of kit.ApplicationSourceIndex for an Application: its
-// source, unless the reference is refused (then no source's event enqueues it), and the
-// GitRepositories of its helm.valuesFilesFrom (sources.go).
+// sources (every one of spec.sources), unless a reference is refused (then no source's
+// event enqueues it), and the GitRepositories of their helm.valuesFilesFrom (sources.go).
 func (r *Reconciler) sourceIndexKeys(app *gitsyncv1.Application) []string {
-	if ns := app.Spec.SourceRef.Namespace; ns != "" && ns != app.Namespace && !r.AllowCrossNamespaceRefs {
-		return nil
+	for _, src := range app.SourceList() {
+		if ns := src.SourceRef.Namespace; ns != "" && ns != app.Namespace && !r.AllowCrossNamespaceRefs {
+			return nil
+		}
 	}
-	return append([]string{kit.SourceIndexKey(app)}, valuesSourceKeys(app)...)
+	return append(kit.SourceIndexKeys(app), valuesSourceKeys(app)...)
 }
 
 // refreshAsked is a request to a source to fetch a missing checkout again.

@@ -1,6 +1,8 @@
 package kit
 
 import (
+	"slices"
+
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -14,7 +16,8 @@ import (
 // (HelmSourceIndexKey for a HelmRepository).
 const ApplicationSourceIndex = ".spec.sourceRef"
 
-// SourceIndexKey is the ApplicationSourceIndex value of the Application's source.
+// SourceIndexKey is the ApplicationSourceIndex value of the Application's source
+// (spec.sourceRef; SourceIndexKeys for every source of spec.sources).
 func SourceIndexKey(app *gitsyncv1.Application) string {
 	switch app.Spec.SourceRef.Kind {
 	case gitsyncv1.HelmRepositoryKind:
@@ -23,6 +26,19 @@ func SourceIndexKey(app *gitsyncv1.Application) string {
 		return OCISourceIndexKey(sourceid.Key(app))
 	}
 	return sourceid.Key(app).String()
+}
+
+// SourceIndexKeys are the ApplicationSourceIndex values of every source the Application
+// renders (SourceList), each once: a new artifact of any of them wakes it.
+func SourceIndexKeys(app *gitsyncv1.Application) []string {
+	var keys []string
+	for i := range app.SourceList() {
+		key := SourceIndexKey(app.ForSource(i))
+		if !slices.Contains(keys, key) {
+			keys = append(keys, key)
+		}
+	}
+	return keys
 }
 
 // OCISourceIndexKey is the ApplicationSourceIndex value of an OCIRepository.
