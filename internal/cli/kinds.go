@@ -162,6 +162,9 @@ func rowOf(obj client.Object, now time.Time) row {
 		}
 		if o.Status.LastAppliedRevision != "" {
 			r.Revision = o.Status.LastAppliedRevision
+			if o.MultiSource() { // every source's, shortened: -o yaml has them whole
+				r.Revision = operations.RevisionCell(o.Status.LastAppliedRevision)
+			}
 		}
 		r.Window = windowCell(o.Status.SyncWindow, now)
 		if pin := pinnedRevision(o); pin != "" {

@@ -33,6 +33,9 @@ func addLookupFlag(cmd *cobra.Command, lookup *bool) {
 // Without decrypt, SOPS-encrypted content is left encrypted (render.Source.KeepEncrypted).
 func renderLocal(ctx context.Context, local localPath, app *gitsyncv1.Application, cluster *render.Cluster, decrypt bool) (*rendered, error) {
 	dir := local.Dir
+	if app.MultiSource() {
+		return nil, fmt.Errorf("--path %s renders one source in place of spec.path: Application %s/%s has spec.sources (diff it without --path)", dir, app.Namespace, app.Name)
+	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("resolving --path %s: %w", dir, err)

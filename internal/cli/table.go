@@ -21,14 +21,19 @@ import (
 func wideColumns(obj client.Object) (source, target string) {
 	switch o := obj.(type) {
 	case *gitsyncv1.Application:
-		source = o.Spec.SourceRef.Kind + "/" + o.Spec.SourceRef.Name
-		target = operations.PathOrDot(o.Spec.Path)
-		if o.Spec.Helm != nil && o.Spec.Helm.Chart != "" {
-			target = o.Spec.Helm.Chart
-			if o.Spec.Helm.Version != "" {
-				target += " " + o.Spec.Helm.Version
+		source = operations.SourceSummary(o)
+		var targets []string
+		for _, src := range o.SourceList() {
+			t := operations.PathOrDot(src.Path)
+			if src.Helm != nil && src.Helm.Chart != "" {
+				t = src.Helm.Chart
+				if src.Helm.Version != "" {
+					t += " " + src.Helm.Version
+				}
 			}
+			targets = append(targets, t)
 		}
+		target = strings.Join(targets, ",")
 	case *gitsyncv1.GitRepository:
 		source = redact.URL(o.Spec.URL)
 		target = "-"

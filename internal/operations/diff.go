@@ -193,6 +193,13 @@ func (d *Diff) Changes() bool {
 func (d *Diff) Report() string {
 	var w strings.Builder
 	fmt.Fprintf(&w, "Application %s/%s, %s\n", d.App.Namespace, d.App.Name, d.Rendered.From)
+	for _, ch := range d.SourceChanges() { // which of several sources changed
+		from := "(not applied yet)"
+		if ch.From != "" {
+			from = ShortRevision(ch.From)
+		}
+		fmt.Fprintf(&w, "source %s: %s → %s\n", ch.Source, from, ShortRevision(ch.To))
+	}
 	counts := map[string]int{}
 	for _, o := range d.Outcomes {
 		counts[o.Action]++

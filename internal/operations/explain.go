@@ -137,8 +137,11 @@ func Dependencies(ctx context.Context, c client.Reader, app *gitsyncv1.Applicati
 	return out
 }
 
-// SourceState reads the state of app's source.
+// SourceState reads the state of app's source (with spec.sources, of the first).
 func SourceState(ctx context.Context, c client.Reader, app *gitsyncv1.Application) *Status {
+	if app.MultiSource() {
+		app = app.ForSource(0)
+	}
 	ref := app.Spec.SourceRef
 	key := sourceid.Key(app)
 	var obj client.Object = &gitsyncv1.GitRepository{}

@@ -112,6 +112,17 @@ func Reconcile(ctx context.Context, c client.WithWatch, k Kind, key client.Objec
 		_, err := request(ctx, c, App, key, opts, before, report)
 		return err
 	}
+	if app.MultiSource() {
+		// Each source's reconcile first, one after the other, then the Application's.
+		for i := range app.Spec.Sources {
+			view := app.ForSource(i)
+			if _, err := request(ctx, c, SourceKind(view), sourceid.Key(view), opts, nil, report); err != nil {
+				return err
+			}
+		}
+		_, err := request(ctx, c, App, key, opts, before, report)
+		return err
+	}
 	srcKey, srcKind := sourceid.Key(app), SourceKind(app)
 	indexBefore := helmIndex(ctx, c, srcKind, srcKey)
 	src, err := request(ctx, c, srcKind, srcKey, opts, nil, report)

@@ -29,6 +29,12 @@ type Rendered struct {
 	Encrypted []string
 	// Sensitive are the values every output masks (see render.Result.Sensitive).
 	Sensitive []string
+	// Revision is the revision rendered (every source's, joined, with spec.sources: see
+	// gitsyncv1.JoinRevisions); ValuesRevisions are the revisions of the sources of
+	// helm.valuesFilesFrom read, as `GitRepository/<name>@<revision>`. Empty for a local
+	// path.
+	Revision        string
+	ValuesRevisions []string
 }
 
 // NewRendered is res rendered from (a description of the origin).
@@ -80,18 +86,43 @@ func Cluster(cfg *rest.Config, c client.Client, app *gitsyncv1.Application, decr
 // RenderFromSource fetches the commit of revision (default: the source's current
 // artifact) of the Application's GitRepository into a temporary directory, or its
 // HelmRepository chart into a temporary cache, and renders it as a sync would (without
-// decrypt, SOPS-encrypted content left encrypted).
+// decrypt, SOPS-encrypted content left encrypted), with the values files of
+// helm.valuesFilesFrom from their GitRepositories' current artifacts. With spec.sources
+// every source renders at its current artifact (render_sources.go).
 func RenderFromSource(ctx context.Context, c client.Client, app *gitsyncv1.Application, revision string, cluster *render.Cluster, decrypt bool) (*Rendered, error) {
+	values, err := fetchValuesSources(ctx, c, app) // render_sources.go
+	defer values.cleanup()
+	if err != nil {
+		return nil, err
+	}
+	if app.MultiSource() {
+		if revision != "" {
+			return nil, fmt.Errorf("revision %q: an Application of spec.sources renders at its sources' current artifacts", revision)
+		}
+		return renderSources(ctx, c, app, cluster, decrypt, values)
+	}
+	r, err := renderSourceAt(ctx, c, app, revision, cluster, decrypt, values.roots)
+	if err != nil {
+		return nil, err
+	}
+	r.ValuesRevisions = values.revisions
+	return r, nil
+}
+
+// renderSourceAt is RenderFromSource for one source (spec.sourceRef, or one of
+// spec.sources as Application.ForSource makes it), with the values checkouts given.
+func renderSourceAt(ctx context.Context, c client.Client, app *gitsyncv1.Application, revision string, cluster *render.Cluster, decrypt bool,
+	roots map[string]string) (*Rendered, error) {
 	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
 		if revision != "" {
 			return nil, fmt.Errorf("revision %q: a HelmRepository chart renders at the version spec.helm.version selects", revision)
 		}
-		return renderChart(ctx, c, app, cluster, decrypt)
+		return renderChart(ctx, c, app, cluster, decrypt, roots)
 	}
 	if app.Spec.SourceRef.Kind == gitsyncv1.OCIRepositoryKind {
-		return renderOCI(ctx, c, app, revision, cluster, decrypt) // render_oci.go
+		return renderOCI(ctx, c, app, revision, cluster, decrypt, roots) // render_oci.go
 	}
-	return renderGitRef(ctx, c, app, cluster, decrypt, func(repo *gitsyncv1.GitRepository) (source.Ref, string, error) {
+	return renderGitRef(ctx, c, app, cluster, decrypt, roots, func(repo *gitsyncv1.GitRepository) (source.Ref, string, error) {
 		rev := revision
 		if rev == "" {
 			if repo.Status.Artifact == nil {
@@ -114,22 +145,37 @@ func RenderFromSource(ctx context.Context, c client.Client, app *gitsyncv1.Appli
 // RenderAtRevision renders the Application at revision of its GitRepository: a branch
 // name (its head now), `<branch>@sha1:<commit>` (a commit of that branch) or a commit
 // alone (40 hex digits; it must be in the branch the GitRepository follows). A chart of
-// a HelmRepository has no such revision.
+// a HelmRepository has no such revision, nor has an Application of several sources.
 func RenderAtRevision(ctx context.Context, c client.Client, app *gitsyncv1.Application, revision string, cluster *render.Cluster, decrypt bool) (*Rendered, error) {
+	if app.MultiSource() {
+		return nil, fmt.Errorf("revision %q: an Application of spec.sources renders at its sources' current artifacts (gitsync diff app without --revision)", revision)
+	}
 	if app.Spec.SourceRef.Kind == gitsyncv1.HelmRepositoryKind {
 		return nil, fmt.Errorf("revision %q: a HelmRepository chart renders at the version spec.helm.version selects", revision)
 	}
-	if app.Spec.SourceRef.Kind == gitsyncv1.OCIRepositoryKind {
-		return renderOCI(ctx, c, app, strings.TrimSpace(revision), cluster, decrypt)
+	values, err := fetchValuesSources(ctx, c, app) // render_sources.go
+	defer values.cleanup()
+	if err != nil {
+		return nil, err
 	}
-	return renderGitRef(ctx, c, app, cluster, decrypt, func(repo *gitsyncv1.GitRepository) (source.Ref, string, error) {
-		return RevisionRef(repo, revision), "", nil
-	})
+	var r *Rendered
+	if app.Spec.SourceRef.Kind == gitsyncv1.OCIRepositoryKind {
+		r, err = renderOCI(ctx, c, app, strings.TrimSpace(revision), cluster, decrypt, values.roots)
+	} else {
+		r, err = renderGitRef(ctx, c, app, cluster, decrypt, values.roots, func(repo *gitsyncv1.GitRepository) (source.Ref, string, error) {
+			return RevisionRef(repo, revision), "", nil
+		})
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.ValuesRevisions = values.revisions
+	return r, nil
 }
 
 // renderChart downloads the Application's HelmRepository chart into a temporary cache
 // and renders it.
-func renderChart(ctx context.Context, c client.Client, app *gitsyncv1.Application, cluster *render.Cluster, decrypt bool) (*Rendered, error) {
+func renderChart(ctx context.Context, c client.Client, app *gitsyncv1.Application, cluster *render.Cluster, decrypt bool, roots map[string]string) (*Rendered, error) {
 	tmp, err := os.MkdirTemp("", "gitsync-cli-")
 	if err != nil {
 		return nil, fmt.Errorf("creating a temporary directory: %w", err)
@@ -143,55 +189,69 @@ func renderChart(ctx context.Context, c client.Client, app *gitsyncv1.Applicatio
 	if err != nil {
 		return nil, err
 	}
-	res, err := render.Render(ctx, app, render.Source{Archive: archive, KeepEncrypted: !decrypt}, cluster)
+	res, err := render.Render(ctx, app, render.Source{Archive: archive, KeepEncrypted: !decrypt, ValuesRoots: roots}, cluster)
 	if err != nil {
 		return nil, fmt.Errorf("rendering chart %s: %w", rev, err)
 	}
-	return NewRendered(res, "revision "+rev), nil
+	r := NewRendered(res, "revision "+rev)
+	r.Revision = rev
+	return r, nil
 }
 
 // renderGitRef reads the Application's GitRepository, fetches the ref refOf picks of it
 // (with the label it names it by; "" for the fetched revision) into a temporary
 // directory and renders the Application's path from it.
 func renderGitRef(ctx context.Context, c client.Client, app *gitsyncv1.Application, cluster *render.Cluster, decrypt bool,
-	refOf func(*gitsyncv1.GitRepository) (source.Ref, string, error)) (*Rendered, error) {
-	key := sourceid.Key(app)
-	repo := &gitsyncv1.GitRepository{}
-	if err := c.Get(ctx, key, repo); err != nil {
-		return nil, fmt.Errorf("reading source GitRepository %s: %w", key, err)
-	}
-	ref, label, err := refOf(repo)
-	if err != nil {
-		return nil, err
-	}
+	roots map[string]string, refOf func(*gitsyncv1.GitRepository) (source.Ref, string, error)) (*Rendered, error) {
 	tmp, err := os.MkdirTemp("", "gitsync-cli-")
 	if err != nil {
 		return nil, fmt.Errorf("creating a temporary directory: %w", err)
 	}
 	defer os.RemoveAll(tmp)
+	artifact, label, err := fetchGit(ctx, c, sourceid.Key(app), tmp, refOf)
+	if err != nil {
+		return nil, err
+	}
+	res, err := render.Render(ctx, app, render.Source{Root: artifact.Dir, Path: app.Spec.Path, KeepEncrypted: !decrypt, ValuesRoots: roots}, cluster)
+	if err != nil {
+		return nil, fmt.Errorf("building %s at %s: %w", PathOrDot(app.Spec.Path), label, err)
+	}
+	r := NewRendered(res, "revision "+label)
+	r.Revision = label
+	return r, nil
+}
+
+// fetchGit reads the GitRepository key and fetches the ref refOf picks of it (with the
+// label it names it by; "" for the fetched revision) into tmp, with its credentials.
+func fetchGit(ctx context.Context, c client.Client, key client.ObjectKey, tmp string,
+	refOf func(*gitsyncv1.GitRepository) (source.Ref, string, error)) (*source.Artifact, string, error) {
+	repo := &gitsyncv1.GitRepository{}
+	if err := c.Get(ctx, key, repo); err != nil {
+		return nil, "", fmt.Errorf("reading source GitRepository %s: %w", key, err)
+	}
+	ref, label, err := refOf(repo)
+	if err != nil {
+		return nil, "", err
+	}
 	request, err := sourceid.GitRequest(ctx, c, repo, ref)
 	if err != nil {
-		return nil, fmt.Errorf("reading the credentials of %s: %w", key, err)
+		return nil, "", fmt.Errorf("reading the credentials of %s: %w", key, err)
 	}
 	fetcher, err := source.NewFetcher(tmp)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	artifact, err := fetcher.Fetch(ctx, request)
 	if err != nil {
 		if label == "" {
 			label = ref.String()
 		}
-		return nil, fmt.Errorf("fetching %s of %s: %w", label, key, err)
+		return nil, "", fmt.Errorf("fetching %s of %s: %w", label, key, err)
 	}
 	if label == "" {
 		label = artifact.Revision
 	}
-	res, err := render.Render(ctx, app, render.Source{Root: artifact.Dir, Path: app.Spec.Path, KeepEncrypted: !decrypt}, cluster)
-	if err != nil {
-		return nil, fmt.Errorf("building %s at %s: %w", PathOrDot(app.Spec.Path), label, err)
-	}
-	return NewRendered(res, "revision "+label), nil
+	return artifact, label, nil
 }
 
 // PathOrDot is spec.path as a person reads it ("./" when empty).

@@ -16,7 +16,8 @@ import (
 // renderOCI pulls the current artifact of the Application's OCIRepository (by its
 // digest, with the repository's credentials) into a temporary directory and renders the
 // Application's path from it. revision, when set, must be that artifact's.
-func renderOCI(ctx context.Context, c client.Client, app *gitsyncv1.Application, revision string, cluster *render.Cluster, decrypt bool) (*Rendered, error) {
+func renderOCI(ctx context.Context, c client.Client, app *gitsyncv1.Application, revision string, cluster *render.Cluster, decrypt bool,
+	roots map[string]string) (*Rendered, error) {
 	key := sourceid.Key(app)
 	repo := &gitsyncv1.OCIRepository{}
 	if err := c.Get(ctx, key, repo); err != nil {
@@ -52,9 +53,11 @@ func renderOCI(ctx context.Context, c client.Client, app *gitsyncv1.Application,
 	if err != nil {
 		return nil, fmt.Errorf("pulling %s of %s: %w", art.Revision, key, err)
 	}
-	res, err := render.Render(ctx, app, render.Source{Root: pulled.Dir, Path: app.Spec.Path, KeepEncrypted: !decrypt}, cluster)
+	res, err := render.Render(ctx, app, render.Source{Root: pulled.Dir, Path: app.Spec.Path, KeepEncrypted: !decrypt, ValuesRoots: roots}, cluster)
 	if err != nil {
 		return nil, fmt.Errorf("building %s at %s: %w", PathOrDot(app.Spec.Path), art.Revision, err)
 	}
-	return NewRendered(res, "revision "+art.Revision), nil
+	r := NewRendered(res, "revision "+art.Revision)
+	r.Revision = art.Revision
+	return r, nil
 }

@@ -23,6 +23,11 @@ func (s *Server) appDetail(ctx context.Context, app *gitsyncv1.Application) (*Ap
 	}
 	d.Source = kind + "/" + key.Namespace + "/" + key.Name
 	d.SourceLink = "/sources#" + d.Source
+	if app.MultiSource() {
+		d.Path, d.Sources = "", sourcesOf(app) // sources.go
+		d.Source, d.SourceLink = d.Sources[0].Name, d.Sources[0].Link
+		kind = "" // each source says its own path or chart
+	}
 	d.Cluster = clusterOf(app)
 	if kind == gitsyncv1.HelmRepositoryKind {
 		d.Path = "" // a chart of the repository: spec.path does not apply

@@ -176,7 +176,7 @@ func (s *Server) detail(r *http.Request) (*AppDetail, error) {
 		d.CanSync, _ = allowed(r.Context(), s.direct, appAttrs("patch", app.Namespace, app.Name))
 		d.CanSuspend = d.CanSync
 		d.CanRollback = d.CanSync && app.Spec.SourceRef.Kind != gitsyncv1.HelmRepositoryKind &&
-			app.Spec.SourceRef.Kind != gitsyncv1.OCIRepositoryKind
+			app.Spec.SourceRef.Kind != gitsyncv1.OCIRepositoryKind && !app.MultiSource()
 	}
 	return d, nil
 }

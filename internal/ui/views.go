@@ -88,6 +88,9 @@ type AppDetail struct {
 	// Source is Kind/namespace/name of the source, and SourceLink its row in the sources view.
 	Source     string `json:"source"`
 	SourceLink string `json:"sourceLink"`
+	// Sources are the sources of spec.sources, with the revision of each that was last
+	// applied (empty with one source).
+	Sources []SourceView `json:"sources,omitempty"`
 	// Cluster is namespace/name of the Cluster the application syncs to (spec.cluster):
 	// its tree, objects and diffs are read there. Empty: this cluster.
 	Cluster string `json:"cluster,omitempty"`
@@ -147,7 +150,7 @@ func shortDigest(digest string) string {
 
 func rowOfApp(a *gitsyncv1.Application) AppRow {
 	r := AppRow{Namespace: a.Namespace, Name: a.Name, Ready: "Unknown", Sync: "Unknown", Health: "Unknown",
-		RevisionFull: a.Status.LastAppliedRevision, Revision: shortRevision(a.Status.LastAppliedRevision),
+		RevisionFull: a.Status.LastAppliedRevision, Revision: revisionCell(a),
 		Drift: len(a.Status.Drift), Suspended: a.Spec.Suspend, ApplicationSet: setOf(a)}
 	if w := a.Status.SyncWindow; w != nil && w.State == gitsyncv1.SyncWindowClosed {
 		r.WindowClosed, r.WindowHeld = true, w.HeldRevision
