@@ -140,10 +140,16 @@ func (r *HelmRepositoryReconciler) chartsOf(ctx context.Context, obj *gitsyncv1.
 	}
 	seen := map[string]bool{}
 	var charts []string
-	for _, app := range apps.Items {
-		if h := app.Spec.Helm; h != nil && h.Chart != "" && !seen[h.Chart] {
-			seen[h.Chart] = true
-			charts = append(charts, h.Chart)
+	for i := range apps.Items {
+		for j, src := range apps.Items[i].SourceList() {
+			view := apps.Items[i].ForSource(j)
+			if src.SourceRef.Kind != gitsyncv1.HelmRepositoryKind || sourceid.Key(view) != client.ObjectKeyFromObject(obj) {
+				continue // another source of an Application of spec.sources
+			}
+			if h := src.Helm; h != nil && h.Chart != "" && !seen[h.Chart] {
+				seen[h.Chart] = true
+				charts = append(charts, h.Chart)
+			}
 		}
 	}
 	sort.Strings(charts)

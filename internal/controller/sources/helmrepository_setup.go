@@ -1,6 +1,8 @@
 package sources
 
 import (
+	"strings"
+
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
@@ -59,18 +61,27 @@ func (r *HelmRepositoryReconciler) repositoriesForSecret(ctx context.Context, se
 	return sourcesForSecret(ctx, r.Client, &gitsyncv1.HelmRepositoryList{}, helmRepositorySecretIndex, secret, r.Shard)
 }
 
-// ociRepositoryOf enqueues the oci:// HelmRepository of an Application (its tag lists
-// follow the charts that Applications name); an https repository's index holds every chart.
+// ociRepositoryOf enqueues the oci:// HelmRepositories of an Application (of each of its
+// sources; their tag lists follow the charts that Applications name); an https
+// repository's index holds every chart.
 func (r *HelmRepositoryReconciler) ociRepositoryOf(ctx context.Context, o client.Object) []reconcile.Request {
 	app, ok := o.(*gitsyncv1.Application)
-	if !ok || app.Spec.SourceRef.Kind != gitsyncv1.HelmRepositoryKind {
+	if !ok {
 		return nil
 	}
-	repo := &gitsyncv1.HelmRepository{}
-	if err := r.Get(ctx, sourceid.Key(app), repo); err != nil || !chartrepo.IsOCI(repo.Spec.URL) || !r.Shard.Owns(repo) {
-		return nil
+	var reqs []reconcile.Request
+	for i, src := range app.SourceList() {
+		if src.SourceRef.Kind != gitsyncv1.HelmRepositoryKind {
+			continue
+		}
+		key := sourceid.Key(app.ForSource(i))
+		repo := &gitsyncv1.HelmRepository{}
+		if err := r.Get(ctx, key, repo); err != nil || !chartrepo.IsOCI(repo.Spec.URL) || !r.Shard.Owns(repo) {
+			continue
+		}
+		reqs = append(reqs, reconcile.Request{NamespacedName: key})
 	}
-	return []reconcile.Request{{NamespacedName: sourceid.Key(app)}}
+	return reqs
 }
 
 // chartNamed passes a new Application and one whose spec.helm.chart changed.
@@ -85,8 +96,15 @@ func (chartNamed) Update(e event.UpdateEvent) bool {
 }
 
 func chartOf(o client.Object) string {
-	if app, ok := o.(*gitsyncv1.Application); ok && app.Spec.Helm != nil {
-		return app.Spec.SourceRef.Name + "/" + app.Spec.Helm.Chart
+	app, ok := o.(*gitsyncv1.Application)
+	if !ok {
+		return ""
 	}
-	return ""
+	var charts []string
+	for _, src := range app.SourceList() {
+		if src.Helm != nil {
+			charts = append(charts, src.SourceRef.Name+"/"+src.Helm.Chart)
+		}
+	}
+	return strings.Join(charts, ",")
 }
