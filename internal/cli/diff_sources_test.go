@@ -66,6 +66,15 @@ func TestDiffNamesTheSourceThatChanged(t *testing.T) {
 	g.Expect(r.out).To(ContainSubstring("configured ConfigMap/" + ns + "/two"))
 	g.Expect(r.out).To(ContainSubstring("0 created, 1 configured, 0 pruned, 1 unchanged"))
 
+	// A branch of the first source: `diff source` renders it with the second at its
+	// current artifact, and names the source that moved.
+	feature := repos["one"].Commit("feature", "one at 9", map[string]string{"one.yaml": cmYAML("one", "9")})
+	r = gitsync(t, "diff", "source", "one", "-n", ns, "--revision", "feature")
+	g.Expect(r.code).To(Equal(1), r.String())
+	g.Expect(r.out).To(MatchRegexp(ns + `/multi\s+0\s+2\s+0\s+0\s+changes`))
+	g.Expect(r.out).To(ContainSubstring(fmt.Sprintf("source GitRepository/one: main@sha1:%s → feature@sha1:%s\n", sha["one"][:7], feature[:7])))
+	g.Expect(r.out).To(ContainSubstring(fmt.Sprintf("source GitRepository/two: main@sha1:%s → main@sha1:%s\n", sha["two"][:7], sha2[:7])))
+
 	// --path renders one source: refused for several.
 	r = gitsync(t, "diff", "app", "multi", "-n", ns, "--path", t.TempDir())
 	g.Expect(r.code).To(Equal(2), r.String())

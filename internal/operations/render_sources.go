@@ -13,7 +13,6 @@ import (
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/render"
-	"github.com/gitsync-dev/gitsync/internal/source"
 )
 
 // valuesCheckouts are the fetched checkouts of the GitRepositories that
@@ -59,18 +58,9 @@ func fetchValuesSources(ctx context.Context, c client.Client, app *gitsyncv1.App
 				return v, fmt.Errorf("creating a temporary directory: %w", err)
 			}
 			nn := types.NamespacedName{Namespace: app.Namespace, Name: ref.SourceRef.Name}
-			artifact, rev, err := fetchGit(ctx, c, nn, dir, func(repo *gitsyncv1.GitRepository) (source.Ref, string, error) {
-				if repo.Status.Artifact == nil || source.CommitOf(repo.Status.Artifact.Revision) == "" {
-					return source.Ref{}, "", fmt.Errorf("values source GitRepository %s has no artifact yet", nn)
-				}
-				ref := source.Ref{Commit: source.CommitOf(repo.Status.Artifact.Revision)}
-				if repo.Spec.Ref != nil {
-					ref.Branch = repo.Spec.Ref.Branch
-				}
-				return ref, repo.Status.Artifact.Revision, nil
-			})
+			artifact, rev, err := fetchGit(ctx, c, nn, dir, CurrentRef)
 			if err != nil {
-				return v, err
+				return v, fmt.Errorf("values source %s: %w", key, err)
 			}
 			v.roots[key] = artifact.Dir
 			v.revisions = append(v.revisions, gitsyncv1.SourceRevision(key, rev))

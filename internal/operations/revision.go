@@ -76,12 +76,14 @@ type Actor struct {
 // RenderFunc renders an Application as render.Render does (the operator's worker pool).
 type RenderFunc func(context.Context, *gitsyncv1.Application, render.Source, *render.Cluster) (*render.Result, error)
 
-// DiffAppsAt renders each of apps from root (a checkout of the revision from names),
-// never decrypting (SOPS-encrypted content stays encrypted and is not compared), and
-// compares it with the cluster as actor(app) does (CompareEach: every refused object
-// is named). A failure is that Application's Err; the others go on. The CLI's `diff
-// source --revision` and the pull-request preview share it.
-func DiffAppsAt(ctx context.Context, apps []*gitsyncv1.Application, root, from string, actor func(*gitsyncv1.Application) (Actor, error), rf RenderFunc) []AppDiff {
+// DiffAppsAt renders each of apps at head (a checkout of a revision of one
+// GitRepository; an Application's other Git sources — of spec.sources or
+// helm.valuesFilesFrom — at their current artifacts through head.Others), never
+// decrypting (SOPS-encrypted content stays encrypted and is not compared), and compares
+// it with the cluster as actor(app) does (CompareEach: every refused object is named). A
+// failure is that Application's Err; the others go on. The CLI's `diff source
+// --revision` and the pull-request preview share it.
+func DiffAppsAt(ctx context.Context, apps []*gitsyncv1.Application, head Head, actor func(*gitsyncv1.Application) (Actor, error), rf RenderFunc) []AppDiff {
 	if rf == nil {
 		rf = render.Render
 	}
@@ -92,22 +94,21 @@ func DiffAppsAt(ctx context.Context, apps []*gitsyncv1.Application, root, from s
 			continue
 		}
 		d := AppDiff{App: app}
-		d.Diff, d.Err = diffAppAt(ctx, app, root, from, actor, rf)
+		d.Diff, d.Err = diffAppAt(ctx, app, head, actor, rf)
 		out = append(out, d)
 	}
 	return out
 }
 
-func diffAppAt(ctx context.Context, app *gitsyncv1.Application, root, from string, actor func(*gitsyncv1.Application) (Actor, error), rf RenderFunc) (*Diff, error) {
+func diffAppAt(ctx context.Context, app *gitsyncv1.Application, head Head, actor func(*gitsyncv1.Application) (Actor, error), rf RenderFunc) (*Diff, error) {
 	a, err := actor(app)
 	if err != nil {
 		return nil, err
 	}
-	res, err := rf(ctx, app, render.Source{Root: root, Path: app.Spec.Path, KeepEncrypted: true}, a.Cluster)
+	r, err := renderAtHead(ctx, app, head, a, rf) // revision_sources.go
 	if err != nil {
-		return nil, fmt.Errorf("building %s at %s: %w", PathOrDot(app.Spec.Path), from, err)
+		return nil, err
 	}
-	r := NewRendered(res, "revision "+from)
 	plan, err := phase.New(r.Objects)
 	if err != nil {
 		return nil, err
@@ -127,8 +128,9 @@ func diffAppAt(ctx context.Context, app *gitsyncv1.Application, root, from strin
 	return &Diff{App: app, Rendered: r, Outcomes: outcomes, Hooks: hooks}, nil
 }
 
-// AppsOf lists the Applications whose source is the GitRepository key (its own
-// namespace's, and other namespaces' that name it), sorted by namespace and name.
+// AppsOf lists the Applications whose source (or one of spec.sources) is the
+// GitRepository key (its own namespace's, and other namespaces' that name it), sorted by
+// namespace and name.
 func AppsOf(ctx context.Context, c client.Reader, key client.ObjectKey) ([]*gitsyncv1.Application, error) {
 	list := &gitsyncv1.ApplicationList{}
 	if err := c.List(ctx, list); err != nil {
@@ -137,8 +139,7 @@ func AppsOf(ctx context.Context, c client.Reader, key client.ObjectKey) ([]*gits
 	var out []*gitsyncv1.Application
 	for i := range list.Items {
 		app := &list.Items[i]
-		k := app.Spec.SourceRef.Kind
-		if (k == "" || k == gitsyncv1.GitRepositoryKind) && sourceid.Key(app) == key {
+		if readsGitRepository(app, key) { // revision_sources.go
 			out = append(out, app)
 		}
 	}
@@ -176,7 +177,8 @@ func DiffSourceAt(ctx context.Context, cfg *rest.Config, c client.Client, key cl
 	if err != nil {
 		return nil, "", fmt.Errorf("fetching %s of %s: %w", ref, key, err)
 	}
-	diffs := DiffAppsAt(ctx, apps, artifact.Dir, artifact.Revision, func(app *gitsyncv1.Application) (Actor, error) {
+	head := Head{Key: key, Root: artifact.Dir, Revision: artifact.Revision, Others: currentCheckouts(c, tmp)}
+	diffs := DiffAppsAt(ctx, apps, head, func(app *gitsyncv1.Application) (Actor, error) {
 		return Actor{Client: c, Cluster: Cluster(cfg, c, app, false, lookup)}, nil
 	}, nil)
 	return diffs, artifact.Revision, nil

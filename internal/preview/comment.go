@@ -79,6 +79,13 @@ func appSection(d operations.AppDiff) string {
 		return ""
 	}
 	sensitive := d.Diff.Rendered.Sensitive
+	for _, ch := range d.Diff.SourceChanges() { // which of several sources this revision moves
+		from := "(not applied yet)"
+		if ch.From != "" {
+			from = code(operations.ShortRevision(ch.From))
+		}
+		fmt.Fprintf(&b, "- source %s: %s → %s\n", code(ch.Source), from, code(operations.ShortRevision(ch.To)))
+	}
 	for _, o := range d.Diff.Outcomes {
 		if o.Action != operations.Failed {
 			continue

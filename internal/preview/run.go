@@ -132,8 +132,40 @@ func (r *Runner) diff(ctx context.Context, repo *gitsyncv1.GitRepository, req Re
 	if err != nil {
 		return nil, "", fmt.Errorf("fetching %s: %w", ref, err)
 	}
-	diffs := operations.DiffAppsAt(ctx, apps, artifact.Dir, artifact.Revision, r.actor, r.Render)
+	head := operations.Head{Key: client.ObjectKeyFromObject(repo), Root: artifact.Dir, Revision: artifact.Revision,
+		Others: r.currentCheckouts(fetcher)}
+	diffs := operations.DiffAppsAt(ctx, apps, head, r.actor, r.Render)
 	return diffs, artifact.Revision, nil
+}
+
+// currentCheckouts fetches, with fetcher, the current artifact of another GitRepository
+// an Application of the preview reads too (one of spec.sources, a values source): with
+// that repository's credentials, once tenant mode allows reading them.
+func (r *Runner) currentCheckouts(fetcher *source.Fetcher) operations.GitCheckouts {
+	return func(ctx context.Context, key client.ObjectKey) (string, string, error) {
+		other := &gitsyncv1.GitRepository{}
+		if err := r.Client.Get(ctx, key, other); err != nil {
+			return "", "", fmt.Errorf("reading GitRepository %s: %w", key, err)
+		}
+		if other.Spec.SecretRef != nil && r.SecretAccess != nil {
+			if err := r.SecretAccess.CheckSecret(ctx, other.Namespace, other.Spec.SecretRef.Name); err != nil {
+				return "", "", fmt.Errorf("reading Secret %s: %w", other.Spec.SecretRef.Name, err)
+			}
+		}
+		ref, rev, err := operations.CurrentRef(other)
+		if err != nil {
+			return "", "", err
+		}
+		request, err := sourceid.GitRequest(ctx, r.Secrets, other, ref)
+		if err != nil {
+			return "", "", fmt.Errorf("reading the credentials of %s: %w", key, err)
+		}
+		artifact, err := fetcher.Fetch(ctx, request)
+		if err != nil {
+			return "", "", fmt.Errorf("fetching %s of %s: %w", rev, key, err)
+		}
+		return artifact.Dir, rev, nil
+	}
 }
 
 // PullRef is the ref under which a forge keeps pull request number's head in the base

@@ -1,0 +1,151 @@
+package operations
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
+	"github.com/gitsync-dev/gitsync/internal/apply"
+	"github.com/gitsync-dev/gitsync/internal/render"
+	"github.com/gitsync-dev/gitsync/internal/source"
+	"github.com/gitsync-dev/gitsync/internal/sourceid"
+)
+
+// Head is a checkout of one revision of a GitRepository that DiffAppsAt renders the
+// Applications reading that repository at.
+type Head struct {
+	// Key is the GitRepository; Root its checkout of Revision.
+	Key            client.ObjectKey
+	Root, Revision string
+	// Others fetches the current artifact of another GitRepository, of the Application's
+	// namespace, that an Application reads too (one of spec.sources, a source of
+	// helm.valuesFilesFrom); nil: such an Application's diff fails.
+	Others GitCheckouts
+}
+
+// GitCheckouts fetches the current artifact of the GitRepository key: its directory and
+// revision.
+type GitCheckouts func(ctx context.Context, key client.ObjectKey) (dir, revision string, err error)
+
+// readsGitRepository tells whether app renders the GitRepository key: its sourceRef, or
+// one of spec.sources.
+func readsGitRepository(app *gitsyncv1.Application, key client.ObjectKey) bool {
+	for i, src := range app.SourceList() {
+		if k := src.SourceRef.Kind; (k == "" || k == gitsyncv1.GitRepositoryKind) && sourceid.Key(app.ForSource(i)) == key {
+			return true
+		}
+	}
+	return false
+}
+
+// renderAtHead renders app as DiffAppsAt does: each Git source (and values source) that
+// is head's GitRepository from head's checkout, any other Git one at its current
+// artifact (head.Others, in app's namespace only), joined as the sync joins them. A
+// chart or OCI source beside head's is not previewed: an error says so.
+func renderAtHead(ctx context.Context, app *gitsyncv1.Application, head Head, a Actor, rf RenderFunc) (*Rendered, error) {
+	checkout := func(key client.ObjectKey) (string, string, error) {
+		if key == head.Key {
+			return head.Root, head.Revision, nil
+		}
+		if head.Others == nil || key.Namespace != app.Namespace {
+			return "", "", fmt.Errorf("GitRepository %s is not at hand for this diff", key)
+		}
+		return head.Others(ctx, key)
+	}
+	var roots map[string]string
+	var valuesRevisions []string
+	for _, src := range app.SourceList() {
+		if src.Helm == nil {
+			continue
+		}
+		for _, ref := range src.Helm.ValuesFilesFrom {
+			key := ref.SourceRef.Key()
+			if _, ok := roots[key]; ok {
+				continue
+			}
+			dir, rev, err := checkout(types.NamespacedName{Namespace: app.Namespace, Name: ref.SourceRef.Name})
+			if err != nil {
+				return nil, fmt.Errorf("values source %s: %w", key, err)
+			}
+			if roots == nil {
+				roots = map[string]string{}
+			}
+			roots[key] = dir
+			valuesRevisions = append(valuesRevisions, gitsyncv1.SourceRevision(key, rev))
+		}
+	}
+	out := &Rendered{ValuesRevisions: valuesRevisions}
+	var entries []string
+	from := map[string]string{}
+	for i, src := range app.SourceList() {
+		view := app.ForSource(i)
+		label := app.SourceLabel(i)
+		if k := src.SourceRef.Kind; k != "" && k != gitsyncv1.GitRepositoryKind {
+			return nil, fmt.Errorf("%s: a diff at a Git revision renders the Git sources of an Application only", label)
+		}
+		dir, rev, err := checkout(sourceid.Key(view))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", label, err)
+		}
+		res, err := rf(ctx, view, render.Source{Root: dir, Path: view.Spec.Path, KeepEncrypted: true, ValuesRoots: roots}, a.Cluster)
+		if err != nil {
+			if !app.MultiSource() {
+				return nil, fmt.Errorf("building %s at %s: %w", PathOrDot(app.Spec.Path), rev, err)
+			}
+			return nil, fmt.Errorf("%s: building %s at %s: %w", label, PathOrDot(view.Spec.Path), rev, err)
+		}
+		for _, o := range res.Objects {
+			id := apply.EntryOf(o).ID
+			if other, ok := from[id]; ok {
+				return nil, fmt.Errorf("%s is rendered by both %s and %s: an object may come from one source only", apply.Subject(o), other, label)
+			}
+			from[id] = label
+		}
+		out.Objects = append(out.Objects, res.Objects...)
+		out.Encrypted = append(out.Encrypted, res.Encrypted...)
+		out.Sensitive = append(out.Sensitive, res.Sensitive...)
+		entries = append(entries, gitsyncv1.SourceRevision(app.SourceName(src.SourceRef), rev))
+		if !app.MultiSource() {
+			out.Revision = rev
+		}
+	}
+	if app.MultiSource() {
+		out.Revision = gitsyncv1.JoinRevisions(entries)
+	}
+	out.From = NewRendered(&render.Result{Offline: a.Cluster == nil, Encrypted: out.Encrypted}, "revision "+out.Revision).From
+	return out, nil
+}
+
+// currentCheckouts fetches GitRepositories' current artifacts into directories below
+// tmp, reading them and their credentials with c.
+func currentCheckouts(c client.Client, tmp string) GitCheckouts {
+	return func(ctx context.Context, key client.ObjectKey) (string, string, error) {
+		dir, err := os.MkdirTemp(tmp, "source-")
+		if err != nil {
+			return "", "", fmt.Errorf("creating a temporary directory: %w", err)
+		}
+		artifact, rev, err := fetchGit(ctx, c, key, dir, CurrentRef)
+		if err != nil {
+			return "", "", err
+		}
+		return artifact.Dir, rev, nil
+	}
+}
+
+// CurrentRef is the ref of a GitRepository's current artifact (the commit of its
+// status.artifact, on the branch it follows) and that artifact's revision.
+func CurrentRef(repo *gitsyncv1.GitRepository) (source.Ref, string, error) {
+	a := repo.Status.Artifact
+	if a == nil || source.CommitOf(a.Revision) == "" {
+		return source.Ref{}, "", fmt.Errorf("source GitRepository %s has no artifact yet", client.ObjectKeyFromObject(repo))
+	}
+	ref := source.Ref{Commit: source.CommitOf(a.Revision)}
+	if repo.Spec.Ref != nil {
+		ref.Branch = repo.Spec.Ref.Branch
+	}
+	return ref, a.Revision, nil
+}
