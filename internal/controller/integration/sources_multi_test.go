@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/testutil/chartserver"
@@ -116,4 +117,30 @@ func TestSourcesExclusiveWithSourceRef(t *testing.T) {
 	ok := &gitsyncv1.Application{ObjectMeta: metav1.ObjectMeta{Name: "ok", Namespace: ns},
 		Spec: gitsyncv1.ApplicationSpec{Sources: []gitsyncv1.ApplicationSource{{SourceRef: ref}, {SourceRef: ref, Path: "./b"}}}}
 	g.Expect(env.Client.Create(context.Background(), ok)).To(Succeed())
+}
+
+// After a restart (no desired state in memory), drift protection comes back from every
+// source at its last applied revision, though the newest revision of one fails to build.
+func TestSourcesDriftProtectionIsRestored(t *testing.T) {
+	g := NewWithT(t)
+	f, sha1 := newAppFixture(t, map[string]string{"a.yaml": configMapYAML("a", "1")})
+	second := f.srv.CreateRepo("second")
+	sha2 := second.Commit("main", "initial", map[string]string{"b.yaml": configMapYAML("b", "1")})
+	newGitRepository(t, f.ns, "second", f.srv.HTTPURL("second"), nil, "")
+	f.app("multi", withSources(gitSource("repo"), gitSource("second")))
+	applied := "GitRepository/repo@main@sha1:" + sha1 + ";GitRepository/second@main@sha1:" + sha2
+	f.waitAppliedAt("multi", applied)
+	key := types.NamespacedName{Namespace: f.ns, Name: "multi"}
+
+	driftReconciler.Desired.Forget(context.Background(), key) // what a restart loses
+	second.Commit("main", "broken", map[string]string{"broken.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [unclosed\n"})
+	g.Expect(f.waitNotReady("multi", gitsyncv1.BuildFailedReason)).To(ContainSubstring("sources[1] (GitRepository/second)"))
+	g.Eventually(func() bool { return driftReconciler.Desired.Tracked(key) }).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(BeTrue())
+
+	for _, name := range []string{"a", "b"} {
+		f.setValue(g, name, "edited")
+		g.Eventually(func(g Gomega) string { return f.configMap(g, name).Data["value"] }).
+			WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Equal("1"))
+	}
+	g.Expect(f.get(g, "multi").Status.LastAppliedRevision).To(Equal(applied))
 }
