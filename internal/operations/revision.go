@@ -177,7 +177,10 @@ func DiffSourceAt(ctx context.Context, cfg *rest.Config, c client.Client, key cl
 	if err != nil {
 		return nil, "", fmt.Errorf("fetching %s of %s: %w", ref, key, err)
 	}
-	head := Head{Key: key, Root: artifact.Dir, Revision: artifact.Revision, Others: currentCheckouts(c, tmp)}
+	head := Head{Key: key, Root: artifact.Dir, Revision: artifact.Revision, Others: currentCheckouts(c, tmp),
+		Current: func(ctx context.Context, view *gitsyncv1.Application, cluster *render.Cluster, roots map[string]string) (*Rendered, error) {
+			return renderSourceAt(ctx, c, view, "", cluster, false, roots) // render.go
+		}}
 	diffs := DiffAppsAt(ctx, apps, head, func(app *gitsyncv1.Application) (Actor, error) {
 		return Actor{Client: c, Cluster: Cluster(cfg, c, app, false, lookup)}, nil
 	}, nil)

@@ -25,6 +25,10 @@ type Head struct {
 	// namespace, that an Application reads too (one of spec.sources, a source of
 	// helm.valuesFilesFrom); nil: such an Application's diff fails.
 	Others GitCheckouts
+	// Current renders, at its current artifact, a chart or OCI source of spec.sources
+	// beside head's (view is the Application as it renders that source, roots the values
+	// checkouts); nil: such an Application's diff fails.
+	Current func(ctx context.Context, view *gitsyncv1.Application, cluster *render.Cluster, roots map[string]string) (*Rendered, error)
 }
 
 // GitCheckouts fetches the current artifact of the GitRepository key: its directory and
@@ -44,8 +48,8 @@ func readsGitRepository(app *gitsyncv1.Application, key client.ObjectKey) bool {
 
 // renderAtHead renders app as DiffAppsAt does: each Git source (and values source) that
 // is head's GitRepository from head's checkout, any other Git one at its current
-// artifact (head.Others, in app's namespace only), joined as the sync joins them. A
-// chart or OCI source beside head's is not previewed: an error says so.
+// artifact (head.Others, in app's namespace only), a chart or OCI source at its current
+// artifact too (head.Current), joined as the sync joins them.
 func renderAtHead(ctx context.Context, app *gitsyncv1.Application, head Head, a Actor, rf RenderFunc) (*Rendered, error) {
 	checkout := func(key client.ObjectKey) (string, string, error) {
 		if key == head.Key {
@@ -84,14 +88,27 @@ func renderAtHead(ctx context.Context, app *gitsyncv1.Application, head Head, a 
 	for i, src := range app.SourceList() {
 		view := app.ForSource(i)
 		label := app.SourceLabel(i)
+		var (
+			res *render.Result
+			rev string
+			err error
+		)
 		if k := src.SourceRef.Kind; k != "" && k != gitsyncv1.GitRepositoryKind {
-			return nil, fmt.Errorf("%s: a diff at a Git revision renders the Git sources of an Application only", label)
+			if head.Current == nil {
+				return nil, fmt.Errorf("%s: not previewed here: only the Git sources of an Application are fetched for a preview", label)
+			}
+			r, cerr := head.Current(ctx, view, a.Cluster, roots)
+			if cerr != nil {
+				return nil, fmt.Errorf("%s: %w", label, cerr)
+			}
+			res, rev = &render.Result{Objects: r.Objects, Encrypted: r.Encrypted, Sensitive: r.Sensitive}, r.Revision
+		} else {
+			var dir string
+			if dir, rev, err = checkout(sourceid.Key(view)); err != nil {
+				return nil, fmt.Errorf("%s: %w", label, err)
+			}
+			res, err = rf(ctx, view, render.Source{Root: dir, Path: view.Spec.Path, KeepEncrypted: true, ValuesRoots: roots}, a.Cluster)
 		}
-		dir, rev, err := checkout(sourceid.Key(view))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", label, err)
-		}
-		res, err := rf(ctx, view, render.Source{Root: dir, Path: view.Spec.Path, KeepEncrypted: true, ValuesRoots: roots}, a.Cluster)
 		if err != nil {
 			if !app.MultiSource() {
 				return nil, fmt.Errorf("building %s at %s: %w", PathOrDot(app.Spec.Path), rev, err)
