@@ -153,6 +153,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	for path, content := range remoteFiles {
 		config.files[path] = content
 	}
+	for path, content := range mixedFiles {
+		config.files[path] = content
+	}
 	if err := createRepo(repo, config.files); err != nil {
 		return fmt.Errorf("creating the demo Git repository: %w", err)
 	}
@@ -225,6 +228,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err := createSelfCluster(ctx, c, data); err != nil {
 		return err
 	}
+	if err := createMixed(ctx, c); err != nil {
+		return err
+	}
 	say("created GitRepository %s/demo (file://%s), Application %s/demo (kustomize, apps/demo/overlays/dev: a PreSync hook, then waves),"+
 		" Application %s/hello (Helm chart apps/hello-chart in Git), and HelmRepository %s/charts (%s) with Application %s/hello-repo (its chart hello)",
 		Namespace, repo, Namespace, Namespace, Namespace, chartRepo, Namespace)
@@ -266,6 +272,9 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	if err := waitSelfCluster(readyCtx, c, say); err != nil {
+		return err
+	}
+	if err := waitMixed(readyCtx, c, say); err != nil {
 		return err
 	}
 	if err := images.showTagToRollout(readyCtx, c, say); err != nil {

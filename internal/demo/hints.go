@@ -48,6 +48,9 @@ The demo runs until Ctrl-C. Try, in another shell:
   kubectl patch gsapp hello-repo -n {ns} --type merge -p '{"spec":{"helm":{"version":">=1.0.0"}}}'
   kubectl get gsapp hello-repo -n {ns}     # Ready False: no version of chart "hello" matches
   kubectl patch gsapp hello-repo -n {ns} --type merge -p '{"spec":{"helm":{"version":"~0.3"}}}'
+  # two sources in one Application: the chart from the repository joined with YAML from Git
+  gitsync get apps mixed -n {ns} -o wide   # SOURCE HelmRepository/charts,GitRepository/demo; REVISION lists both
+  kubectl get configmap mixed-notes mixed-greeting -n {ns}
 
 {config}
   # drift: an edit outside Git is reverted at once, and reported
