@@ -166,7 +166,8 @@ type ApplicationSpec struct {
 	// syncWindows say when new revisions are applied: outside every allow window (when
 	// there is one) or inside any deny window, a new revision waits (Ready=False, reason
 	// SyncWindowClosed) until the window's end. Drift of the applied revision is still
-	// reported and corrected as selfHeal says.
+	// reported, and corrected as selfHeal says unless a window that holds revisions back
+	// says selfHeal: false.
 	// +optional
 	// +kubebuilder:validation:MaxItems=20
 	SyncWindows []SyncWindow `json:"syncWindows,omitempty"`

@@ -49,6 +49,14 @@ type SyncWindow struct {
 	// holds new revisions back. Default false: the request is refused.
 	// +optional
 	ManualSync bool `json:"manualSync,omitempty"`
+
+	// selfHeal says whether drift of the applied revision is corrected while this window
+	// holds new revisions back (as spec.selfHeal says, when that is not false). False:
+	// drift is reported only (status.drift, Ready=False/DriftDetected) until the window
+	// lets revisions through again; when several windows hold revisions back, one that
+	// says false is enough. Default true.
+	// +optional
+	SelfHeal *bool `json:"selfHeal,omitempty"`
 }
 
 // SyncWindowStatus is what spec.syncWindows say now.
@@ -68,4 +76,9 @@ type SyncWindowStatus struct {
 	// heldRevision is the revision a Closed window holds back, if any.
 	// +optional
 	HeldRevision string `json:"heldRevision,omitempty"`
+
+	// selfHeal is false while a window that holds revisions back says selfHeal: false:
+	// drift is reported, not corrected, until it is true again. Unset otherwise.
+	// +optional
+	SelfHeal *bool `json:"selfHeal,omitempty"`
 }

@@ -2,6 +2,8 @@ package syncwindow
 
 import (
 	"time"
+
+	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 )
 
 // horizon bounds the search for the next change of state.
@@ -24,6 +26,11 @@ type Decision struct {
 	// is true when every active deny window has manualSync, and, when no allow window
 	// is active, one of the allow windows has manualSync.
 	ManualSync bool
+	// SelfHeal: drift of the applied revision may be corrected now (as spec.selfHeal
+	// says). Always true when Open; while closed, false when one of the windows that
+	// close the Application (the active deny windows, or every allow window when none
+	// is active) has selfHeal: false — deny wins.
+	SelfHeal bool
 	// By lists the windows that close the Application (the active deny windows, or every
 	// allow window when none is active), as written; empty when Open.
 	By []string
@@ -35,7 +42,7 @@ func (s Set) At(t time.Time) Decision {
 	if len(s) == 0 {
 		return d
 	}
-	d.Until = s.nextChange(t, d.Open)
+	d.Until = s.nextChange(t, func(n Decision) bool { return n.Open != d.Open })
 	return d
 }
 
@@ -58,17 +65,19 @@ func (s Set) state(t time.Time) Decision {
 	}
 	allowClosed := hasAllow && len(allows) == 0
 	if len(denies) == 0 && !allowClosed {
-		return Decision{Open: true, ManualSync: true}
+		return Decision{Open: true, ManualSync: true, SelfHeal: true}
 	}
-	d := Decision{ManualSync: true}
+	d := Decision{ManualSync: true, SelfHeal: true}
 	for _, w := range denies {
 		d.ManualSync = d.ManualSync && w.ManualSync
+		d.SelfHeal = d.SelfHeal && !w.NoSelfHeal
 		d.By = append(d.By, w.Spec)
 	}
 	if allowClosed {
 		d.ManualSync = d.ManualSync && allowManual
 		for _, w := range s {
 			if !w.Deny {
+				d.SelfHeal = d.SelfHeal && !w.NoSelfHeal
 				d.By = append(d.By, "outside "+w.Spec)
 			}
 		}
@@ -76,10 +85,32 @@ func (s Set) state(t time.Time) Decision {
 	return d
 }
 
-// nextChange walks the windows' starts and ends after t to the first time the state is
-// not open any more (or open again); zero when that is beyond the horizon, and the last
-// time walked when the walk is longer than maxChanges.
-func (s Set) nextChange(t time.Time, open bool) time.Time {
+// SelfHeal tells whether spec.syncWindows let drift of the applied revision be
+// corrected at t, and when to ask again if not (zero: not within the horizon). Windows
+// that do not parse hold every sync, so then any entry with selfHeal: false says no.
+func SelfHeal(specs []gitsyncv1.SyncWindow, t time.Time) (ok bool, until time.Time) {
+	if len(specs) == 0 {
+		return true, time.Time{}
+	}
+	set, err := Parse(specs)
+	if err != nil {
+		for _, s := range specs {
+			if s.SelfHeal != nil && !*s.SelfHeal {
+				return false, time.Time{}
+			}
+		}
+		return true, time.Time{}
+	}
+	if set.state(t).SelfHeal {
+		return true, time.Time{}
+	}
+	return false, set.nextChange(t, func(n Decision) bool { return n.SelfHeal })
+}
+
+// nextChange walks the windows' starts and ends after t to the first time the state has
+// changed (not open any more, or open again, or as changed says); zero when that is
+// beyond the horizon, and the last time walked when the walk is longer than maxChanges.
+func (s Set) nextChange(t time.Time, changed func(Decision) bool) time.Time {
 	at := t
 	for range maxChanges {
 		next := time.Time{}
@@ -95,7 +126,7 @@ func (s Set) nextChange(t time.Time, open bool) time.Time {
 		if next.IsZero() || next.Sub(t) > horizon {
 			return time.Time{}
 		}
-		if s.state(next).Open != open {
+		if changed(s.state(next)) {
 			return next
 		}
 		at = next

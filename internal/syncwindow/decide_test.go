@@ -151,3 +151,52 @@ func BenchmarkAtEveryMinute(b *testing.B) {
 		set.At(now)
 	}
 }
+
+// A window's selfHeal: false stops corrections only while that window holds revisions
+// back (deny wins: one such window among those that close is enough), and SelfHeal says
+// when to ask again.
+func TestSelfHeal(t *testing.T) {
+	no := false
+	quiet := func(w gitsyncv1.SyncWindow) gitsyncv1.SyncWindow { w.SelfHeal = &no; return w }
+	freeze := win("deny", "0 9 * * *", 2*time.Hour, "", false)    // 09:00–11:00 UTC
+	late := win("deny", "0 10 * * *", 2*time.Hour, "", false)     // 10:00–12:00 UTC
+	nightly := win("allow", "0 22 * * *", 2*time.Hour, "", false) // 22:00–24:00 UTC
+	cases := []struct {
+		name    string
+		windows []gitsyncv1.SyncWindow
+		now     string
+		heal    bool
+		until   string
+	}{
+		{"no windows", nil, "2026-11-30T10:00:00Z", true, ""},
+		{"a closed window by default", []gitsyncv1.SyncWindow{freeze}, "2026-11-30T10:00:00Z", true, ""},
+		{"a closed window saying false", []gitsyncv1.SyncWindow{quiet(freeze)}, "2026-11-30T10:00:00Z", false, "2026-11-30T11:00:00Z"},
+		{"the same window, not active", []gitsyncv1.SyncWindow{quiet(freeze)}, "2026-11-30T12:00:00Z", true, ""},
+		{"deny wins over a default window", []gitsyncv1.SyncWindow{late, quiet(freeze)}, "2026-11-30T10:30:00Z", false, "2026-11-30T11:00:00Z"},
+		{"and ends with its window, not the other's", []gitsyncv1.SyncWindow{late, quiet(freeze)}, "2026-11-30T11:30:00Z", true, ""},
+		{"outside an allow window saying false", []gitsyncv1.SyncWindow{quiet(nightly)}, "2026-11-30T10:00:00Z", false, "2026-11-30T22:00:00Z"},
+		{"inside it", []gitsyncv1.SyncWindow{quiet(nightly)}, "2026-11-30T23:00:00Z", true, ""},
+		{"an active allow window with a quiet deny window inside it", []gitsyncv1.SyncWindow{nightly, quiet(win("deny", "30 22 * * *", 10*time.Minute, "", false))},
+			"2026-11-30T22:35:00Z", false, "2026-11-30T22:40:00Z"},
+		{"windows that do not parse: an entry saying false says no", []gitsyncv1.SyncWindow{quiet(win("deny", "0 25 * * *", time.Hour, "", false))},
+			"2026-11-30T10:00:00Z", false, ""},
+		{"windows that do not parse, none saying false", []gitsyncv1.SyncWindow{win("deny", "0 25 * * *", time.Hour, "", false)},
+			"2026-11-30T10:00:00Z", true, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			heal, until := SelfHeal(c.windows, at(c.now))
+			if heal != c.heal {
+				t.Fatalf("selfHeal %v; want %v", heal, c.heal)
+			}
+			if c.until == "" && !until.IsZero() || c.until != "" && !until.Equal(at(c.until)) {
+				t.Fatalf("until %s; want %q", until.UTC().Format(time.RFC3339), c.until)
+			}
+			if set, err := Parse(c.windows); err == nil {
+				if d := set.At(at(c.now)); d.SelfHeal != c.heal {
+					t.Fatalf("At: selfHeal %v; want %v", d.SelfHeal, c.heal)
+				}
+			}
+		})
+	}
+}

@@ -31,6 +31,9 @@ type Window struct {
 	Deny bool
 	// ManualSync lets a requested sync through while this window closes the Application.
 	ManualSync bool
+	// NoSelfHeal: drift is not corrected while this window closes the Application
+	// (spec.syncWindows[].selfHeal false).
+	NoSelfHeal bool
 	// Spec is the entry as written, for messages: "deny 0 9 * * 1-5 for 8h (Europe/Berlin)".
 	Spec     string
 	schedule cron.Schedule
@@ -55,7 +58,7 @@ func Parse(specs []gitsyncv1.SyncWindow) (Set, error) {
 }
 
 func parseOne(s gitsyncv1.SyncWindow) (Window, error) {
-	w := Window{Deny: s.Kind == gitsyncv1.SyncWindowDeny, ManualSync: s.ManualSync, loc: time.UTC}
+	w := Window{Deny: s.Kind == gitsyncv1.SyncWindowDeny, ManualSync: s.ManualSync, NoSelfHeal: s.SelfHeal != nil && !*s.SelfHeal, loc: time.UTC}
 	if s.Kind != gitsyncv1.SyncWindowDeny && s.Kind != gitsyncv1.SyncWindowAllow {
 		return w, fmt.Errorf("kind %q is neither allow nor deny", s.Kind)
 	}

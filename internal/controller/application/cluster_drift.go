@@ -23,6 +23,7 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/cluster"
 	"github.com/gitsync-dev/gitsync/internal/drift"
+	"github.com/gitsync-dev/gitsync/internal/syncwindow"
 )
 
 // Drift on another cluster: the same metadata-only, label-selected watches as here
@@ -337,7 +338,15 @@ func (r *Reconciler) reconcileRemoteDrift(ctx context.Context, s *syncRun) outco
 		}
 	}
 	summary := fmt.Sprintf("on Cluster %s: %s", key, strings.Join(lines, ", "))
-	if app.Spec.SelfHeal == nil || *app.Spec.SelfHeal {
+	heal, until := syncwindow.SelfHeal(app.Spec.SyncWindows, r.now())
+	off, requeue := "selfHeal is off", r.requeueAfter(s)
+	if !heal {
+		off = "a sync window says selfHeal: false"
+		if !until.IsZero() {
+			requeue = min(requeue, until.Sub(r.now())+time.Second)
+		}
+	}
+	if heal && (app.Spec.SelfHeal == nil || *app.Spec.SelfHeal) {
 		if wait := r.remote.correcting(key, appKey, r.now()); wait > 0 {
 			msg := fmt.Sprintf("drift %s corrected %d times in %s: backing off for %s", summary, hotLoopCorrections, hotLoopWindow, wait.Round(time.Second))
 			if conditions.GetReason(app, gitsyncv1.ReadyCondition) != gitsyncv1.DriftDetectedReason {
@@ -358,7 +367,7 @@ func (r *Reconciler) reconcileRemoteDrift(ctx context.Context, s *syncRun) outco
 		app.Status.Drift = append(app.Status.Drift, entry)
 	}
 	if conditions.GetReason(app, gitsyncv1.ReadyCondition) != gitsyncv1.DriftDetectedReason {
-		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, gitsyncv1.DriftDetectedReason, "Drift", "drift %s (selfHeal is off)", summary)
+		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, gitsyncv1.DriftDetectedReason, "Drift", "drift %s (%s)", summary, off)
 	}
-	return waitFor(r.requeueAfter(s), gitsyncv1.DriftDetectedReason, "drift "+summary+" (selfHeal is off)")
+	return waitFor(requeue, gitsyncv1.DriftDetectedReason, "drift "+summary+" ("+off+")")
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/syncwindow"
@@ -21,8 +23,11 @@ import (
 // goes through only where the windows that close the Application have manualSync;
 // otherwise it is refused (Ready=False/SyncWindowClosed, a Warning event). A resync of
 // the applied revision, and a sync that waits for a hook or a wave, go on: drift stays
-// reported and corrected as selfHeal says. A window that does not parse holds every
-// sync (Stalled, SyncWindowInvalid).
+// reported and corrected as selfHeal says, unless a window that closes the Application
+// says selfHeal: false (status.syncWindow.selfHeal false; the drift controller reports
+// only); when the windows let corrections through again, the drift controller checks the
+// objects once more. A window that does not parse holds every sync (Stalled,
+// SyncWindowInvalid).
 func (r *Reconciler) reconcileWindow(_ context.Context, s *syncRun) outcome {
 	app := s.app
 	if len(app.Spec.SyncWindows) == 0 {
@@ -42,6 +47,12 @@ func (r *Reconciler) reconcileWindow(_ context.Context, s *syncRun) outcome {
 		status.Until = &metav1.Time{Time: d.Until}
 	}
 	app.Status.SyncWindow = status
+	if !d.SelfHeal {
+		status.SelfHeal = ptr.To(false)
+	} else if held != nil && held.SelfHeal != nil && r.Desired != nil {
+		// Corrections were held: the drift reported meanwhile is corrected now.
+		r.Desired.CheckAll(client.ObjectKeyFromObject(app))
+	}
 	if d.Open {
 		return done()
 	}

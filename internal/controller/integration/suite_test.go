@@ -88,6 +88,7 @@ func runSuite(m *testing.M) int {
 		drift := selfheal.New(desired.New())
 		drift.Client = mgr.GetClient()
 		drift.Recorder = events
+		drift.Now = clock.Now // application_syncwindow_selfheal_test.go
 		if err := drift.SetupWithManager(mgr, 4); err != nil {
 			return nil, err
 		}

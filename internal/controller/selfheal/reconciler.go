@@ -27,6 +27,7 @@ import (
 	"github.com/gitsync-dev/gitsync/internal/desired"
 	"github.com/gitsync-dev/gitsync/internal/drift"
 	"github.com/gitsync-dev/gitsync/internal/shard"
+	"github.com/gitsync-dev/gitsync/internal/syncwindow"
 )
 
 // Reconciler keeps the cluster equal to the last applied revision between syncs:
@@ -234,6 +235,14 @@ func (r *Reconciler) check(ctx context.Context, app *gitsyncv1.Application, mana
 	r.setDrifted(ref, true)
 	if app.Spec.SelfHeal != nil && !*app.Spec.SelfHeal {
 		return 0, nil // report only
+	}
+	if heal, until := syncwindow.SelfHeal(app.Spec.SyncWindows, now); !heal {
+		// A sync window that holds revisions back says report only: look again when
+		// it lets corrections through.
+		if until.IsZero() {
+			return 0, nil
+		}
+		return until.Sub(now) + time.Second, nil
 	}
 
 	key := app.Namespace + "/" + app.Name + "/" + subject
