@@ -68,8 +68,10 @@ const (
 	// and selfHeal is false, so the drift is reported (status.drift), not corrected.
 	DriftDetectedReason = "DriftDetected"
 	// PruneSkippedReason: objects that left Git are still in the cluster because the sync
-	// that applied the revision did not prune (a sync request with prune off); the next
-	// sync that prunes removes them.
+	// that applied the revision did not prune (a sync request with prune off), or because
+	// another Application of the namespace that cannot be rendered might render them (the
+	// prune fails closed); they stay in the inventory, and the next sync that prunes (for
+	// a held-back prune, the next resync) removes them.
 	PruneSkippedReason = "PruneSkipped"
 	// AccessDeniedReason: the Application names a GitRepository (sourceRef.namespace) or
 	// a dependency (dependsOn[].namespace) in another namespace, and the operator does

@@ -12,11 +12,12 @@ import (
 // last result are unchanged, no sync was requested and the drift watches hold this
 // Application's objects, the resync only compares the watch cache with what the drift
 // checks last saw (no API request) and hands any difference to the drift controller.
-// Health is read again only while it is not Healthy.
+// Health is read again only while it is not Healthy. A prune that a sibling held back
+// makes the next resync a full one (prune_step.go).
 func (r *Reconciler) reconcileBackstop(ctx context.Context, s *syncRun) outcome {
 	app := s.app
 	key := client.ObjectKeyFromObject(app)
-	quiet := !r.refsChanged.take(key) && r.Desired != nil && r.Desired.Tracked(key) && settled(app, s.revision) && !s.values.changed(app)
+	quiet := !r.refsChanged.take(key) && !r.heldPrunes.take(key) && r.Desired != nil && r.Desired.Tracked(key) && settled(app, s.revision) && !s.values.changed(app)
 	if !quiet {
 		return done()
 	}

@@ -305,6 +305,10 @@ func (r *Reconciler) reconcileRemoteDrift(ctx context.Context, s *syncRun) outco
 		r.refsChanged.mark(appKey)
 		return done()
 	}
+	if r.heldPrunes.take(appKey) { // a prune held back: a full sync tries again
+		r.heldPrunes.mark(appKey)
+		return done()
+	}
 	watched, drifted := r.remote.state(key, appKey)
 	if !watched || !settled(app, s.revision) {
 		return done()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/apply"
@@ -18,6 +19,10 @@ import (
 // exist, or crds: Skip): a policy does not remove an object from Git. A CRD that still
 // has custom resources is not deleted without spec.pruneCRDs (Ready=False/PruneRefused),
 // and a Namespace holding objects gitsync does not manage is orphaned with a Warning.
+// An object a sibling Application that cannot be rendered holds back (it might render
+// it) stays, in the inventory too, so that the first sync after the sibling renders
+// again prunes it: a Warning at each sync meanwhile, Ready=False/PruneSkipped naming the
+// sibling, and the next resync is a full one (heldPrunes), not a quiet backstop.
 // Sets Ready=False/PruneFailed on other failures.
 func (r *Reconciler) reconcilePrune(ctx context.Context, s *syncRun) outcome {
 	app := s.app
@@ -37,9 +42,11 @@ func (r *Reconciler) reconcilePrune(ctx context.Context, s *syncRun) outcome {
 			orphaned := r.recordOrphans(s, pruned)
 			if _, held := skips.split(stale); len(held) > 0 {
 				// Fail closed, but not silently: the objects stay, and say why.
+				s.pruneHeld, s.pruneHeldBy = held, skips.siblings(held)
+				r.heldPrunes.mark(client.ObjectKeyFromObject(app))
 				r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, gitsyncv1.PruneSkippedReason, "Prune",
 					"left Git but not pruned while %s (it might render them)\n%s",
-					skips.siblings(held), changeSummary(nil, markChanges(held, heldAction)))
+					s.pruneHeldBy, changeSummary(nil, markChanges(held, heldAction)))
 			}
 			if err != nil {
 				// What was applied is recorded; the stale objects (but the orphaned) stay
@@ -53,7 +60,8 @@ func (r *Reconciler) reconcilePrune(ctx context.Context, s *syncRun) outcome {
 			}
 		}
 	}
-	setInventory(app, current)
+	// Held back: still this Application's, for the next sync to prune.
+	setInventory(app, union(current, s.pruneHeld))
 	return done()
 }
 

@@ -119,6 +119,9 @@ type Reconciler struct {
 	written kit.WrittenVersions
 	// refsChanged holds the Applications whose Secrets or ConfigMaps changed.
 	refsChanged changedRefs
+	// heldPrunes holds the Applications whose last prune a sibling held back: their
+	// next resync is a full sync that tries again (prune_step.go).
+	heldPrunes changedRefs
 	// held keeps the drift locks of the syncs that yielded until they end.
 	held heldLocks
 }

@@ -41,6 +41,11 @@ func (s *syncRun) finish(r *Reconciler, stopped, failed bool) {
 			conditions.MarkFalse(app, gitsyncv1.ReadyCondition, gitsyncv1.PruneSkippedReason,
 				"applied revision %s; %d object(s) that left Git were not pruned (the sync request turned prune off), e.g. %s",
 				s.revision, len(kept), kept[0].Subject())
+		} else if held := s.pruneHeld; len(held) > 0 {
+			app.Status.Sync.Status = gitsyncv1.SyncStatusOutOfSync
+			conditions.MarkFalse(app, gitsyncv1.ReadyCondition, gitsyncv1.PruneSkippedReason,
+				"applied revision %s; %d object(s) that left Git were not pruned while %s (it might render them), e.g. %s",
+				s.revision, len(held), s.pruneHeldBy, held[0].Subject())
 		} else {
 			kit.MarkApplied(app, s.revision)
 		}
@@ -124,6 +129,9 @@ func (s *syncRun) historySummary() string {
 	}
 	if n := len(s.pruneSkipped); n > 0 {
 		msg += fmt.Sprintf("; %d left Git but not pruned (prune off for this sync)", n)
+	}
+	if n := len(s.pruneHeld); n > 0 {
+		msg += fmt.Sprintf("; %d left Git but not pruned (held back by a sibling that cannot be rendered)", n)
 	}
 	return msg
 }

@@ -68,7 +68,11 @@ type applied struct {
 	// pruneSkipped are the objects that left Git and stay because the sync request
 	// turned pruning off.
 	pruneSkipped []apply.Entry
-	health       *health.Summary
+	// pruneHeld are the objects that left Git and stay because a sibling Application
+	// that cannot be rendered might render them; pruneHeldBy names the siblings.
+	pruneHeld   []apply.Entry
+	pruneHeldBy string
+	health      *health.Summary
 	// attestation is the digest of the sync's signed attestation (attest_step.go).
 	attestation string
 }

@@ -3,9 +3,12 @@ package integration
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
 	"github.com/gitsync-dev/gitsync/internal/controller/application"
@@ -16,7 +19,8 @@ import (
 // a failing delete does, and at the last attempt the objects are orphaned with a Warning
 // naming them and the sibling that could not be rendered, and why. Before, the ConfigMap
 // stayed, the finalizer went, and only an info log line told. A sync's prune held back
-// by the sibling says so with a PruneSkipped Warning.
+// by the sibling says so with a PruneSkipped Warning (and Ready=False/PruneSkipped, the
+// held object kept in the inventory).
 func TestApplicationDeletionWithAnUnrenderableSiblingOrphansLoudly(t *testing.T) {
 	g := NewWithT(t)
 	f, sha := newAppFixture(t, map[string]string{
@@ -31,7 +35,7 @@ func TestApplicationDeletionWithAnUnrenderableSiblingOrphansLoudly(t *testing.T)
 
 	// A sync's prune is held back the same way, with a Warning naming the sibling.
 	sha = f.repo.Commit("main", "drop leaving", nil, "good/leaving.yaml")
-	app := f.waitApplied("good", sha)
+	app := f.waitAppliedKeeping("good", sha) // Ready=False/PruneSkipped: see TestHeldPruneIsPrunedOnceTheSiblingRenders
 	g.Expect(f.exists(g, &corev1.ConfigMap{}, "leaving")).To(BeTrue(), "fail closed: the sibling might render it")
 	g.Eventually(func(g Gomega) []string {
 		var notes []string
@@ -69,4 +73,43 @@ func TestApplicationDeletionWithAnUnrenderableSiblingOrphansLoudly(t *testing.T)
 		ContainSubstring("missing.yaml"),
 		ContainSubstring("ConfigMap/"+f.ns+"/mine orphaned"))))
 	g.Expect(failures).To(ContainElement(ContainSubstring("Application broken cannot be rendered")))
+}
+
+// An object that left Git but whose prune a sibling that cannot be rendered held back
+// stays in the inventory (Ready=False/PruneSkipped naming the sibling, OutOfSync), and is
+// pruned by the first sync after the sibling renders again: here a resync of the same
+// revision (the sibling has its own GitRepository), then a commit to the Application's
+// own repository. Before, it left the inventory at once and nothing ever pruned it.
+func TestHeldPruneIsPrunedOnceTheSiblingRenders(t *testing.T) {
+	g := NewWithT(t)
+	f, sha := newAppFixture(t, map[string]string{
+		"cm.yaml":      configMapYAML("mine", "1"),
+		"leaving.yaml": configMapYAML("leaving", "1"),
+	})
+	other := f.srv.CreateRepo("other")
+	other.Commit("main", "broken", map[string]string{"kustomization.yaml": "resources: [missing.yaml]\n"})
+	newGitRepository(t, f.ns, "other", f.srv.HTTPURL("other"), nil, "")
+	f.app("good", func(a *gitsyncv1.Application) {
+		a.Spec.Prune = true
+		a.Spec.Interval = &metav1.Duration{Duration: time.Second} // the resync that retries the prune
+	})
+	f.app("broken", func(a *gitsyncv1.Application) { a.Spec.SourceRef.Name = "other" })
+	f.waitApplied("good", sha)
+
+	sha = f.repo.Commit("main", "drop leaving", nil, "leaving.yaml")
+	app := f.waitAppliedKeeping("good", sha)
+	leaving := gitsyncv1.InventoryEntry{ID: f.ns + "_leaving__ConfigMap", V: "v1"}
+	g.Expect(app.Status.Inventory.Entries).To(ContainElement(leaving), "held back, not forgotten")
+	ready := apimeta.FindStatusCondition(app.Status.Conditions, gitsyncv1.ReadyCondition)
+	g.Expect(ready.Message).To(And(ContainSubstring("Application broken cannot be rendered"), ContainSubstring("ConfigMap/"+f.ns+"/leaving")))
+	g.Consistently(func(g Gomega) bool { return f.exists(g, &corev1.ConfigMap{}, "leaving") }).
+		WithTimeout(2 * time.Second).WithPolling(200 * time.Millisecond).Should(BeTrue())
+
+	// The sibling renders again (and not the object): the next resync prunes it.
+	other.Commit("main", "fixed", map[string]string{"missing.yaml": configMapYAML("theirs", "1")})
+	g.Eventually(func(g Gomega) bool { return f.exists(g, &corev1.ConfigMap{}, "leaving") }).
+		WithTimeout(waitTimeout).WithPolling(pollInterval).Should(BeFalse())
+	app = f.waitApplied("good", sha)
+	g.Expect(app.Status.Inventory.Entries).NotTo(ContainElement(leaving))
+	g.Expect(app.Status.History[0].Pruned).To(Equal(1))
 }

@@ -18,14 +18,16 @@ import (
 // An object that leaves one Application's Git is not deleted while another Application
 // of the namespace renders it, whatever its source (here: another repository, and an
 // Application that has not applied yet), nor while another Application of the namespace
-// cannot be rendered at all (it may render the object): the prune fails closed.
+// cannot be rendered at all (it may render the object): the prune fails closed, and
+// says so (Ready=False/PruneSkipped, the object kept in the inventory).
 func TestPruneConsidersEveryApplicationOfTheNamespace(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		other map[string]string // the other Application's repository
+		held  bool              // x's prune is held back (not handed off)
 	}{
-		{"another source renders it", map[string]string{"pvc.yaml": pvcYAML("data"), "y.yaml": configMapYAML("y", "1")}},
-		{"another Application cannot render", map[string]string{"broken.yaml": "kind: [unclosed\n"}},
+		{"another source renders it", map[string]string{"pvc.yaml": pvcYAML("data"), "y.yaml": configMapYAML("y", "1")}, false},
+		{"another Application cannot render", map[string]string{"broken.yaml": "kind: [unclosed\n"}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			g := NewWithT(t)
@@ -44,7 +46,11 @@ func TestPruneConsidersEveryApplicationOfTheNamespace(t *testing.T) {
 				WithTimeout(waitTimeout).WithPolling(pollInterval).Should(BeTrue())
 
 			sha = f.repo.Commit("main", "the PVC leaves x", map[string]string{"x.yaml": configMapYAML("x", "1")}, "pvc.yaml")
-			f.waitApplied("x", sha)
+			if c.held {
+				f.waitAppliedKeeping("x", sha)
+			} else {
+				f.waitApplied("x", sha)
+			}
 			g.Consistently(func(g Gomega) bool {
 				pvc := &corev1.PersistentVolumeClaim{}
 				return f.exists(g, pvc, "data") && pvc.DeletionTimestamp == nil
