@@ -34,6 +34,9 @@ const (
 	RolledBackReason = "RolledBack"
 	// GenerateFailedReason: a generator or the template failed.
 	GenerateFailedReason = "GenerateFailed"
+	// ApplicationsNotReadyReason: generated Applications are Ready=False; the message
+	// says how many and names the first few, with their reasons.
+	ApplicationsNotReadyReason = "ApplicationsNotReady"
 )
 
 // Rollout states of a step and of an Application in it.

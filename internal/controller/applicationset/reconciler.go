@@ -84,20 +84,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, err
 	}
 	set.Status.Applications = names(apps)
-	r.summarize(set, plan)
+	r.summarize(set, plan, notReady(set.Status.Applications, live))
 	generatedApplications.WithLabelValues(set.Namespace, set.Name).Set(float64(len(apps)))
 	return ctrl.Result{RequeueAfter: plan.requeue(set)}, nil
 }
 
-// summarize sets Ready from the rollout: True when it is complete (or there is none),
-// False naming the Application that halted it, Unknown while it goes on.
-func (r *Reconciler) summarize(set *gitsyncv1.ApplicationSet, plan rolloutPlan) {
+// summarize sets Ready from the rollout and the Applications: False naming the
+// Application that halted a rollout, Unknown while one goes on; else False while
+// generated Applications are Ready=False (notReady says which), True otherwise.
+func (r *Reconciler) summarize(set *gitsyncv1.ApplicationSet, plan rolloutPlan, notReady string) {
 	n := len(set.Status.Applications)
 	switch {
-	case set.Spec.Rollback != "":
-		conditions.MarkTrue(set, gitsyncv1.ReadyCondition, gitsyncv1.RolledBackReason,
-			"%d Applications pinned to %s (spec.rollback)", n, set.Spec.Rollback)
-		conditions.Delete(set, gitsyncv1.ReconcilingCondition)
 	case set.Status.Rollout != nil && set.Status.Rollout.Halted != "":
 		conditions.MarkFalse(set, gitsyncv1.ReadyCondition, gitsyncv1.RolloutHaltedReason,
 			"rollout of %s halted at step %d: %s; `gitsync resume appset %s` continues it",
@@ -107,6 +104,13 @@ func (r *Reconciler) summarize(set *gitsyncv1.ApplicationSet, plan rolloutPlan) 
 		msg := fmt.Sprintf("rollout of %s at step %d of %d", set.Status.Rollout.Revision, set.Status.Rollout.CurrentStep+1, len(set.Status.Rollout.Steps))
 		conditions.MarkUnknown(set, gitsyncv1.ReadyCondition, gitsyncv1.RolloutProgressingReason, "%s", msg)
 		// Reconciling is not set: status.observedGeneration says the spec was seen.
+	case notReady != "":
+		conditions.MarkFalse(set, gitsyncv1.ReadyCondition, gitsyncv1.ApplicationsNotReadyReason, "%s", notReady)
+		conditions.Delete(set, gitsyncv1.ReconcilingCondition)
+	case set.Spec.Rollback != "":
+		conditions.MarkTrue(set, gitsyncv1.ReadyCondition, gitsyncv1.RolledBackReason,
+			"%d Applications pinned to %s (spec.rollback)", n, set.Spec.Rollback)
+		conditions.Delete(set, gitsyncv1.ReconcilingCondition)
 	default:
 		conditions.MarkTrue(set, gitsyncv1.ReadyCondition, gitsyncv1.SucceededReason, "%d Applications generated", n)
 		conditions.Delete(set, gitsyncv1.ReconcilingCondition)
