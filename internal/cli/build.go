@@ -58,6 +58,16 @@ both --decrypt and --show-secrets are given.`,
 	cmd.Flags().BoolVar(&b.showSecrets, "show-secrets", false, "print Secret values instead of ***")
 	cmd.Flags().BoolVar(&b.decrypt, "decrypt", false, "decrypt SOPS-encrypted documents with the decryption Secret, read with your rights")
 	addLookupFlag(cmd, &b.lookup)
+	withAppSetHelp(cmd, appSetForm{
+		use: "build appset NAME",
+		long: `Prints the Applications the ApplicationSet generates now, as multi-document YAML:
+its generators and template run as the operator would, with your rights, over its
+GitRepositories' current artifacts and the Clusters (the pullRequest generator is not
+available here).`,
+		example: `  gitsync build appset fleet -n apps
+  gitsync build app web -n team-a       # one Application's objects`,
+		appOnly: []string{"path", "root", "from-file", "show-secrets", "decrypt", "lookup"},
+	})
 	return cmd
 }
 

@@ -127,3 +127,23 @@ func TestHelpShowsTheCommandsOwnFlagsFirst(t *testing.T) {
 	g.Expect(own).To(MatchRegexp(`\n      --token string +HTTP bearer token`))
 	g.Expect(cluster).To(ContainSubstring(`Use "gitsync options" for the other 16 kubeconfig flags (--as, --server, --user ...)`))
 }
+
+// `build appset --help` is the appset form's help: its own use line and description,
+// without the flags only `build app` takes; `build app --help` keeps the app form.
+func TestBuildAppSetHelp(t *testing.T) {
+	g := NewWithT(t)
+	r := gitsync(t, "build", "appset", "--help")
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(r.out).To(HavePrefix("Prints the Applications the ApplicationSet generates now"))
+	g.Expect(r.out).To(ContainSubstring("\nUsage:\n  gitsync build appset NAME [flags]\n"))
+	g.Expect(r.out).NotTo(ContainSubstring("build app NAME"))
+	for _, f := range []string{"--path", "--from-file", "--show-secrets", "--decrypt", "--lookup", "--root"} {
+		g.Expect(r.out).NotTo(ContainSubstring(f))
+	}
+	g.Expect(r.out).To(ContainSubstring("-n, --namespace string"))
+
+	r = gitsync(t, "build", "app", "--help")
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(r.out).To(ContainSubstring("\nUsage:\n  gitsync build app NAME [--path DIR] [--from-file app.yaml] [--show-secrets] [flags]\n"))
+	g.Expect(r.out).To(ContainSubstring("--from-file string"))
+}
