@@ -115,6 +115,9 @@ type Clients struct {
 	Scheme *runtime.Scheme
 	// Egress guards every dial to a remote API server (nil: none).
 	Egress *egress.Guard
+	// SecretAccess, in tenant mode, is asked before a Cluster's kubeconfig Secret is
+	// read, as for a source's Secret (nil: no check).
+	SecretAccess SecretChecker
 
 	mu      sync.Mutex
 	targets map[types.NamespacedName]*Target
@@ -134,11 +137,19 @@ func (c *Clients) Get(ctx context.Context, cl *gitsyncv1.Cluster) (*Target, erro
 }
 
 // Refresh reads cl's kubeconfig Secret and returns the cached Target when it was made
-// from the same generation and Secret version, else a new one (which replaces it).
+// from the same generation and Secret version, else a new one (which replaces it). In
+// tenant mode (SecretAccess) the Secret is read only when the check allows it, at each
+// Refresh: a refusal (*AccessError) drops the cached Target.
 func (c *Clients) Refresh(ctx context.Context, cl *gitsyncv1.Cluster) (*Target, error) {
 	key := types.NamespacedName{Namespace: cl.Namespace, Name: cl.Name}
 	secret := &corev1.Secret{}
 	ref := cl.Spec.KubeConfig.SecretRef
+	if c.SecretAccess != nil {
+		if err := c.SecretAccess.CheckSecret(ctx, cl.Namespace, ref.Name); err != nil {
+			c.Drop(key)
+			return nil, &AccessError{fmt.Errorf("the kubeconfig Secret %s/%s: %w", cl.Namespace, ref.Name, err)}
+		}
+	}
 	if err := c.Reader.Get(ctx, types.NamespacedName{Namespace: cl.Namespace, Name: ref.Name}, secret); err != nil {
 		c.Drop(key)
 		return nil, &KubeConfigError{fmt.Errorf("reading the kubeconfig Secret %s/%s: %w", cl.Namespace, ref.Name, err)}

@@ -158,6 +158,9 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (manager.Manage
 	}
 	// One cache of remote clients for the Cluster and Application controllers.
 	clusters := &cluster.Clients{Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Egress: guard}
+	if secretAccess != nil { // tenant mode: a Cluster's kubeconfig Secret is checked as a source's
+		clusters.SecretAccess = secretAccess
+	}
 	probes := &clustercontroller.Reconciler{Client: mgr.GetClient(), Clients: clusters, Recorder: events}
 	if err := probes.SetupWithManager(mgr, kit.Options{MaxConcurrentReconciles: opts.Concurrent, SharedQueue: opts.SharedQueue}); err != nil {
 		return nil, fmt.Errorf("setting up the Cluster controller: %w", err)

@@ -81,6 +81,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 // the Cluster changed) and asks /version. Ready=True/ClusterReachable with
 // kubernetesVersion; Ready=False/KubeConfigInvalid for a refused or missing kubeconfig
 // (looked at again at the interval; a Secret change is seen then); Ready=False/
+// AccessDenied when, in tenant mode, the namespace's account may not get the kubeconfig
+// Secret (it is not read; looked at again at the interval); Ready=False/
 // ClusterUnreachable when the server does not answer, and again sooner with backoff.
 func (r *Reconciler) reconcileProbe(ctx context.Context, cl *gitsyncv1.Cluster, was *metav1.Condition) ctrl.Result {
 	key := types.NamespacedName{Namespace: cl.Namespace, Name: cl.Name}
@@ -93,11 +95,15 @@ func (r *Reconciler) reconcileProbe(ctx context.Context, cl *gitsyncv1.Cluster, 
 	}
 	reason := gitsyncv1.ClusterReachableReason
 	var kcErr *cluster.KubeConfigError
+	var denied *cluster.AccessError
 	switch {
 	case err == nil:
 		r.reset(key)
 		cl.Status.KubernetesVersion = version
 		conditions.MarkTrue(cl, gitsyncv1.ReadyCondition, reason, "the API server answered: Kubernetes %s", version)
+	case errors.As(err, &denied):
+		reason = gitsyncv1.AccessDeniedReason
+		conditions.MarkFalse(cl, gitsyncv1.ReadyCondition, reason, "%s", err)
 	case errors.As(err, &kcErr):
 		reason = gitsyncv1.KubeConfigInvalidReason
 		conditions.MarkFalse(cl, gitsyncv1.ReadyCondition, reason, "%s", err)
@@ -112,7 +118,7 @@ func (r *Reconciler) reconcileProbe(ctx context.Context, cl *gitsyncv1.Cluster, 
 	}
 	readyGauge.WithLabelValues(cl.Namespace, cl.Name).Set(0)
 	ctrl.LoggerFrom(ctx).Info("cluster not ready", "reason", reason, "error", err.Error())
-	if reason == gitsyncv1.KubeConfigInvalidReason {
+	if reason == gitsyncv1.KubeConfigInvalidReason || reason == gitsyncv1.AccessDeniedReason {
 		return ctrl.Result{RequeueAfter: r.interval()}
 	}
 	return ctrl.Result{RequeueAfter: r.backoff(key)}
