@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
@@ -202,15 +203,19 @@ func changes(existing, dry *unstructured.Unstructured) bool {
 	return !apiequality.Semantic.DeepEqual(strip(existing), strip(dry))
 }
 
-// each runs f(0) … f(n-1), m.concurrency at a time, and waits for them.
+// each runs f(0) … f(n-1), m.concurrency at a time, and waits for them: at most
+// m.concurrency goroutines, each taking the next index until none is left (a goroutine per
+// index grew a fresh stack through the API client's deep calls for every object).
 func (m *Manager) each(n int, f func(i int)) {
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, m.concurrency)
-	for i := range n {
+	var (
+		wg   sync.WaitGroup
+		next atomic.Int64
+	)
+	for range min(n, max(m.concurrency, 1)) {
 		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			f(i)
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
 		})
 	}
 	wg.Wait()
