@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
-	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/render"
 )
 
@@ -73,30 +72,22 @@ func fetchValuesSources(ctx context.Context, c client.Client, app *gitsyncv1.App
 // RenderFromSource renders one) and joins the objects, as the sync does: an object that
 // two sources render is an error naming both.
 func renderSources(ctx context.Context, c client.Client, app *gitsyncv1.Application, cluster *render.Cluster, decrypt bool, values valuesCheckouts) (*Rendered, error) {
-	out := &Rendered{ValuesRevisions: values.revisions}
+	var joined render.Joined
 	var entries []string
-	from := map[string]string{}
 	for i, src := range app.Spec.Sources {
 		label := app.SourceLabel(i)
 		r, err := renderSourceAt(ctx, c, app.ForSource(i), "", cluster, decrypt, values.roots)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", label, err)
 		}
-		for _, o := range r.Objects {
-			id := apply.EntryOf(o).ID
-			if other, ok := from[id]; ok {
-				return nil, fmt.Errorf("%s is rendered by both %s and %s: an object may come from one source only", apply.Subject(o), other, label)
-			}
-			from[id] = label
+		if err := joined.Add(label, &render.Result{Objects: r.Objects, Encrypted: r.Encrypted, Sensitive: r.Sensitive}); err != nil {
+			return nil, err
 		}
-		out.Objects = append(out.Objects, r.Objects...)
-		out.Encrypted = append(out.Encrypted, r.Encrypted...)
-		out.Sensitive = append(out.Sensitive, r.Sensitive...)
 		entries = append(entries, gitsyncv1.SourceRevision(app.SourceName(src.SourceRef), r.Revision))
 	}
+	out := &Rendered{ValuesRevisions: values.revisions, Objects: joined.Objects, Encrypted: joined.Encrypted, Sensitive: joined.Sensitive}
 	out.Revision = gitsyncv1.JoinRevisions(entries)
-	joined := NewRendered(&render.Result{Objects: out.Objects, Offline: cluster == nil, Encrypted: out.Encrypted}, "revision "+out.Revision)
-	out.From = joined.From
+	out.From = NewRendered(&render.Result{Objects: out.Objects, Offline: cluster == nil, Encrypted: out.Encrypted}, "revision "+out.Revision).From
 	return out, nil
 }
 

@@ -9,7 +9,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitsyncv1 "github.com/gitsync-dev/gitsync/api/v1beta1"
-	"github.com/gitsync-dev/gitsync/internal/apply"
 	"github.com/gitsync-dev/gitsync/internal/render"
 	"github.com/gitsync-dev/gitsync/internal/source"
 	"github.com/gitsync-dev/gitsync/internal/sourceid"
@@ -83,8 +82,8 @@ func renderAtHead(ctx context.Context, app *gitsyncv1.Application, head Head, a 
 		}
 	}
 	out := &Rendered{ValuesRevisions: valuesRevisions}
+	var joined render.Joined
 	var entries []string
-	from := map[string]string{}
 	for i, src := range app.SourceList() {
 		view := app.ForSource(i)
 		label := app.SourceLabel(i)
@@ -115,21 +114,15 @@ func renderAtHead(ctx context.Context, app *gitsyncv1.Application, head Head, a 
 			}
 			return nil, fmt.Errorf("%s: building %s at %s: %w", label, PathOrDot(view.Spec.Path), rev, err)
 		}
-		for _, o := range res.Objects {
-			id := apply.EntryOf(o).ID
-			if other, ok := from[id]; ok {
-				return nil, fmt.Errorf("%s is rendered by both %s and %s: an object may come from one source only", apply.Subject(o), other, label)
-			}
-			from[id] = label
+		if err := joined.Add(label, res); err != nil {
+			return nil, err
 		}
-		out.Objects = append(out.Objects, res.Objects...)
-		out.Encrypted = append(out.Encrypted, res.Encrypted...)
-		out.Sensitive = append(out.Sensitive, res.Sensitive...)
 		entries = append(entries, gitsyncv1.SourceRevision(app.SourceName(src.SourceRef), rev))
 		if !app.MultiSource() {
 			out.Revision = rev
 		}
 	}
+	out.Objects, out.Encrypted, out.Sensitive = joined.Objects, joined.Encrypted, joined.Sensitive
 	if app.MultiSource() {
 		out.Revision = gitsyncv1.JoinRevisions(entries)
 	}
