@@ -105,3 +105,19 @@ type SourceRevisionEntry struct {
 	// Revision is the source's own revision (`main@sha1:…`, `<chart>@<version>`, …).
 	Revision string
 }
+
+// RevisionOf returns the own revision of sources[i] (SourceList's order) in a revision
+// of the Application: with spec.sources, the entry of a joined revision that names the
+// source ("" when none does); with spec.sourceRef, the revision itself.
+func (in *Application) RevisionOf(i int, revision string) string {
+	if !in.MultiSource() {
+		return revision
+	}
+	name := in.SourceName(in.Spec.Sources[i].SourceRef)
+	for _, e := range SplitRevision(revision) {
+		if e.Source == name {
+			return e.Revision
+		}
+	}
+	return ""
+}

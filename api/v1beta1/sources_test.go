@@ -53,3 +53,25 @@ func TestJoinAndSplitRevision(t *testing.T) {
 		t.Error("SplitRevision of nothing is not empty")
 	}
 }
+
+func TestRevisionOf(t *testing.T) {
+	multi := &Application{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "team"}, Spec: ApplicationSpec{
+		Sources: []ApplicationSource{
+			{SourceRef: SourceReference{Kind: GitRepositoryKind, Name: "one"}},
+			{SourceRef: SourceReference{Kind: OCIRepositoryKind, Name: "art", Namespace: "shared"}},
+			{SourceRef: SourceReference{Kind: GitRepositoryKind, Name: "one"}, Path: "./b"},
+		}}}
+	rev := "GitRepository/one@main@sha1:1;OCIRepository/shared/art@1.0.0@sha256:2"
+	for i, want := range []string{"main@sha1:1", "1.0.0@sha256:2", "main@sha1:1"} {
+		if got := multi.RevisionOf(i, rev); got != want {
+			t.Errorf("RevisionOf(%d) = %q, want %q", i, got, want)
+		}
+	}
+	if got := multi.RevisionOf(1, "GitRepository/one@main@sha1:1"); got != "" {
+		t.Errorf("RevisionOf a source the revision does not name = %q", got)
+	}
+	single := &Application{Spec: ApplicationSpec{SourceRef: SourceReference{Kind: GitRepositoryKind, Name: "one"}}}
+	if got := single.RevisionOf(0, "main@sha1:1"); got != "main@sha1:1" {
+		t.Errorf("RevisionOf with spec.sourceRef = %q", got)
+	}
+}

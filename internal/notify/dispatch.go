@@ -158,7 +158,7 @@ func (d *Dispatcher) route(ctx context.Context, ev Event) {
 		d.Log.Error(err, "listing alerts", "namespace", ev.Namespace)
 		return
 	}
-	var repo *gitsyncv1.GitRepository
+	var urls map[string]string
 	for i := range alerts.Items {
 		alert := &alerts.Items[i]
 		provider := &gitsyncv1.Provider{}
@@ -166,29 +166,60 @@ func (d *Dispatcher) route(ctx context.Context, ev Event) {
 		if alert.Spec.Suspend || d.Reader.Get(ctx, key, provider) != nil || provider.Spec.Suspend {
 			continue
 		}
-		// Only a Git source has a URL that names commits (and a forge to set statuses on).
-		if repo == nil && ev.Source != "" && ev.SourceKind == gitsyncv1.GitRepositoryKind {
-			repo = &gitsyncv1.GitRepository{}
-			if err := d.Reader.Get(ctx, types.NamespacedName{Namespace: ev.Namespace, Name: ev.Source}, repo); err != nil {
-				repo = &gitsyncv1.GitRepository{}
-			}
+		if urls == nil {
+			urls = d.repoURLs(ctx, ev)
 		}
-		for _, m := range d.messages(ctx, alert, provider, ev, repo) {
+		for _, m := range d.messages(ctx, alert, provider, ev, urls) {
 			d.enqueue(key, provider.Spec.Type, m)
 		}
 	}
 }
 
-// messages are the deliveries one Alert makes of an event: one chat message; for a
-// commit status provider, the state of an Application's sync (success, failure, error),
-// or `pending` for each matched Application of a GitRepository with a new artifact. A
-// revision that names no commit (a chart version of a HelmRepository) gets no status.
-func (d *Dispatcher) messages(ctx context.Context, alert *gitsyncv1.Alert, p *gitsyncv1.Provider, ev Event, repo *gitsyncv1.GitRepository) []Message {
-	repoURL := ""
-	if repo != nil {
-		repoURL = repo.Spec.URL
+// repoURLs are the URLs of the event's GitRepositories in its namespace, by name ("" for
+// one that cannot be read): only a Git source has a URL that names commits (and a forge
+// to set statuses on). A source of another namespace is not read.
+func (d *Dispatcher) repoURLs(ctx context.Context, ev Event) map[string]string {
+	urls := map[string]string{}
+	for _, s := range ev.Sources {
+		if _, seen := urls[s.Name]; seen || s.Kind != gitsyncv1.GitRepositoryKind || s.Namespace != ev.Namespace {
+			continue
+		}
+		repo := &gitsyncv1.GitRepository{}
+		if err := d.Reader.Get(ctx, types.NamespacedName{Namespace: ev.Namespace, Name: s.Name}, repo); err == nil {
+			urls[s.Name] = repo.Spec.URL
+		} else {
+			urls[s.Name] = ""
+		}
 	}
-	base := Message{Summary: alert.Spec.Summary, RepoURL: repoURL, CommitURL: CommitURL(repoURL, Commit(ev.Revision))}
+	return urls
+}
+
+// repoURL is the URL of one of the event's sources, when it is a GitRepository of the
+// event's namespace (repoURLs).
+func repoURL(urls map[string]string, ev Event, s EventSource) string {
+	if s.Kind != gitsyncv1.GitRepositoryKind || s.Namespace != ev.Namespace {
+		return ""
+	}
+	return urls[s.Name]
+}
+
+// messages are the deliveries one Alert makes of an event: one chat message (naming each
+// source's revision when the revision joins several); for a commit status provider, the
+// state of an Application's sync (success, failure, error) on the commit of each of its
+// Git sources, or `pending` for each matched Application that follows a GitRepository
+// with a new artifact. A revision that names no commit (a chart version of a
+// HelmRepository, an OCI artifact) gets no status.
+func (d *Dispatcher) messages(ctx context.Context, alert *gitsyncv1.Alert, p *gitsyncv1.Provider, ev Event, urls map[string]string) []Message {
+	base := Message{Summary: alert.Spec.Summary}
+	if ev.Joined() {
+		for _, s := range ev.Sources {
+			base.Sources = append(base.Sources, SourceFact{Source: s.ID, Revision: s.Revision,
+				CommitURL: CommitURL(repoURL(urls, ev, s), Commit(s.Revision))})
+		}
+	} else if len(ev.Sources) == 1 {
+		base.RepoURL = repoURL(urls, ev, ev.Sources[0])
+		base.CommitURL = CommitURL(base.RepoURL, Commit(ev.Revision))
+	}
 	if !commitStatus(p.Spec.Type) {
 		ok, err := Match(alert, ev)
 		if err != nil || !ok {
@@ -199,18 +230,29 @@ func (d *Dispatcher) messages(ctx context.Context, alert *gitsyncv1.Alert, p *gi
 	}
 	switch {
 	case ev.Kind == gitsyncv1.ApplicationKind && ev.Action == "Sync":
-		if Commit(ev.Revision) == "" {
-			d.Log.V(1).Info("no commit status: the revision names no commit", "object", ev.Subject(), "revision", ev.Revision)
-			return nil
-		}
 		if ok, err := Match(alert, ev); err != nil || !ok {
 			return nil
 		}
-		base.Event, base.State, base.Context = ev, StateSuccess, statusContext(ev.Namespace, ev.Name)
+		state := StateSuccess
 		if ev.Warning() {
-			base.State = failureState(ev.Reason)
+			state = failureState(ev.Reason)
 		}
-		return []Message{base}
+		var out []Message
+		for _, s := range ev.Sources {
+			if s.Kind != gitsyncv1.GitRepositoryKind || Commit(s.Revision) == "" {
+				continue
+			}
+			m := base
+			m.Event, m.State, m.Context = ev, state, statusContext(ev.Namespace, ev.Name)
+			m.Event.Revision = s.Revision // the commit the status is set on
+			m.RepoURL = repoURL(urls, ev, s)
+			m.CommitURL = CommitURL(m.RepoURL, Commit(s.Revision))
+			out = append(out, m)
+		}
+		if len(out) == 0 {
+			d.Log.V(1).Info("no commit status: the revision names no commit", "object", ev.Subject(), "revision", ev.Revision)
+		}
+		return out
 	case ev.Kind == gitsyncv1.GitRepositoryKind && ev.Reason == "NewArtifact":
 		if alert.Spec.EventSeverity == gitsyncv1.SeverityError || alert.Spec.Suspend {
 			return nil
@@ -222,8 +264,7 @@ func (d *Dispatcher) messages(ctx context.Context, alert *gitsyncv1.Alert, p *gi
 		var out []Message
 		for i := range apps.Items {
 			app := &apps.Items[i]
-			if app.Spec.SourceRef.Name != ev.Name || !followsGit(app) ||
-				(app.Spec.SourceRef.Namespace != "" && app.Spec.SourceRef.Namespace != app.Namespace) {
+			if !followsRepo(app, ev.Name) {
 				continue
 			}
 			appEv := ev
@@ -241,10 +282,17 @@ func (d *Dispatcher) messages(ctx context.Context, alert *gitsyncv1.Alert, p *gi
 	return nil
 }
 
-// followsGit reports whether the Application's source is a GitRepository.
-func followsGit(app *gitsyncv1.Application) bool {
-	k := app.Spec.SourceRef.Kind
-	return k == "" || k == gitsyncv1.GitRepositoryKind
+// followsRepo reports whether one of the Application's sources (spec.sourceRef or
+// any of spec.sources) is the GitRepository name of its own namespace.
+func followsRepo(app *gitsyncv1.Application, name string) bool {
+	for _, src := range app.SourceList() {
+		ref := src.SourceRef
+		if ref.Name == name && (ref.Kind == "" || ref.Kind == gitsyncv1.GitRepositoryKind) &&
+			(ref.Namespace == "" || ref.Namespace == app.Namespace) {
+			return true
+		}
+	}
+	return false
 }
 
 func commitStatus(t string) bool {

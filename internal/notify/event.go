@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -25,9 +26,33 @@ type Event struct {
 	// Chart and ChartVersion name the chart an Application rendered at Revision, if any.
 	Chart, ChartVersion string
 	// Source is the source the object follows (itself for a source), in its namespace,
-	// and SourceKind its kind (GitRepository or HelmRepository).
+	// and SourceKind its kind (GitRepository or HelmRepository); empty for an
+	// Application of spec.sources (see Sources).
 	Source, SourceKind string
-	Time               time.Time
+	// Sources are every source the object follows, in spec order (itself for a source),
+	// each with its own revision in Revision: one for spec.sourceRef, each of
+	// spec.sources for an Application of several sources.
+	Sources []EventSource
+	Time    time.Time
+}
+
+// EventSource is one source of an event: its kind, namespace and name, its name in
+// revisions and messages (ID: `<Kind>/<name>`, or `<Kind>/<namespace>/<name>` in
+// another namespace than the object's), and its own revision in the event's revision
+// ("" when the revision does not name it).
+type EventSource struct {
+	Kind, Namespace, Name, ID, Revision string
+}
+
+// Joined reports whether the event's revision joins several sources' revisions (an
+// Application of spec.sources): each source's own revision then differs from it.
+func (e Event) Joined() bool {
+	for _, s := range e.Sources {
+		if s.Revision != e.Revision {
+			return true
+		}
+	}
+	return false
 }
 
 // Warning reports whether the event is a Warning (the `error` severity).
@@ -61,13 +86,6 @@ func FromObject(obj any, eventtype, reason, action, message string) (Event, bool
 	case *gitsyncv1.Application:
 		ev.Kind, ev.Namespace, ev.Name = gitsyncv1.ApplicationKind, o.Namespace, o.Name
 		ev.Labels = copyLabels(o.Labels)
-		ev.SourceKind = o.Spec.SourceRef.Kind
-		if ev.SourceKind == "" {
-			ev.SourceKind = gitsyncv1.GitRepositoryKind
-		}
-		if o.Spec.SourceRef.Namespace == "" || o.Spec.SourceRef.Namespace == o.Namespace {
-			ev.Source = o.Spec.SourceRef.Name
-		}
 		ev.Revision = o.Status.LastAttemptedRevision
 		if ev.Revision == "" && o.Status.Sync != nil {
 			ev.Revision = o.Status.Sync.Revision
@@ -75,7 +93,14 @@ func FromObject(obj any, eventtype, reason, action, message string) (Event, bool
 		if ev.Revision == "" {
 			ev.Revision = o.Status.LastAppliedRevision
 		}
-		ev.Chart, ev.ChartVersion = chartOf(o, ev.Revision)
+		ev.Sources = appSources(o, ev.Revision)
+		if !o.MultiSource() {
+			ev.SourceKind = ev.Sources[0].Kind
+			if ev.Sources[0].Namespace == o.Namespace {
+				ev.Source = o.Spec.SourceRef.Name
+			}
+			ev.Chart, ev.ChartVersion = chartOf(o, ev.Revision)
+		}
 	case *gitsyncv1.Cluster: // reachability changes (controller/cluster)
 		ev.Kind, ev.Namespace, ev.Name = gitsyncv1.ClusterKind, o.Namespace, o.Name
 		ev.Labels = copyLabels(o.Labels)
@@ -93,6 +118,30 @@ func (e *Event) ofSource(kind string, meta *metav1.ObjectMeta, artifact *gitsync
 	if artifact != nil {
 		e.Revision = artifact.Revision
 	}
+	e.Sources = []EventSource{{Kind: kind, Namespace: meta.Namespace, Name: meta.Name, ID: kind + "/" + meta.Name, Revision: e.Revision}}
+}
+
+// appSources are an Application's sources (Application.SourceList), each with its own
+// revision in revision; a source of no kind is a GitRepository, of no namespace the
+// Application's.
+func appSources(app *gitsyncv1.Application, revision string) []EventSource {
+	list := app.SourceList()
+	out := make([]EventSource, 0, len(list))
+	for i, src := range list {
+		ref := src.SourceRef
+		if ref.Kind == "" {
+			ref.Kind = gitsyncv1.GitRepositoryKind
+		}
+		s := EventSource{Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name, ID: app.SourceName(ref),
+			Revision: app.RevisionOf(i, revision)}
+		if s.Namespace == "" {
+			s.Namespace = app.Namespace
+		}
+		if !slices.Contains(out, s) {
+			out = append(out, s) // two paths of one source: listed once
+		}
+	}
+	return out
 }
 
 // chartOf names the chart an Application renders at revision: from the revision itself

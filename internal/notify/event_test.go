@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -72,5 +73,42 @@ func TestFromObjectCluster(t *testing.T) {
 	}
 	if ev.Subject() != "Cluster/team/prod" || ev.Labels["env"] != "prod" || ev.Severity() != gitsyncv1.SeverityError || ev.Revision != "" {
 		t.Fatalf("event = %+v", ev)
+	}
+}
+
+// An event of an Application of spec.sources names every source and its own revision;
+// its message lists them.
+func TestFromObjectSeveralSources(t *testing.T) {
+	sha := strings.Repeat("a", 40)
+	app := &gitsyncv1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "shop"},
+		Spec: gitsyncv1.ApplicationSpec{Sources: []gitsyncv1.ApplicationSource{
+			{SourceRef: gitsyncv1.SourceReference{Kind: gitsyncv1.HelmRepositoryKind, Name: "charts"}, Helm: &gitsyncv1.HelmSpec{Chart: "redis"}},
+			{SourceRef: gitsyncv1.SourceReference{Kind: gitsyncv1.GitRepositoryKind, Name: "shop"}, Path: "./a"},
+			{SourceRef: gitsyncv1.SourceReference{Kind: gitsyncv1.GitRepositoryKind, Name: "shop"}, Path: "./b"},
+		}},
+		Status: gitsyncv1.ApplicationStatus{LastAttemptedRevision: "HelmRepository/charts@redis@19.6.4;GitRepository/shop@main@sha1:" + sha}}
+	ev, ok := FromObject(app, corev1.EventTypeNormal, "Applied", "Sync", "done")
+	if !ok {
+		t.Fatal("not routed")
+	}
+	want := []EventSource{
+		{Kind: gitsyncv1.HelmRepositoryKind, Namespace: "team", Name: "charts", ID: "HelmRepository/charts", Revision: "redis@19.6.4"},
+		{Kind: gitsyncv1.GitRepositoryKind, Namespace: "team", Name: "shop", ID: "GitRepository/shop", Revision: "main@sha1:" + sha},
+	}
+	if !reflect.DeepEqual(ev.Sources, want) || !ev.Joined() || ev.Source != "" {
+		t.Errorf("sources = %+v (source %q)", ev.Sources, ev.Source)
+	}
+	m := Message{Event: ev, Sources: []SourceFact{{Source: "GitRepository/shop", Revision: "main@sha1:" + sha, CommitURL: "https://github.com/org/shop/commit/" + sha}}}
+	if text := m.text(); !strings.Contains(text, "source GitRepository/shop: main@sha1:"+sha+" (https://github.com/org/shop/commit/"+sha+")") {
+		t.Errorf("message %q does not name the source", text)
+	}
+	if meta := genericBody(m).Metadata; meta["revision.GitRepository/shop"] != "main@sha1:"+sha || meta["commitURL.GitRepository/shop"] == "" {
+		t.Errorf("generic metadata = %v", meta)
+	}
+	single, _ := FromObject(&gitsyncv1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "web"},
+		Spec:   gitsyncv1.ApplicationSpec{SourceRef: gitsyncv1.SourceReference{Name: "repo"}},
+		Status: gitsyncv1.ApplicationStatus{LastAttemptedRevision: "main@sha1:" + sha}}, corev1.EventTypeNormal, "Applied", "Sync", "done")
+	if single.Joined() || len(single.Sources) != 1 || single.Sources[0].Kind != gitsyncv1.GitRepositoryKind || single.Source != "repo" {
+		t.Errorf("single source event = %+v", single)
 	}
 }

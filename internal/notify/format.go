@@ -33,6 +33,15 @@ type Message struct {
 	RepoURL string
 	// State and Context are set for commit status providers.
 	State, Context string
+	// Sources name each source's own revision (and its commit's page) when the event's
+	// revision joins several (an Application of spec.sources).
+	Sources []SourceFact
+}
+
+// SourceFact is one source's revision in a message: `GitRepository/a`, its revision
+// and, for a commit on a known forge, the commit's page.
+type SourceFact struct {
+	Source, Revision, CommitURL string
 }
 
 // Title is the first line of a chat message: `Application/ns/name: Applied`.
@@ -47,6 +56,13 @@ func (m Message) facts() [][2]string {
 			rev += " (" + m.CommitURL + ")"
 		}
 		f = append(f, [2]string{"revision", rev})
+	}
+	for _, s := range m.Sources {
+		rev := s.Revision
+		if s.CommitURL != "" {
+			rev += " (" + s.CommitURL + ")"
+		}
+		f = append(f, [2]string{"source " + s.Source, rev})
 	}
 	if c := m.Event.Chart; c != "" && m.Event.Revision != c+"@"+m.Event.ChartVersion {
 		// A chart in Git: the revision is the commit; name the chart version too.
@@ -251,6 +267,13 @@ func genericBody(m Message) GenericPayload {
 	}
 	if m.Event.Chart != "" {
 		meta["chart"], meta["chartVersion"] = m.Event.Chart, m.Event.ChartVersion
+	}
+	// Several sources: `revision.GitRepository/a`, `commitURL.GitRepository/a`, …
+	for _, s := range m.Sources {
+		meta["revision."+s.Source] = s.Revision
+		if s.CommitURL != "" {
+			meta["commitURL."+s.Source] = s.CommitURL
+		}
 	}
 	if m.Summary != "" {
 		meta["summary"] = m.Summary

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -234,15 +235,29 @@ func (w *worker) readSecret(ctx context.Context, namespace, name string) (map[st
 	return s.Data, nil
 }
 
-// sourceSecrets names the Secrets of the event's source: a GitRepository's credentials
-// and webhook token, a HelmRepository's credentials.
+// sourceSecrets names the Secrets of the event's sources of its namespace: a
+// GitRepository's credentials and webhook token, a HelmRepository's or OCIRepository's
+// credentials (every source of an Application of spec.sources).
 func (w *worker) sourceSecrets(ctx context.Context, m Message) []string {
-	if m.Event.Source == "" {
-		return nil
+	var names []string
+	for _, src := range m.Event.Sources {
+		if src.Namespace != m.Event.Namespace {
+			continue
+		}
+		for _, name := range w.secretsOf(ctx, src) {
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
 	}
-	key := types.NamespacedName{Namespace: m.Event.Namespace, Name: m.Event.Source}
+	return names
+}
+
+// secretsOf names the Secrets of one source.
+func (w *worker) secretsOf(ctx context.Context, src EventSource) []string {
+	key := types.NamespacedName{Namespace: src.Namespace, Name: src.Name}
 	var refs []*gitsyncv1.LocalObjectReference
-	switch m.Event.SourceKind {
+	switch src.Kind {
 	case gitsyncv1.HelmRepositoryKind:
 		repo := &gitsyncv1.HelmRepository{}
 		if w.d.Reader.Get(ctx, key, repo) != nil {
