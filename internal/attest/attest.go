@@ -12,10 +12,12 @@ import (
 type Sync struct {
 	Application Ref
 	Source      SourceRef
-	Revision    string
-	Signer      string
-	Chart       *Chart
-	SyncedAt    time.Time
+	// Sources are set, and Source is not, for an Application of spec.sources.
+	Sources  []Source
+	Revision string
+	Signer   string
+	Chart    *Chart
+	SyncedAt time.Time
 	// Objects are the applied objects' records (Record).
 	Objects []Object
 }
@@ -24,7 +26,7 @@ type Sync struct {
 // would be over MaxEnvelope compressed, the fields are withheld (each subject's digest
 // still covers them); still over, it fails.
 func Make(ctx context.Context, key *Key, s Sync) (envelope []byte, digest string, err error) {
-	p := Predicate{Application: s.Application, Source: s.Source, Revision: s.Revision, Signer: s.Signer,
+	p := Predicate{Application: s.Application, Source: s.Source, Sources: s.Sources, Revision: s.Revision, Signer: s.Signer,
 		Chart: s.Chart, SyncedAt: s.SyncedAt.UTC().Truncate(time.Second), Objects: s.Objects}
 	envelope, digest, err = signPredicate(ctx, key, p)
 	if err != nil {

@@ -258,3 +258,34 @@ func TestLargeSetWithholdsFields(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(changed.Unnamed).To(BeTrue())
 }
+
+// A sync of several sources: the predicate lists each with its revision and signer, and
+// has no single source.
+func TestSeveralSourcesRoundTrip(t *testing.T) {
+	g := NewWithT(t)
+	der, _ := x509.MarshalPKCS8PrivateKey(ecKey(t))
+	key, err := ParsePrivateKey(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	s := sync1(t, deployment("nginx:1", 2, ""))
+	s.Source = SourceRef{}
+	s.Sources = []Source{
+		{SourceRef: SourceRef{Kind: "HelmRepository", Namespace: "team", Name: "charts"}, Revision: "web@1.0.0"},
+		{SourceRef: SourceRef{Kind: "GitRepository", Namespace: "team", Name: "repo"}, Path: "./extra",
+			Revision: "main@sha1:0123456789012345678901234567890123456789", Signer: "openpgp:3AA5C34371567BD2"},
+	}
+	s.Revision = "HelmRepository/charts@web@1.0.0;GitRepository/repo@main@sha1:0123456789012345678901234567890123456789"
+	env, _, err := Make(context.Background(), key, s)
+	g.Expect(err).NotTo(HaveOccurred())
+	pubPEM, err := key.MarshalPublicKey()
+	g.Expect(err).NotTo(HaveOccurred())
+	pub, err := ParsePublicKey(pubPEM)
+	g.Expect(err).NotTo(HaveOccurred())
+	got, err := Verify(context.Background(), pub, env)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got.Predicate.Sources).To(Equal(s.Sources))
+	g.Expect(got.Predicate.Source).To(BeZero())
+	var raw struct{ Payload []byte }
+	g.Expect(json.Unmarshal(env, &raw)).To(Succeed())
+	g.Expect(string(raw.Payload)).To(ContainSubstring(`"sources":[`))
+	g.Expect(string(raw.Payload)).NotTo(ContainSubstring(`"source":`))
+}

@@ -24,11 +24,15 @@ const PayloadType = "application/vnd.in-toto+json"
 type Predicate struct {
 	// Application is the Application that synced.
 	Application Ref `json:"application"`
-	// Source is where the revision came from; Revision the revision synced; Signer the
-	// verified signer of the revision, when the source verified one.
-	Source   SourceRef `json:"source"`
+	// Source is where the revision came from (absent with Sources); Revision the
+	// revision synced; Signer the verified signer of the revision, when the source
+	// verified one (with Sources, every source's signer, joined by ", ").
+	Source   SourceRef `json:"source,omitzero"`
 	Revision string    `json:"revision"`
 	Signer   string    `json:"signer,omitempty"`
+	// Sources are the sources of an Application of spec.sources, in its order, each
+	// with its own revision and verified signer; Revision joins their revisions.
+	Sources []Source `json:"sources,omitempty"`
 	// Chart names the chart, when a chart rendered.
 	Chart *Chart `json:"chart,omitempty"`
 	// SyncedAt is when the sync finished.
@@ -52,6 +56,15 @@ type SourceRef struct {
 	Kind      string `json:"kind"`
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
+}
+
+// Source is one source of an Application of spec.sources as a sync rendered it: which
+// source, its path, the revision of it that was synced and its verified signer, if any.
+type Source struct {
+	SourceRef
+	Path     string `json:"path,omitempty"`
+	Revision string `json:"revision"`
+	Signer   string `json:"signer,omitempty"`
 }
 
 // Chart names a rendered chart; ValuesDigest is the sha256 of the Application's values

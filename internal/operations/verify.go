@@ -40,6 +40,9 @@ type Verification struct {
 	SyncedAt    time.Time
 	KeyID       string
 	Objects     int
+	// Sources are the attested sources of an Application of spec.sources, each with its
+	// revision and verified signer.
+	Sources []attest.Source
 	// Unattested is the newest sync's revision when it has no attestation (an older
 	// one was verified).
 	Unattested string
@@ -104,7 +107,7 @@ func VerifyApp(ctx context.Context, c client.Client, key types.NamespacedName, o
 		return nil, fmt.Errorf("%w: it attests %s/%s at %s, not %s at %s", ErrRefused,
 			p.Application.Namespace, p.Application.Name, p.Revision, key, entry.Revision)
 	}
-	v.Revision, v.Signer, v.SyncedAt, v.Objects = p.Revision, p.Signer, p.SyncedAt, len(p.Objects)
+	v.Revision, v.Signer, v.SyncedAt, v.Objects, v.Sources = p.Revision, p.Signer, p.SyncedAt, len(p.Objects), p.Sources
 	v.KeyID, _ = pub.KeyID()
 	// The objects are where the Application syncs them (its Cluster's API server with
 	// spec.cluster); the record and the key stay beside the Application.
@@ -167,6 +170,17 @@ func (v *Verification) Report() string {
 		fmt.Fprintf(&b, ", source signed by %s", v.Signer)
 	}
 	b.WriteString("\n")
+	for _, src := range v.Sources {
+		fmt.Fprintf(&b, "  source %s/%s/%s", src.Kind, src.Namespace, src.Name)
+		if src.Path != "" {
+			fmt.Fprintf(&b, " path %s", src.Path)
+		}
+		fmt.Fprintf(&b, " at %s", src.Revision)
+		if src.Signer != "" {
+			fmt.Fprintf(&b, ", signed by %s", src.Signer)
+		}
+		b.WriteString("\n")
+	}
 	if v.Unattested != "" {
 		fmt.Fprintf(&b, "  note: the newest sync (%s) has no attestation; this is the newest attested one\n", v.Unattested)
 	}

@@ -72,16 +72,17 @@ func (r *Reconciler) attest(ctx context.Context, s *syncRun, key *attest.Key) (s
 	app := s.app
 	sync := attest.Sync{
 		Application: attest.Ref{Namespace: app.Namespace, Name: app.Name},
-		Source:      attest.SourceRef{Kind: app.Spec.SourceRef.Kind, Namespace: app.Namespace, Name: app.Spec.SourceRef.Name},
 		Revision:    s.revision,
-		Signer:      s.signer, // the source's verified signer, if it verifies
+		Signer:      s.signer, // the source's verified signer, if it verifies (every source's, joined)
 		SyncedAt:    r.now(),
 	}
-	if ns := app.Spec.SourceRef.Namespace; ns != "" {
-		sync.Source.Namespace = ns
+	if app.MultiSource() {
+		sync.Sources = attestedSources(s)
+	} else {
+		sync.Source = sourceRefOf(app, app.Spec.SourceRef)
 	}
 	if s.chart != "" {
-		sync.Chart = &attest.Chart{Name: s.chart, Version: s.chartVersion, ValuesDigest: valuesDigest(app)}
+		sync.Chart = &attest.Chart{Name: s.chart, Version: s.chartVersion, ValuesDigest: valuesDigest(chartSpec(s))}
 	}
 	for _, e := range inventoryEntries(app) {
 		gvk, err := e.GroupVersionKind()
@@ -121,6 +122,42 @@ func (r *Reconciler) attest(ctx context.Context, s *syncRun, key *attest.Key) (s
 		return "", err
 	}
 	return digest, nil
+}
+
+// sourceRefOf names a source of app as an attestation does (its namespace defaults to
+// the Application's).
+func sourceRefOf(app *gitsyncv1.Application, ref gitsyncv1.SourceReference) attest.SourceRef {
+	out := attest.SourceRef{Kind: ref.Kind, Namespace: app.Namespace, Name: ref.Name}
+	if ref.Namespace != "" {
+		out.Namespace = ref.Namespace
+	}
+	return out
+}
+
+// attestedSources are the sources of a sync of spec.sources, in their order: each with
+// its path, the revision of it the sync rendered and its verified signer.
+func attestedSources(s *syncRun) []attest.Source {
+	app := s.app
+	out := make([]attest.Source, 0, len(app.Spec.Sources))
+	for i, src := range app.Spec.Sources {
+		a := attest.Source{SourceRef: sourceRefOf(app, src.SourceRef), Path: src.Path, Revision: app.RevisionOf(i, s.revision)}
+		if len(s.parts) == len(app.Spec.Sources) {
+			a.Revision, a.Signer = s.parts[i].revision, s.parts[i].signer
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// chartSpec is the Application whose spec.helm rendered the sync's chart: the
+// Application itself, or with spec.sources the first source with a helm spec.
+func chartSpec(s *syncRun) *gitsyncv1.Application {
+	for _, p := range s.parts {
+		if p.app.Spec.Helm != nil {
+			return p.app
+		}
+	}
+	return s.app
 }
 
 // valuesDigest is the sha256 of the Application's values specification: inline values,

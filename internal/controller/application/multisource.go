@@ -17,6 +17,8 @@ type sourcePart struct {
 	app *gitsyncv1.Application
 	// dir is the checkout (or chart archive) of revision; revision is the source's own.
 	dir, revision string
+	// signer is the revision's verified signer, when the source verifies one.
+	signer string
 }
 
 // reconcileSources is reconcileSource for spec.sources: every source's artifact is found
@@ -52,7 +54,8 @@ func (r *Reconciler) reconcileSources(ctx context.Context, s *syncRun) outcome {
 			}
 			return out
 		}
-		s.parts = append(s.parts, sourcePart{label: app.SourceLabel(i), app: view, dir: one.dir, revision: one.revision})
+		s.parts = append(s.parts, sourcePart{label: app.SourceLabel(i), app: view, dir: one.dir, revision: one.revision,
+			signer: one.signer})
 		entries = append(entries, gitsyncv1.SourceRevision(app.SourceName(src.SourceRef), one.revision))
 		if one.signer != "" && !strings.Contains(strings.Join(signers, ", "), one.signer) {
 			signers = append(signers, one.signer)
