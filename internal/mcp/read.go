@@ -150,7 +150,7 @@ func (s *Server) addReadTools() {
 			return events, nil
 		})
 	addTool(s, &sdk.Tool{Name: "explain_application", Annotations: readOnly(),
-		Description: "Why an Application is not Ready, Synced or Healthy: suspended or pinned, autoSync off, failing conditions, what a sync in progress waits for, failed or running hooks, dependencies that are not Ready, its source's readiness, and drifted objects with the field managers that wrote them."},
+		Description: "Why an Application is not Ready, Synced or Healthy: suspended or pinned, autoSync off, failing conditions, what a sync in progress waits for, failed or running hooks, dependencies that are not Ready, each source's readiness, and drifted objects with the field managers that wrote them."},
 		func(ctx context.Context, a appArgs) (any, error) {
 			app, err := s.app(ctx, a)
 			if err != nil {

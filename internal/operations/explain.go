@@ -28,16 +28,24 @@ type Explanation struct {
 	Hooks        []gitsyncv1.HookStatus    `json:"hooks,omitempty"`
 	Drift        []gitsyncv1.DriftedObject `json:"drift,omitempty"`
 	Dependencies []Status                  `json:"dependencies,omitempty"`
-	Source       *Status                   `json:"source,omitempty"`
+	// Source is the state of the source of spec.sourceRef; Sources, with spec.sources,
+	// of each source (once per source object), in their order.
+	Source  *Status  `json:"source,omitempty"`
+	Sources []Status `json:"sources,omitempty"`
 }
 
 // Explain reads app's status and spec, the states of its dependsOn Applications (deps)
-// and of its source (src, nil when unknown) and says what holds it back.
-func Explain(app *gitsyncv1.Application, deps []Status, src *Status) Explanation {
+// and of its sources (srcs, SourceStates; none when unknown) and says what holds it back.
+func Explain(app *gitsyncv1.Application, deps []Status, srcs []Status) Explanation {
 	st := StatusOf(app)
 	e := Explanation{Application: app.Namespace + "/" + app.Name, Ready: st.Ready, Sync: orUnknown(st.Sync),
 		Health: orUnknown(st.Health), Conditions: app.Status.Conditions, Hooks: app.Status.Hooks,
-		Drift: app.Status.Drift, Dependencies: deps, Source: src}
+		Drift: app.Status.Drift, Dependencies: deps}
+	if app.MultiSource() {
+		e.Sources = srcs
+	} else if len(srcs) > 0 {
+		e.Source = &srcs[0]
+	}
 	add := func(format string, args ...any) { e.Reasons = append(e.Reasons, fmt.Sprintf(format, args...)) }
 	conds := app.Status.Conditions
 
@@ -77,7 +85,7 @@ func Explain(app *gitsyncv1.Application, deps []Status, src *Status) Explanation
 			add("dependsOn %s/%s is not Ready (%s): %s", d.Namespace, d.Name, orUnknown(d.Reason), oneLine(d.Message))
 		}
 	}
-	if src != nil {
+	for _, src := range srcs {
 		name := fmt.Sprintf("%s %s/%s", src.Kind, src.Namespace, src.Name)
 		switch {
 		case src.Error != "":
@@ -116,7 +124,7 @@ func Explain(app *gitsyncv1.Application, deps []Status, src *Status) Explanation
 // ExplainApp is Explain of app with the states of its dependencies and source read
 // through c.
 func ExplainApp(ctx context.Context, c client.Reader, app *gitsyncv1.Application) Explanation {
-	return Explain(app, Dependencies(ctx, c, app), SourceState(ctx, c, app))
+	return Explain(app, Dependencies(ctx, c, app), SourceStates(ctx, c, app))
 }
 
 // Dependencies reads the states of app's dependsOn Applications.
@@ -137,22 +145,38 @@ func Dependencies(ctx context.Context, c client.Reader, app *gitsyncv1.Applicati
 	return out
 }
 
-// SourceState reads the state of app's source (with spec.sources, of the first).
-func SourceState(ctx context.Context, c client.Reader, app *gitsyncv1.Application) *Status {
-	if app.MultiSource() {
-		app = app.ForSource(0)
+// SourceStates reads the state of each of app's sources (spec.sourceRef, or every
+// source of spec.sources, a source object listed twice read once), in their order.
+func SourceStates(ctx context.Context, c client.Reader, app *gitsyncv1.Application) []Status {
+	var out []Status
+	seen := map[string]bool{}
+	for i := range app.SourceList() {
+		view := app.ForSource(i)
+		kind, key := view.Spec.SourceRef.Kind, sourceid.Key(view)
+		if kind == "" {
+			kind = gitsyncv1.GitRepositoryKind
+		}
+		id := kind + "/" + key.String()
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		var obj client.Object
+		switch kind {
+		case gitsyncv1.HelmRepositoryKind:
+			obj = &gitsyncv1.HelmRepository{}
+		case gitsyncv1.OCIRepositoryKind:
+			obj = &gitsyncv1.OCIRepository{}
+		default:
+			obj = &gitsyncv1.GitRepository{}
+		}
+		if err := c.Get(ctx, key, obj); err != nil {
+			out = append(out, Status{Kind: kind, Namespace: key.Namespace, Name: key.Name, Error: err.Error()})
+			continue
+		}
+		out = append(out, StatusOf(obj))
 	}
-	ref := app.Spec.SourceRef
-	key := sourceid.Key(app)
-	var obj client.Object = &gitsyncv1.GitRepository{}
-	if ref.Kind == gitsyncv1.HelmRepositoryKind {
-		obj = &gitsyncv1.HelmRepository{}
-	}
-	if err := c.Get(ctx, key, obj); err != nil {
-		return &Status{Kind: ref.Kind, Namespace: key.Namespace, Name: key.Name, Error: err.Error()}
-	}
-	st := StatusOf(obj)
-	return &st
+	return out
 }
 
 func hookName(h gitsyncv1.HookStatus) string {

@@ -91,7 +91,11 @@ func TestExplain(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			app := healthyApp()
 			tt.change(app)
-			e := Explain(app, tt.deps, tt.src)
+			var srcs []Status
+			if tt.src != nil {
+				srcs = []Status{*tt.src}
+			}
+			e := Explain(app, tt.deps, srcs)
 			if tt.want == nil {
 				if !e.OK || len(e.Reasons) != 1 || !strings.Contains(e.Reasons[0], "nothing holds it back") {
 					t.Fatalf("Explain = %+v, want OK", e)
