@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -70,15 +71,26 @@ func ociSourceFailure(repo *gitsyncv1.OCIRepository) (reason, msg string, failed
 	return ready.Reason, fmt.Sprintf("source OCIRepository %s/%s: %s", repo.Namespace, repo.Name, ready.Message), true
 }
 
-// ociCheckout is the stored directory of the OCIRepository artifact at revision, for the
-// restore and ownership checks; false when storage does not hold it.
+// ociCheckout is the stored directory of the OCIRepository artifact at revision
+// (`<tag>@sha256:<hex>`; "": the OCIRepository's current artifact), for the restore and
+// ownership checks: also an older artifact than the current one, which the artifact GC
+// keeps while an Application's last applied revision names it; false when storage does
+// not hold it.
 func (r *Reconciler) ociCheckout(ctx context.Context, app *gitsyncv1.Application, revision string) (string, bool) {
 	repo := &gitsyncv1.OCIRepository{}
-	if r.Artifacts == nil || r.Get(ctx, sourceid.Key(app), repo) != nil || repo.Status.Artifact == nil ||
-		(revision != "" && repo.Status.Artifact.Revision != revision) {
+	if r.Artifacts == nil || r.Get(ctx, sourceid.Key(app), repo) != nil {
 		return "", false
 	}
-	dir := sourceid.OCICheckoutDir(r.Artifacts, repo, repo.Status.Artifact.Digest)
+	digest := ""
+	if i := strings.LastIndex(revision, "sha256:"); i >= 0 {
+		digest = revision[i:]
+	} else if revision == "" && repo.Status.Artifact != nil {
+		digest = repo.Status.Artifact.Digest
+	}
+	if digest == "" {
+		return "", false
+	}
+	dir := sourceid.OCICheckoutDir(r.Artifacts, repo, digest)
 	if _, err := os.Stat(dir); err != nil {
 		return "", false
 	}

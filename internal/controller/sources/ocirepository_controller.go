@@ -239,8 +239,8 @@ func (r *OCIRepositoryReconciler) now() time.Time {
 }
 
 // OCIArtifactsInUse returns the directories (sourceid.OCICheckoutDir) of the artifacts
-// that OCIRepositories point at and that their Applications last applied; the others may
-// be garbage-collected.
+// that OCIRepositories point at and that their Applications last applied (through
+// spec.sourceRef or any of spec.sources); the others may be garbage-collected.
 func OCIArtifactsInUse(ctx context.Context, c client.Client, store sourceid.OCIArtifacts) (map[string]bool, error) {
 	repos := &gitsyncv1.OCIRepositoryList{}
 	if err := c.List(ctx, repos); err != nil {
@@ -261,12 +261,16 @@ func OCIArtifactsInUse(ctx context.Context, c client.Client, store sourceid.OCIA
 	}
 	for i := range apps.Items {
 		app := &apps.Items[i]
-		repo := byKey[sourceid.Key(app).String()]
-		if app.Spec.SourceRef.Kind != gitsyncv1.OCIRepositoryKind || repo == nil {
-			continue
-		}
-		if i := strings.LastIndex(app.Status.LastAppliedRevision, "sha256:"); i >= 0 {
-			keep[sourceid.OCICheckoutDir(store, repo, app.Status.LastAppliedRevision[i:])] = true
+		for j := range app.SourceList() { // spec.sourceRef, or each of spec.sources
+			view := app.ForSource(j)
+			repo := byKey[sourceid.Key(view).String()]
+			if view.Spec.SourceRef.Kind != gitsyncv1.OCIRepositoryKind || repo == nil {
+				continue
+			}
+			rev := app.RevisionOf(j, app.Status.LastAppliedRevision) // `<tag>@sha256:<hex>`
+			if k := strings.LastIndex(rev, "sha256:"); k >= 0 {
+				keep[sourceid.OCICheckoutDir(store, repo, rev[k:])] = true
+			}
 		}
 	}
 	return keep, nil
