@@ -98,7 +98,8 @@ type awaitedRevision struct {
 }
 
 // matches tells whether revision is the awaited one: the same revision, or a Git
-// revision whose commit (source.CommitOf) starts with want's hex digits (at least 4).
+// revision whose commit (source.CommitOf) starts with want's hex digits (at least 4);
+// for a revision of several sources, whose commit of one of them does.
 func (a awaitedRevision) matches(revision string) bool {
 	if a.want == "" {
 		return true
@@ -110,8 +111,16 @@ func (a awaitedRevision) matches(revision string) bool {
 	if i := strings.LastIndex(want, "sha1:"); i >= 0 {
 		want = want[i+len("sha1:"):]
 	}
-	commit := source.CommitOf(revision)
-	return commit != "" && len(want) >= 4 && strings.Trim(want, "0123456789abcdef") == "" && strings.HasPrefix(commit, want)
+	if len(want) < 4 || strings.Trim(want, "0123456789abcdef") != "" {
+		return false
+	}
+	// With spec.sources, the commit of any of its Git sources.
+	for _, e := range gitsyncv1.SplitRevision(revision) {
+		if commit := source.CommitOf(e.Revision); commit != "" && strings.HasPrefix(commit, want) {
+			return true
+		}
+	}
+	return false
 }
 
 func (a awaitedRevision) String() string {
@@ -122,7 +131,8 @@ func (a awaitedRevision) String() string {
 }
 
 // newestRevision is the revision an Application should be at now: its pin (a rollback),
-// else its GitRepository's artifact.
+// else its GitRepository's artifact, or with spec.sources every source's joined, when
+// every source is a GitRepository.
 func newestRevision(ctx context.Context, c client.Reader, key client.ObjectKey) (awaitedRevision, error) {
 	app := &gitsyncv1.Application{}
 	if err := c.Get(ctx, key, app); err != nil {
@@ -131,19 +141,28 @@ func newestRevision(ctx context.Context, c client.Reader, key client.ObjectKey) 
 	if app.Spec.PinnedRevision != "" {
 		return awaitedRevision{want: app.Spec.PinnedRevision}, nil
 	}
-	if app.Spec.SourceRef.Kind != gitsyncv1.GitRepositoryKind {
-		return awaitedRevision{}, nil
+	var entries []string
+	newest := ""
+	for _, s := range app.SourceList() {
+		if s.SourceRef.Kind != gitsyncv1.GitRepositoryKind {
+			return awaitedRevision{}, nil
+		}
+		src := client.ObjectKey{Namespace: s.SourceRef.Namespace, Name: s.SourceRef.Name}
+		if src.Namespace == "" {
+			src.Namespace = app.Namespace
+		}
+		repo := &gitsyncv1.GitRepository{}
+		if err := c.Get(ctx, src, repo); err != nil || repo.Status.Artifact == nil {
+			// No source (yet) or no artifact: the Application's own status says why.
+			return awaitedRevision{}, nil
+		}
+		newest = repo.Status.Artifact.Revision
+		entries = append(entries, gitsyncv1.SourceRevision(app.SourceName(s.SourceRef), newest))
 	}
-	src := client.ObjectKey{Namespace: app.Spec.SourceRef.Namespace, Name: app.Spec.SourceRef.Name}
-	if src.Namespace == "" {
-		src.Namespace = app.Namespace
+	if !app.MultiSource() {
+		return awaitedRevision{want: newest}, nil
 	}
-	repo := &gitsyncv1.GitRepository{}
-	if err := c.Get(ctx, src, repo); err != nil || repo.Status.Artifact == nil {
-		// No source (yet) or no artifact: the Application's own status says why.
-		return awaitedRevision{}, nil
-	}
-	return awaitedRevision{want: repo.Status.Artifact.Revision}, nil
+	return awaitedRevision{want: gitsyncv1.JoinRevisions(entries)}, nil
 }
 
 // waitGoal returns the check for --for at the awaited revision: done when reached, an
