@@ -44,6 +44,10 @@ type actionRequest struct {
 	// Prune, when it differs from spec.prune, prunes (or not) in this sync only.
 	Prune    *bool  `json:"prune"`
 	Revision string `json:"revision"`
+	// Resources makes the sync a selective one (`gitsync sync app NAME --resource …`):
+	// only these objects of the render ([GROUP/]KIND[/NAMESPACE]/NAME) are applied, after
+	// a dry-run of the whole revision; no hooks, no prune.
+	Resources []string `json:"resources"`
 }
 
 // mayAct checks that the request may change the Application: not read-only, from the
@@ -65,7 +69,8 @@ func (s *Server) mayAct(r *http.Request, ns, name string) error {
 	return nil
 }
 
-// apiAction runs sync (a sync request with its hooks and prune options), rollback (pins
+// apiAction runs sync (a sync request with its hooks and prune options, or a selective
+// one of the objects it names: selective.go), rollback (pins
 // a revision of the history, as `gitsync rollback --to`), suspend or resume
 // (internal/operations) as the identity, after a SelfSubjectAccessReview. Sync and
 // rollback of a suspended Application are refused, as the CLI refuses them: a request
@@ -87,6 +92,11 @@ func (s *Server) apiAction(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	selectors, err := s.selectiveRequest(action, req)
+	if err != nil {
+		fail(w, err)
+		return
+	}
 	app := &gitsyncv1.Application{}
 	if err := s.direct.Get(r.Context(), client.ObjectKey{Namespace: ns, Name: name}, app); err != nil {
 		fail(w, err)
@@ -98,9 +108,15 @@ func (s *Server) apiAction(w http.ResponseWriter, r *http.Request) {
 	}
 	key := client.ObjectKeyFromObject(app)
 	result := action + " requested"
-	var err error
-	switch action {
-	case "sync":
+	switch {
+	case action == "sync" && len(selectors) > 0:
+		if err := s.checkRendered(r.Context(), app, selectors); err != nil {
+			fail(w, err)
+			return
+		}
+		result = selectiveResult(req.Resources)
+		_, _, err = operations.Request(r.Context(), s.direct, operations.App, key, operations.SyncOptions{Resources: req.Resources})
+	case action == "sync":
 		var with []string
 		if req.Hooks {
 			with = append(with, "hooks included")
@@ -114,14 +130,14 @@ func (s *Server) apiAction(w http.ResponseWriter, r *http.Request) {
 			result += ", " + strings.Join(with, ", ")
 		}
 		_, _, err = operations.Request(r.Context(), s.direct, operations.App, key, operations.SyncOptions{Hooks: req.Hooks, Prune: prune})
-	case "rollback":
+	case action == "rollback":
 		var rev string
 		if _, rev, err = operations.Pin(r.Context(), s.direct, key, req.Revision); errors.Is(err, rollback.ErrRefused) {
 			fail(w, fmt.Errorf("%w: %w", err, errBadRequest))
 			return
 		}
 		result = "pinned to " + rev + "; newer commits wait until it is resumed"
-	case "suspend", "resume":
+	default: // suspend, resume
 		// Resume, as `gitsync resume`, also follows the source again.
 		_, err = operations.SetSuspend(r.Context(), s.direct, operations.App, key, action == "suspend")
 	}
@@ -130,4 +146,19 @@ func (s *Server) apiAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, map[string]string{"result": result})
+}
+
+// selectiveRequest reads the objects a selective sync names (none: not selective),
+// refusing them on another action and with the options a selective sync never runs.
+func (s *Server) selectiveRequest(action string, req actionRequest) ([]gitsyncv1.ResourceSelector, error) {
+	if req.Resources == nil {
+		return nil, nil
+	}
+	if action != "sync" || len(req.Resources) == 0 {
+		return nil, fmt.Errorf("resources name the objects of a sync (at least one): %w", errBadRequest)
+	}
+	if req.Hooks || (req.Prune != nil && *req.Prune) {
+		return nil, fmt.Errorf("a selective sync runs no hooks and prunes nothing: untick those options: %w", errBadRequest)
+	}
+	return parseResources(req.Resources)
 }

@@ -15,7 +15,8 @@ import (
 
 // appDetail builds the application view from the cache.
 func (s *Server) appDetail(ctx context.Context, app *gitsyncv1.Application) (*AppDetail, error) {
-	d := &AppDetail{AppRow: rowOfApp(app), Path: app.Spec.Path, History: app.Status.History, DriftItems: app.Status.Drift}
+	d := &AppDetail{AppRow: rowOfApp(app), Path: app.Spec.Path, History: app.Status.History, DriftItems: app.Status.Drift,
+		SelectiveSync: app.Status.SelectiveSync}
 	key := sourceid.Key(app)
 	kind := app.Spec.SourceRef.Kind
 	if kind == "" {

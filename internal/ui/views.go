@@ -110,6 +110,9 @@ type AppDetail struct {
 	Tree         []*Node                      `json:"tree"`
 	Objects      int                          `json:"objects"`
 	Params       Params                       `json:"params"`
+	// SelectiveSync is status.selectiveSync: the objects a selective sync applied and
+	// from which revision; the rest of that revision waits for a full sync.
+	SelectiveSync *gitsyncv1.SelectiveSyncStatus `json:"selectiveSync,omitempty"`
 	// Actions the identity may do here (empty in read-only mode).
 	CanSync    bool `json:"canSync"`
 	CanSuspend bool `json:"canSuspend"`
