@@ -109,6 +109,9 @@ func plainCondition(c metav1.Condition) string {
 		if c.Status == metav1.ConditionUnknown {
 			return "A sync is in progress or has not finished yet."
 		}
+		if c.Reason == gitsyncv1.PartiallySyncedReason {
+			return "A selective sync applied part of the revision; the rest waits for a full sync."
+		}
 		return "The last sync did not succeed (" + c.Reason + ")."
 	case gitsyncv1.ReconcilingCondition:
 		if t {

@@ -1,6 +1,7 @@
-// gitsync web UI: actions of one application (sync with options, preview, rollback,
-// suspend, resume). Their results and errors go to #action-log, outside the parts that
-// live updates replace, and stay until the next action.
+// gitsync web UI: actions of one application (sync with options, "sync this" of one
+// object, preview, rollback, suspend, resume). Their results and errors go to
+// #action-log, outside the parts that live updates replace, and stay until the next
+// action.
 (function () {
   "use strict";
   var app = document.getElementById("app");
@@ -63,6 +64,13 @@
         s.textContent = c.subject + " — " + c.action + (c.fields && c.fields.length ? " (" + c.fields.join(", ") + ")" : "");
         d.appendChild(s);
         list.appendChild(d);
+        if (c.action === "created" || c.action === "configured") {
+          var one = document.createElement("button");
+          one.type = "button"; one.textContent = "Sync this";
+          one.dataset.action = "sync-object"; one.dataset.object = c.subject;
+          one.setAttribute("aria-label", "Sync only " + c.subject);
+          d.appendChild(one);
+        }
         if (c.action === "pruned") {
           var p = document.createElement("p");
           p.className = "pruned";
@@ -87,6 +95,11 @@
       var hooks = document.getElementById("opt-hooks");
       var prune = document.getElementById("opt-prune");
       post("sync", { hooks: !!(hooks && hooks.checked), prune: prune ? prune.checked : null }, "Sync");
+      return;
+    }
+    if (a === "sync-object") {
+      // A selective sync: this object only, after a dry-run of the whole revision.
+      post("sync", { resources: [b.dataset.object] }, "Sync of " + b.dataset.object);
       return;
     }
     if (a === "rollback") {

@@ -55,16 +55,48 @@
     panel.hidden = false;
     $("obj-h").textContent = id;
     $("obj-note").textContent = "Loading…";
+    panel.dataset.action = "";
+    syncThis();
     fetch(base() + "/object?id=" + encodeURIComponent(id)).then(function (r) { return r.json(); }).then(function (o) {
       if (selected !== id) return;
+      panel.dataset.action = o.action || "";
       $("obj-note").textContent = o.error || o.note || (o.action === "unchanged" ? "Equal to Git." : o.action ? "A sync would leave it " + o.action + "." : "");
       window.gitsyncDiff.render(o.diff || (o.git ? "no differences" : ""), $("obj-diff"), $("obj-diff-split"));
       $("obj-fields").textContent = o.fields && o.fields.length ? "Fields that differ: " + o.fields.join(", ") : "";
       $("obj-live").textContent = o.live || "(not shown)";
       $("obj-git").textContent = o.git || "(not from Git)";
       panel.dataset.loaded = id;
+      syncThis();
     });
     document.dispatchEvent(new Event("gitsync:selected"));
+  }
+  // "Sync this" (a selective sync of the object shown: actions.js posts it) is offered
+  // where a sync would change the object (created or configured) and where the page
+  // offers a sync at all; disabled with the reason while the Sync button is (suspended).
+  function syncThis() {
+    var box = $("obj-actions"), btn = $("obj-sync"), panel = $("object");
+    if (!box) return;
+    var sync = document.querySelector('button[data-action="sync"]');
+    var action = panel.dataset.loaded === selected ? panel.dataset.action : "";
+    box.hidden = !sync || !(action === "created" || action === "configured");
+    btn.dataset.object = selected || "";
+    btn.disabled = !sync || sync.disabled;
+    if (btn.disabled) btn.setAttribute("aria-describedby", "why-disabled"); else btn.removeAttribute("aria-describedby");
+  }
+  // The tree marks the objects the last selective sync applied (status.selectiveSync).
+  function markSelective() {
+    var banner = $("selective-banner");
+    if (!banner) return;
+    banner.querySelectorAll("code[data-object]").forEach(function (c) {
+      var node = document.querySelector('button.node[data-id="' + CSS.escape(c.dataset.object) + '"]');
+      if (!node || node.querySelector(".badge.selective")) return;
+      var b = document.createElement("span");
+      b.className = "badge selective";
+      b.title = "applied by a selective sync from " + banner.dataset.revision;
+      b.textContent = "synced alone";
+      node.appendChild(document.createTextNode(" "));
+      node.appendChild(b);
+    });
   }
   window.gitsyncSelect = showObject;
   function treeKeys(e) {
@@ -82,6 +114,8 @@
       if (b) showObject(b.dataset.id);
     });
     document.addEventListener("keydown", treeKeys);
+    document.addEventListener("gitsync:updated", syncThis);
+    markSelective();
     var wanted = new URL(location.href).searchParams.get("object");
     if (wanted) {
       showObject(wanted);
@@ -131,6 +165,7 @@
       if (view === "apps") { fillNamespaces(); applyFilters(); }
       if (view === "app") {
         markSelected();
+        markSelective();
         if (selected && changed[selected]) showObject(selected);
       }
       document.body.dataset.updated = String(Date.now());
