@@ -38,7 +38,8 @@ func TestBrowserSyncThisObject(t *testing.T) {
 	g.Expect(env.Client.Patch(bg, app, base)).To(Succeed())
 	// Both ConfigMaps change in Git; the source fetches it now; the revision waits.
 	sha := f.repo.Commit("main", "both change", map[string]string{
-		"app/configmap.yaml": configMap("settings", "bonjour"), "app/other.yaml": configMap("other", "bonjour")})
+		"app/configmap.yaml": configMap("settings", "bonjour"), "app/other.yaml": configMap("other", "bonjour"),
+		"app/fresh.yaml": configMap("fresh", "new")})
 	repo := &gitsyncv1.GitRepository{}
 	g.Expect(env.Client.Get(bg, client.ObjectKey{Namespace: f.ns, Name: "app-repo"}, repo)).To(Succeed())
 	base = client.MergeFrom(repo.DeepCopy())
@@ -102,4 +103,22 @@ func TestBrowserSyncThisObject(t *testing.T) {
 		body: JSON.stringify({resources: ["ConfigMap/`+f.ns+`/elsewhere"]})}).then(r => r.json().then(o => r.status + " " + o.error))`)
 	g.Expect(status).To(And(HavePrefix("400 "), ContainSubstring("ConfigMap/"+f.ns+"/elsewhere: not an object of Application "+f.ns+"/web")))
 	g.Expect(greeting(g, "other")).To(Equal("hello"))
+
+	// An object new in the revision has no panel yet: the preview offers "Sync this".
+	fresh := "ConfigMap/" + f.ns + "/fresh"
+	do(t, ctx, 5*time.Second, chromedp.Click(chromedp.CSS(`button[data-action="preview"]`)))
+	oneOf := `#preview-list button[data-action="sync-object"][data-object="` + fresh + `"]`
+	poll(t, ctx, 60*time.Second, `document.querySelector('`+oneOf+`') !== null`)
+	g.Expect(text(t, ctx, "#preview-list")).To(ContainSubstring(fresh + " — created"))
+	screenshot(t, ctx, shots, "sync-this-preview")
+	do(t, ctx, 5*time.Second, chromedp.Click(chromedp.CSS(oneOf)))
+	poll(t, ctx, 60*time.Second, `document.getElementById("action-log").textContent.includes("sync of `+fresh+` requested (selective: no prune)")`)
+	g.Eventually(func(g Gomega) string { return greeting(g, "fresh") }).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).Should(Equal("new"))
+	g.Eventually(func(g Gomega) []string {
+		g.Expect(env.Client.Get(bg, key, app)).To(Succeed())
+		g.Expect(app.Status.SelectiveSync).NotTo(BeNil())
+		return app.Status.SelectiveSync.Objects
+	}).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).Should(Equal([]string{fresh}))
+	g.Expect(greeting(g, "other")).To(Equal("hello"))
+	g.Expect(app.Status.Sync.Status).To(Equal(gitsyncv1.SyncStatusOutOfSync))
 }
