@@ -20,8 +20,9 @@ import (
 // "Sync this": with autoSync off, a new revision changes two ConfigMaps; the object
 // panel of one offers it, and it applies that one only. The page then shows the
 // selective sync (which object, which revision), keeps showing OutOfSync, and offers
-// "Sync this" for the other, still at the old revision. A request naming an object
-// outside the Application is refused with the reason.
+// "Sync this" for the other, still at the old revision; the preview offers it for an
+// object new in the revision. A request naming an object outside the Application is
+// refused with the reason. Suspended, "Sync this" is disabled with the reason.
 func TestBrowserSyncThisObject(t *testing.T) {
 	g := NewWithT(t)
 	bg := context.Background()
@@ -121,4 +122,10 @@ func TestBrowserSyncThisObject(t *testing.T) {
 	}).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).Should(Equal([]string{fresh}))
 	g.Expect(greeting(g, "other")).To(Equal("hello"))
 	g.Expect(app.Status.Sync.Status).To(Equal(gitsyncv1.SyncStatusOutOfSync))
+
+	// Suspended: "Sync this" is disabled with the reason, as Sync is.
+	do(t, ctx, 5*time.Second, chromedp.Click(chromedp.CSS(`button[data-action="suspend"]`)))
+	do(t, ctx, 20*time.Second, chromedp.WaitVisible(chromedp.CSS("#why-disabled")))
+	poll(t, ctx, 10*time.Second, `document.getElementById("obj-sync").disabled`)
+	g.Expect(eval[string](t, ctx, `document.getElementById("obj-sync").getAttribute("aria-describedby")`)).To(Equal("why-disabled"))
 }
