@@ -77,8 +77,8 @@ type ApplicationSpec struct {
 	// +kubebuilder:default=true
 	SelfHeal *bool `json:"selfHeal,omitempty"`
 
-	// autoSync applies new revisions as they arrive; false leaves them OutOfSync until
-	// the gitsync.dev/requested-at annotation changes.
+	// autoSync applies new revisions as they arrive; false leaves them OutOfSync (Ready
+	// False, reason AwaitingSync) until the gitsync.dev/requested-at annotation changes.
 	// +optional
 	// +kubebuilder:default=true
 	AutoSync *bool `json:"autoSync,omitempty"`

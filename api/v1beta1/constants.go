@@ -85,6 +85,10 @@ const (
 	// PartiallySyncedReason: a selective sync applied some objects of the revision
 	// (status.selectiveSync names them); the rest waits for a full sync.
 	PartiallySyncedReason = "PartiallySynced"
+	// AwaitingSyncReason: with autoSync false, a newer revision of the source waits for a
+	// sync request (gitsync reconcile app NAME); Ready is False until it is applied (and
+	// Unknown before the first sync). What was applied before stays and is kept.
+	AwaitingSyncReason = "AwaitingSync"
 	// SyncWindowInvalidReason: an entry of spec.syncWindows does not parse (schedule,
 	// duration or timeZone); new revisions wait until it is fixed.
 	SyncWindowInvalidReason = "SyncWindowInvalid"

@@ -41,8 +41,10 @@ func (in *Application) IgnorePointers(obj *unstructured.Unstructured) []string {
 // ReportedOnly tells whether a Ready=False reason is a state the Application reports but
 // does not change by itself, and that no sync failed for: drift left alone (selfHeal off,
 // or a fight's backoff) and objects that left Git which a sync request kept from the
-// prune, and a selective sync that left the rest of a revision for a full sync. A wait
-// waits through it; a sync request is not failed by it.
+// prune, a selective sync that left the rest of a revision for a full sync, and a newer
+// revision that waits for a sync request (autoSync false). A wait waits through it; a
+// sync request is not failed by it.
 func ReportedOnly(reason string) bool {
-	return reason == DriftDetectedReason || reason == PruneSkippedReason || reason == PartiallySyncedReason
+	return reason == DriftDetectedReason || reason == PruneSkippedReason || reason == PartiallySyncedReason ||
+		reason == AwaitingSyncReason
 }

@@ -26,14 +26,16 @@ func failure(conds []metav1.Condition) (reason, message string, stalled, ok bool
 // setState fills the row's failing state: a failing Application shows Failed (or
 // Stalled) with its reason, and its health and last result are marked as stale, so that
 // no green badge stands beside a failure. A selective sync's Ready=False
-// (PartiallySynced) is no failure: the state says PartiallySynced.
+// (PartiallySynced) and a revision waiting for a sync request (AwaitingSync) are no
+// failure: the state says so.
 func (r *AppRow) setState(a *gitsyncv1.Application) {
 	reason, msg, stalled, failing := failure(a.Status.Conditions)
 	r.Pinned = a.Spec.PinnedRevision
 	switch {
-	case failing && !stalled && reason == gitsyncv1.PartiallySyncedReason:
-		// A selective sync succeeded: not a failure, the rest of the revision waits.
-		r.State, r.Reason, r.Message = "PartiallySynced", reason, msg
+	case failing && !stalled && (reason == gitsyncv1.PartiallySyncedReason || reason == gitsyncv1.AwaitingSyncReason):
+		// A selective sync succeeded, or a newer revision waits for a sync request
+		// (autoSync false): not a failure, the revision waits.
+		r.State, r.Reason, r.Message = reason, reason, msg
 	case failing && stalled:
 		r.State, r.Failing, r.Reason, r.Message = "Stalled", true, reason, msg
 	case failing:

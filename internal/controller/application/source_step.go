@@ -135,7 +135,8 @@ func reportedOnly(app *gitsyncv1.Application) bool {
 }
 
 // awaitingSyncRequest holds a new revision back while autoSync is off and no sync was
-// requested (a sync of it that waits for a hook or a wave goes on): sync OutOfSync, and
+// requested (a sync of it that waits for a hook or a wave goes on): sync OutOfSync,
+// Ready False (the newest revision is not applied; Unknown before the first sync), and
 // the steps stop.
 func awaitingSyncRequest(s *syncRun) bool {
 	app := s.app
@@ -143,9 +144,17 @@ func awaitingSyncRequest(s *syncRun) bool {
 		return false
 	}
 	app.Status.Sync = &gitsyncv1.SyncInfo{Status: gitsyncv1.SyncStatusOutOfSync, Revision: s.revision}
-	if !conditions.Has(app, gitsyncv1.ReadyCondition) {
-		conditions.MarkUnknown(app, gitsyncv1.ReadyCondition, "AwaitingSync",
+	if app.Status.LastAppliedRevision == "" {
+		if conditions.Has(app, gitsyncv1.ReadyCondition) {
+			conditions.Delete(app, gitsyncv1.ReconcilingCondition)
+			return true // a failure before any sync keeps its reason
+		}
+		conditions.MarkUnknown(app, gitsyncv1.ReadyCondition, gitsyncv1.AwaitingSyncReason,
 			"revision %s waits for a sync request (autoSync is false)", s.revision)
+	} else if !conditions.IsFalse(app, gitsyncv1.ReadyCondition) || conditions.GetReason(app, gitsyncv1.ReadyCondition) == gitsyncv1.AwaitingSyncReason {
+		// Another Ready=False (a failure, drift left alone) keeps its reason.
+		conditions.MarkFalse(app, gitsyncv1.ReadyCondition, gitsyncv1.AwaitingSyncReason,
+			"revision %s waits for a sync request (autoSync is false); applied revision %s", s.revision, app.Status.LastAppliedRevision)
 	}
 	conditions.Delete(app, gitsyncv1.ReconcilingCondition)
 	return true

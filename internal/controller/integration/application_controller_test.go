@@ -441,6 +441,12 @@ func TestApplicationManualSyncAndSuspend(t *testing.T) {
 		WithTimeout(waitTimeout).WithPolling(pollInterval).
 		Should(Equal(&gitsyncv1.SyncInfo{Status: gitsyncv1.SyncStatusOutOfSync, Revision: "main@sha1:" + sha2}))
 	g.Expect(f.configMap(g, "a").Data["value"]).To(Equal("1"))
+	// The newest revision is not applied: Ready is False (AwaitingSync), naming both.
+	ready := apimeta.FindStatusCondition(f.get(g, "app").Status.Conditions, gitsyncv1.ReadyCondition)
+	g.Expect(ready).NotTo(BeNil())
+	g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+	g.Expect(ready.Reason).To(Equal(gitsyncv1.AwaitingSyncReason))
+	g.Expect(ready.Message).To(And(ContainSubstring(sha2), ContainSubstring("applied revision main@sha1:"+sha)))
 
 	// Suspended: a sync request does nothing.
 	f.edit(g, "app", func(a *gitsyncv1.Application) { a.Spec.Suspend = true })
