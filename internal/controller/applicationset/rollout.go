@@ -58,8 +58,10 @@ func (r *Reconciler) rollout(ctx context.Context, set *gitsyncv1.ApplicationSet,
 	targets := map[string]string{}
 	states := make([]appset.AppState, 0, len(apps))
 	for _, a := range apps {
-		if a.Spec.SourceRef.Kind != gitsyncv1.GitRepositoryKind {
-			return rolloutPlan{}, fmt.Errorf("a RollingSync rollout follows GitRepository revisions: Application %s has a %s source", a.Name, a.Spec.SourceRef.Kind)
+		for _, src := range a.SourceList() {
+			if kind := src.SourceRef.Kind; kind != gitsyncv1.GitRepositoryKind {
+				return rolloutPlan{}, fmt.Errorf("a RollingSync rollout follows GitRepository revisions: Application %s has a %s source", a.Name, kind)
+			}
 		}
 		target, err := r.targetOf(ctx, a, targets)
 		if err != nil {
@@ -98,18 +100,35 @@ func (r *Reconciler) rollout(ctx context.Context, set *gitsyncv1.ApplicationSet,
 }
 
 // targetOf is the revision of the artifact of a's GitRepository, read fresh (cached per
-// reconcile in seen).
+// reconcile in seen); for spec.sources, every source's, joined as the Application's sync
+// joins them.
 func (r *Reconciler) targetOf(ctx context.Context, a *gitsyncv1.Application, seen map[string]string) (string, error) {
-	ns := a.Spec.SourceRef.Namespace
+	if !a.MultiSource() {
+		return r.repoRevision(ctx, a, a.Spec.SourceRef, seen)
+	}
+	entries := make([]string, 0, len(a.Spec.Sources))
+	for _, src := range a.Spec.Sources {
+		rev, err := r.repoRevision(ctx, a, src.SourceRef, seen)
+		if err != nil {
+			return "", err
+		}
+		entries = append(entries, gitsyncv1.SourceRevision(a.SourceName(src.SourceRef), rev))
+	}
+	return gitsyncv1.JoinRevisions(entries), nil
+}
+
+// repoRevision is the revision of the artifact of the GitRepository ref of a names.
+func (r *Reconciler) repoRevision(ctx context.Context, a *gitsyncv1.Application, ref gitsyncv1.SourceReference, seen map[string]string) (string, error) {
+	ns := ref.Namespace
 	if ns == "" {
 		ns = a.Namespace
 	}
-	key := ns + "/" + a.Spec.SourceRef.Name
+	key := ns + "/" + ref.Name
 	if rev, ok := seen[key]; ok {
 		return rev, nil
 	}
 	repo := &gitsyncv1.GitRepository{}
-	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: a.Spec.SourceRef.Name}, repo); err != nil {
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, repo); err != nil {
 		return "", fmt.Errorf("reading GitRepository %s of Application %s: %w", key, a.Name, err)
 	}
 	seen[key] = revisionOf(repo)
