@@ -67,6 +67,16 @@ Application that fails to render or is refused by the API server exits 2.`,
 	cmd.Flags().BoolVar(&d.decrypt, "decrypt", false, "decrypt SOPS-encrypted documents with the decryption Secret, read with your rights (values stay masked)")
 	cmd.Flags().StringVar(&d.revision, "revision", "", "render this revision of the GitRepository instead of its current one: a branch, <branch>@sha1:<commit> or a commit")
 	addLookupFlag(cmd, &d.lookup)
+	withAppSetHelp(cmd, appSetForm{
+		use: "diff appset NAME",
+		long: `Compares the Applications the ApplicationSet generates now (its generators and
+template run as the operator would, with your rights) with those it has: each one it
+would create, change (the fields) or delete. Exit codes: 0 no change, 1 changes, 2 any
+error.`,
+		example: `  gitsync diff appset fleet -n apps
+  gitsync diff app web -n team-a        # what one Application's next sync would change`,
+		appOnly: []string{"path", "root", "decrypt", "revision", "lookup"},
+	})
 	return cmd
 }
 

@@ -39,6 +39,14 @@ func (o *options) newRollbackCommand() *cobra.Command {
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait for the rollback to be applied")
 	_ = cmd.MarkFlagRequired("to")
 	_ = cmd.RegisterFlagCompletionFunc("to", o.completeHistory)
+	withAppSetHelp(cmd, appSetForm{
+		use: "rollback appset NAME --to REVISION",
+		long: `Sets the ApplicationSet's spec.rollback: every Application it generates is pinned to
+REVISION (<ref>@sha1:<40 hex>, as status.rollout.revision shows) at once, without steps,
+until --to "" clears it; then the source's revision rolls out again from the first step.`,
+		example: `  gitsync rollback appset fleet --to main@sha1:0123456789abcdef0123456789abcdef01234567
+  gitsync rollback app web --to main@sha1:0123abc...   # one Application`,
+	})
 	return cmd
 }
 

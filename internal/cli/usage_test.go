@@ -147,3 +147,26 @@ func TestBuildAppSetHelp(t *testing.T) {
 	g.Expect(r.out).To(ContainSubstring("\nUsage:\n  gitsync build app NAME [--path DIR] [--from-file app.yaml] [--show-secrets] [flags]\n"))
 	g.Expect(r.out).To(ContainSubstring("--from-file string"))
 }
+
+// diff and rollback show their appset form's help for `appset --help`, without the flags
+// only the app form takes.
+func TestDiffAndRollbackAppSetHelp(t *testing.T) {
+	g := NewWithT(t)
+	r := gitsync(t, "diff", "appset", "--help")
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(r.out).To(HavePrefix("Compares the Applications the ApplicationSet generates now"))
+	g.Expect(r.out).To(ContainSubstring("\nUsage:\n  gitsync diff appset NAME [flags]\n"))
+	for _, f := range []string{"--path", "--root", "--decrypt", "--revision", "--lookup"} {
+		g.Expect(r.out).NotTo(ContainSubstring(f))
+	}
+	g.Expect(r.out).To(ContainSubstring("--exit-code"))
+
+	r = gitsync(t, "rollback", "appset", "--help")
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(r.out).To(HavePrefix("Sets the ApplicationSet's spec.rollback"))
+	g.Expect(r.out).To(ContainSubstring("\nUsage:\n  gitsync rollback appset NAME --to REVISION [flags]\n"))
+
+	r = gitsync(t, "diff", "app", "--help")
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(r.out).To(ContainSubstring("--revision string"))
+}
