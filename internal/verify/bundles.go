@@ -2,7 +2,6 @@ package verify
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -56,40 +55,16 @@ func sigstoreBundles(ctx context.Context, ref name.Digest, opts ...remote.Option
 }
 
 // readBundle reads the bundle of the referrer d: its manifest's one layer of the bundle
-// media type, both bounded by MaxPayloadSize, digests checked by go-containerregistry.
+// media type (referrerLayer: bounded, digests checked).
 func readBundle(repo name.Repository, d v1.Descriptor, opts []remote.Option) (*bundle.Bundle, error) {
-	if d.Size > MaxPayloadSize {
-		return nil, fmt.Errorf("manifest of %d bytes is over %d", d.Size, MaxPayloadSize)
-	}
-	got, err := remote.Get(repo.Digest(d.Digest.String()), opts...)
-	if err != nil {
-		return nil, err
-	}
-	if len(got.Manifest) > MaxPayloadSize {
-		return nil, fmt.Errorf("manifest of %d bytes is over %d", len(got.Manifest), MaxPayloadSize)
-	}
-	var m v1.Manifest
-	if err := json.Unmarshal(got.Manifest, &m); err != nil {
-		return nil, fmt.Errorf("manifest: %w", err)
-	}
-	var layer *v1.Descriptor
-	for i := range m.Layers {
-		if string(m.Layers[i].MediaType) == BundleArtifactType {
-			layer = &m.Layers[i]
-			break
+	data, _, err := referrerLayer(repo, d, func(layers []v1.Descriptor) (*v1.Descriptor, error) {
+		for i := range layers {
+			if string(layers[i].MediaType) == BundleArtifactType {
+				return &layers[i], nil
+			}
 		}
-	}
-	if layer == nil {
 		return nil, fmt.Errorf("no layer of media type %s", BundleArtifactType)
-	}
-	if layer.Size > MaxPayloadSize {
-		return nil, fmt.Errorf("bundle of %d bytes is over %d", layer.Size, MaxPayloadSize)
-	}
-	l, err := remote.Layer(repo.Digest(layer.Digest.String()), opts...)
-	if err != nil {
-		return nil, err
-	}
-	data, err := readLayer(l)
+	}, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package verify
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -71,31 +70,19 @@ func (r ggcrRepository) ListSignatures(ctx context.Context, desc ocispec.Descrip
 	return fn(out)
 }
 
-// FetchSignatureBlob returns the signature envelope of the signature manifest desc.
+// FetchSignatureBlob returns the signature envelope of the signature manifest desc: its
+// one layer (referrerLayer: bounded, digests checked).
 func (r ggcrRepository) FetchSignatureBlob(ctx context.Context, desc ocispec.Descriptor) ([]byte, ocispec.Descriptor, error) {
-	if desc.Size > MaxPayloadSize {
-		return nil, ocispec.Descriptor{}, fmt.Errorf("signature manifest of %d bytes is over %d", desc.Size, MaxPayloadSize)
-	}
-	got, err := remote.Get(r.repo.Digest(desc.Digest.String()), r.options(ctx)...)
+	h, err := v1.NewHash(desc.Digest.String())
 	if err != nil {
-		return nil, ocispec.Descriptor{}, err
-	}
-	var m v1.Manifest
-	if err := json.Unmarshal(got.Manifest, &m); err != nil {
 		return nil, ocispec.Descriptor{}, fmt.Errorf("signature manifest %s: %w", desc.Digest, err)
 	}
-	if len(m.Layers) != 1 {
-		return nil, ocispec.Descriptor{}, fmt.Errorf("signature manifest %s has %d layers, not 1", desc.Digest, len(m.Layers))
-	}
-	l := m.Layers[0]
-	if l.Size > MaxPayloadSize {
-		return nil, ocispec.Descriptor{}, fmt.Errorf("signature envelope of %d bytes is over %d", l.Size, MaxPayloadSize)
-	}
-	layer, err := remote.Layer(r.repo.Digest(l.Digest.String()), r.options(ctx)...)
-	if err != nil {
-		return nil, ocispec.Descriptor{}, err
-	}
-	blob, err := readLayer(layer)
+	blob, l, err := referrerLayer(r.repo, v1.Descriptor{Digest: h, Size: desc.Size}, func(layers []v1.Descriptor) (*v1.Descriptor, error) {
+		if len(layers) != 1 {
+			return nil, fmt.Errorf("%d layers, not 1", len(layers))
+		}
+		return &layers[0], nil
+	}, r.options(ctx))
 	if err != nil {
 		return nil, ocispec.Descriptor{}, err
 	}
